@@ -1,0 +1,65 @@
+// The program bundle (.tpub): what the compiler writes and the simulator runs.
+//
+// Layout (little-endian):
+//   BundleHeader (fixed size, see below)
+//   instructions      num_instructions x 16 bytes
+//   metadata          metadata_bytes of JSON: config, tensor map, source ops
+//   constants         constant_bytes, placed in DRAM at constant_address
+// The CRC-32 in the header covers every byte after the header.
+#pragma once
+
+#include "tpu/isa/HardwareConfig.h"
+#include "tpu/isa/Isa.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpu {
+
+constexpr char kBundleMagic[4] = {'T', 'P', 'U', 'B'};
+constexpr uint32_t kBundleVersion = 1;
+
+struct TensorInfo {
+  enum class Role { Input, Output };
+  std::string name;
+  std::vector<int64_t> shape;
+  isa::DType dtype = isa::DType::F32;
+  uint64_t dram_address = 0;
+  Role role = Role::Input;
+
+  uint64_t elements() const;
+  uint64_t bytes() const { return elements() * isa::dtypeBytes(dtype); }
+};
+
+struct Bundle {
+  HardwareConfig config;
+  std::vector<isa::Instruction> program;
+  std::vector<uint8_t> constants;
+  uint64_t constant_address = 0;
+  uint64_t dram_bytes = 0;           // DRAM the program touches: constants, tensors, scratch
+  std::vector<TensorInfo> inputs;    // in the model's input order
+  std::vector<TensorInfo> outputs;   // in the model's output order
+  // Longest chain of reductions (sum of K over dependent matmuls) from an
+  // input to an output; sets the output-comparison tolerance (docs/numerics.md).
+  uint64_t reduction_length = 0;
+  // Graph operations the instructions came from; source_of[i] indexes
+  // source_ops for instruction i.
+  std::vector<std::string> source_ops;
+  std::vector<uint32_t> source_of;
+
+  // Checks internal consistency (addresses inside DRAM, tensor map, source
+  // map, instructions against the config); throws tpu::Error naming the fault.
+  void validate() const;
+};
+
+std::vector<uint8_t> serializeBundle(const Bundle& bundle);
+// Rejects truncated, corrupt, wrong-version or inconsistent data with a
+// tpu::Error; never reads out of bounds.
+Bundle parseBundle(const std::vector<uint8_t>& bytes);
+void writeBundle(const Bundle& bundle, const std::string& path);
+Bundle readBundle(const std::string& path);
+
+uint32_t crc32(const uint8_t* data, size_t size);
+
+} // namespace tpu

@@ -1,0 +1,52 @@
+// The hardware configuration: array size, memories, DRAM and vector unit.
+// Loaded from JSON (configs/*.json); every field is validated on load.
+#pragma once
+
+#include "tpu/isa/Isa.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tpu {
+
+struct HardwareConfig {
+  std::string name;
+  struct {
+    uint32_t rows = 0;                 // R: the reduction (K) dimension a weight tile covers
+    uint32_t cols = 0;                 // C: output columns (N) a weight tile covers
+    isa::DType dtype = isa::DType::BF16; // multiply type: bf16 (fp32 accumulate) or i8 (i32 accumulate)
+  } array;
+  struct Memory {
+    uint64_t bytes = 0;  // capacity; addressed in 32-bit words
+    uint32_t banks = 0;
+    uint64_t words() const { return bytes / 4; }
+  };
+  Memory scratchpad;
+  Memory accumulator;
+  struct {
+    uint32_t lanes = 0;          // elements per cycle
+    uint32_t pipeline_latency = 0; // cycles from issue to first result
+  } vector;
+  struct {
+    double bytes_per_cycle = 0;
+    uint32_t latency_cycles = 0;
+    uint32_t max_outstanding = 0; // requests in flight
+  } dram;
+  double clock_ghz = 0;
+
+  // Throws tpu::Error "<origin>: <key path>: <problem>" on any missing,
+  // unknown, mistyped or out-of-range field.
+  static HardwareConfig fromJson(const nlohmann::json& json, const std::string& origin);
+  static HardwareConfig fromFile(const std::string& path);
+  nlohmann::json toJson() const;
+  bool operator==(const HardwareConfig& other) const;
+};
+
+// The directory holding the preset configs; TPU_CONFIG_DIR overrides it.
+std::string configDirectory();
+// The preset used when no --config is given.
+std::string defaultConfigPath();
+
+} // namespace tpu

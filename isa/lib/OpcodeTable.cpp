@@ -1,0 +1,97 @@
+// The opcode table: the one place where the instruction set is defined.
+// Encoder, decoder, assembler, disassembler and docs/isa.md derive from it.
+#include "tpu/isa/Isa.h"
+
+namespace tpu::isa {
+namespace {
+
+using F = Field;
+
+// Field widths shared by several opcodes.
+constexpr uint8_t kSramAddrBits = 22; // 4 Mi words = 16 MiB per on-chip memory
+constexpr uint8_t kStrideBits = 16;
+constexpr uint8_t kColsBits = 12;
+constexpr uint8_t kRowsBits = 16;
+
+std::vector<FieldInfo> dmaFields() {
+  return {{F::DramAddr, 32}, {F::DramStride, 20}, {F::Space, 1},       {F::SramAddr, kSramAddrBits},
+          {F::SramStride, kStrideBits}, {F::Rows, 12}, {F::Cols, kColsBits}, {F::DType, 2}};
+}
+
+std::vector<FieldInfo> vectorUnaryFields() {
+  return {{F::DstSpace, 1}, {F::DstAddr, kSramAddrBits}, {F::SrcSpace, 1},
+          {F::SrcAddr, kSramAddrBits}, {F::Rows, kRowsBits}, {F::Cols, kColsBits}};
+}
+
+std::vector<FieldInfo> vectorBinaryFields() {
+  std::vector<FieldInfo> fields = vectorUnaryFields();
+  fields.push_back({F::Src2Space, 1});
+  fields.push_back({F::Src2Addr, kSramAddrBits});
+  fields.push_back({F::Broadcast, 2});
+  return fields;
+}
+
+std::vector<OpcodeInfo> buildTable() {
+  const std::vector<FieldInfo> sync = {{F::From, 2}, {F::To, 2}};
+  return {
+      {Opcode::Nop, "nop", Queue::Control, {}, "Does nothing."},
+      {Opcode::Halt, "halt", Queue::Control, {},
+       "Ends the program once every queue has drained; must be the last instruction."},
+      {Opcode::SyncPush, "sync.push", Queue::Control, sync,
+       "Runs on queue `from` after its earlier instructions complete; adds one token to the "
+       "channel from -> to."},
+      {Opcode::SyncPop, "sync.pop", Queue::Control, sync,
+       "Runs on queue `to`; waits until the channel from -> to holds a token, then takes it."},
+      {Opcode::DmaLoad, "dma.ld", Queue::Load, dmaFields(),
+       "For r < rows, c < cols: space[sram_addr + r*sram_stride + c] = widen(DRAM element at "
+       "dram_addr + (r*dram_stride + c)*size(dtype)); bf16 widens exactly, i8 sign-extends."},
+      {Opcode::DmaStore, "dma.st", Queue::Store, dmaFields(),
+       "For r < rows, c < cols: the DRAM element at dram_addr + (r*dram_stride + c)*size(dtype) = "
+       "narrow(space[sram_addr + r*sram_stride + c]); f32->bf16 rounds to nearest even, "
+       "i32->i8 saturates."},
+      {Opcode::LoadWeights, "mxu.ldw", Queue::Compute,
+       {{F::SrcAddr, kSramAddrBits}, {F::SrcStride, kStrideBits}, {F::Rows, 12}, {F::Cols, 12}},
+       "Loads the rows x cols weight tile W[r][c] = scratchpad[src_addr + r*src_stride + c] into "
+       "the shadow buffer (rows <= R, cols <= C); the active weights keep computing."},
+      {Opcode::MatMul, "mxu.mm", Queue::Compute,
+       {{F::SrcAddr, kSramAddrBits}, {F::SrcStride, kStrideBits}, {F::DstAddr, kSramAddrBits},
+        {F::DstStride, kStrideBits}, {F::Rows, kRowsBits}, {F::Cols, kColsBits}, {F::DType, 2},
+        {F::Accumulate, 1}, {F::Flip, 1}},
+       "If flip, the shadow weights become active. Streams `rows` activation rows of `cols` (= the "
+       "active tile's rows) elements from scratchpad[src_addr + i*src_stride] through the array: "
+       "sum_j = sum over r in order of a[r]*W[r][j] (bf16 operands, fp32 sum; or i8 operands, i32 "
+       "sum), then accumulator[dst_addr + i*dst_stride + j] = sum_j, or += when accumulate."},
+      {Opcode::VAdd, "v.add", Queue::Compute, vectorBinaryFields(), "dst = src + src2 (fp32)."},
+      {Opcode::VSub, "v.sub", Queue::Compute, vectorBinaryFields(), "dst = src - src2 (fp32)."},
+      {Opcode::VMul, "v.mul", Queue::Compute, vectorBinaryFields(), "dst = src * src2 (fp32)."},
+      {Opcode::VMax, "v.max", Queue::Compute, vectorBinaryFields(), "dst = max(src, src2) (fp32)."},
+      {Opcode::VMin, "v.min", Queue::Compute, vectorBinaryFields(), "dst = min(src, src2) (fp32)."},
+      {Opcode::VClamp, "v.clamp", Queue::Compute, vectorBinaryFields(),
+       "dst = min(max(src, lo), hi) with lo = src2[0], hi = src2[1] (broadcast must be scalar)."},
+      {Opcode::VCopy, "v.copy", Queue::Compute, vectorUnaryFields(),
+       "dst = src, bit for bit (moves data between scratchpad and accumulators)."},
+      {Opcode::VRelu, "v.relu", Queue::Compute, vectorUnaryFields(),
+       "dst = src > 0 ? src : 0 (fp32)."},
+      {Opcode::VExp, "v.exp", Queue::Compute, vectorUnaryFields(), "dst = exp(src) (fp32)."},
+      {Opcode::VRecip, "v.recip", Queue::Compute, vectorUnaryFields(), "dst = 1 / src (fp32)."},
+      {Opcode::VRsqrt, "v.rsqrt", Queue::Compute, vectorUnaryFields(),
+       "dst = 1 / sqrt(src) (fp32)."},
+      {Opcode::VRowSum, "v.rowsum", Queue::Compute, vectorUnaryFields(),
+       "dst[r] = src[r][0] + ... + src[r][cols-1], summed in order (fp32); dst is rows x 1."},
+      {Opcode::VRowMax, "v.rowmax", Queue::Compute, vectorUnaryFields(),
+       "dst[r] = max over c of src[r][c] (fp32); dst is rows x 1."},
+      {Opcode::VCvtI2F, "v.cvt.i2f", Queue::Compute, vectorUnaryFields(),
+       "dst = (float)src, src read as int32."},
+      {Opcode::VCvtF2I, "v.cvt.f2i", Queue::Compute, vectorUnaryFields(),
+       "dst = src rounded to nearest even and saturated to int32."},
+  };
+}
+
+} // namespace
+
+const std::vector<OpcodeInfo>& opcodeTable() {
+  static const std::vector<OpcodeInfo> table = buildTable();
+  return table;
+}
+
+} // namespace tpu::isa
