@@ -5,7 +5,9 @@
 //   instructions      num_instructions x 16 bytes
 //   metadata          metadata_bytes of JSON: config, tensor map, source ops
 //   constants         constant_bytes, placed in DRAM at constant_address
-// The CRC-32 in the header covers every byte after the header.
+// The CRC-32 in the header covers every byte after the CRC field itself: the
+// rest of the header and every section, so no single-bit error goes unnoticed.
+// docs/bundle.md gives the byte layout.
 #pragma once
 
 #include "tpu/isa/HardwareConfig.h"
@@ -53,11 +55,22 @@ struct Bundle {
   void validate() const;
 };
 
+// The checks Bundle::validate() makes on one instruction, for the simulator
+// to reuse: field values, on-chip ranges inside their memory, DMA ranges
+// inside dram_bytes, tile sizes and dtype against the array. mxu.mm's
+// destination is checked for its first column only: its width is the active
+// weight tile's, which Bundle::validate() tracks through the program. Throws
+// tpu::Error "instruction INDEX (DISASSEMBLY): problem".
+void validateInstruction(const isa::Instruction& instruction, size_t index,
+                         const HardwareConfig& config, uint64_t dram_bytes);
+
 std::vector<uint8_t> serializeBundle(const Bundle& bundle);
 // Rejects truncated, corrupt, wrong-version or inconsistent data with a
 // tpu::Error; never reads out of bounds.
 Bundle parseBundle(const std::vector<uint8_t>& bytes);
+// Validates first, so that nothing the loader would reject gets written.
 void writeBundle(const Bundle& bundle, const std::string& path);
+// Errors name the path.
 Bundle readBundle(const std::string& path);
 
 uint32_t crc32(const uint8_t* data, size_t size);

@@ -40,6 +40,9 @@ struct HardwareConfig {
   // unknown, mistyped or out-of-range field.
   static HardwareConfig fromJson(const nlohmann::json& json, const std::string& origin);
   static HardwareConfig fromFile(const std::string& path);
+  // The same checks for a config built in code (e.g. one read from a bundle
+  // and then modified); errors start with `origin`.
+  void validate(const std::string& origin) const;
   nlohmann::json toJson() const;
   bool operator==(const HardwareConfig& other) const;
 };

@@ -111,6 +111,7 @@ const std::vector<OpcodeInfo>& opcodeTable();
 const OpcodeInfo& opcodeInfo(Opcode opcode);
 const OpcodeInfo* findOpcode(uint8_t code);
 const OpcodeInfo* findMnemonic(std::string_view mnemonic);
+bool usesField(const OpcodeInfo& info, Field field);
 std::string_view fieldName(Field field);
 std::string_view fieldDescription(Field field);
 FieldFormat fieldFormat(Field field);
@@ -149,8 +150,14 @@ using EncodedInstruction = std::array<uint8_t, kInstructionBytes>;
 // Throws tpu::Error naming the opcode and field when a value does not fit or a
 // field the opcode does not use is non-zero.
 EncodedInstruction encode(const Instruction& instruction);
-// Throws tpu::Error on an unknown opcode or non-zero padding bits.
+// Throws tpu::Error on an unknown opcode, non-zero padding bits or an invalid
+// enumerated value.
 Instruction decode(const uint8_t* bytes);
+// The field checks encode() makes, for instructions built in memory: throws
+// tpu::Error naming the opcode and field when a value does not fit, an
+// enumerated value (space, dtype, broadcast, queue) is invalid, sync's from
+// equals its to, or a field the opcode does not use is non-zero.
+void validateFields(const Instruction& instruction);
 
 // One line, e.g. "dma.ld dram_addr=0x40 space=sp sram_addr=0 ...".
 std::string disassemble(const Instruction& instruction);

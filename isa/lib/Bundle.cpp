@@ -1,0 +1,514 @@
+#include "tpu/isa/Bundle.h"
+
+#include "Files.h"
+#include "JsonCursor.h"
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+
+namespace tpu {
+namespace {
+
+using detail::JsonCursor;
+using isa::Field;
+using isa::Instruction;
+using isa::Opcode;
+
+constexpr uint32_t kHeaderBytes = 48;
+constexpr size_t kCrcOffset = 12;
+// The CRC covers everything after its own field (see Bundle.h).
+constexpr size_t kCrcCoverageStart = kCrcOffset + 4;
+constexpr uint64_t kMaxDramBytes = uint64_t{1} << 34; // 16 GiB
+
+void appendLittleEndian(std::vector<uint8_t>& bytes, uint64_t value, unsigned size) {
+  for (unsigned i = 0; i < size; ++i)
+    bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+uint64_t readLittleEndian(const uint8_t* bytes, unsigned size) {
+  uint64_t value = 0;
+  for (unsigned i = 0; i < size; ++i)
+    value |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  return value;
+}
+
+std::string describeInstruction(const Instruction& instruction) {
+  if (!isa::findOpcode(static_cast<uint8_t>(instruction.opcode)))
+    return fmt::format("opcode {:#04x}", static_cast<unsigned>(instruction.opcode));
+  return isa::disassemble(instruction);
+}
+
+[[noreturn]] void failInstruction(size_t index, const Instruction& instruction,
+                                  std::string_view problem) {
+  throw Error(
+      fmt::format("instruction {} ({}): {}", index, describeInstruction(instruction), problem));
+}
+
+// Words spanned by `rows` rows of `cols` elements, row starts `stride` apart.
+uint64_t stridedExtent(uint64_t rows, uint64_t cols, uint64_t stride) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * stride + cols;
+}
+
+void checkOnChipRange(std::string_view role, const HardwareConfig& config, isa::Space space,
+                      uint64_t begin, uint64_t extent) {
+  bool scratchpad = space == isa::Space::Scratchpad;
+  uint64_t words = scratchpad ? config.scratchpad.words() : config.accumulator.words();
+  if (extent != 0 && begin + extent > words)
+    throw Error(fmt::format("{}{} range [{}, {}) exceeds {} words", role,
+                            scratchpad ? "scratchpad" : "accumulator", begin, begin + extent,
+                            words));
+}
+
+isa::Space spaceOf(const Instruction& instruction, Field field) {
+  return static_cast<isa::Space>(instruction.get(field));
+}
+
+void checkDma(const Instruction& instruction, const HardwareConfig& config, uint64_t dramBytes) {
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  if (rows == 0 || cols == 0)
+    throw Error("rows and cols must be at least 1");
+  checkOnChipRange("", config, spaceOf(instruction, Field::Space), instruction.get(Field::SramAddr),
+                   stridedExtent(rows, cols, instruction.get(Field::SramStride)));
+  uint64_t begin = instruction.get(Field::DramAddr);
+  uint64_t end =
+      begin + stridedExtent(rows, cols, instruction.get(Field::DramStride)) *
+                  isa::dtypeBytes(static_cast<isa::DType>(instruction.get(Field::DType)));
+  if (end > dramBytes)
+    throw Error(
+        fmt::format("DRAM range [{:#x}, {:#x}) exceeds dram_bytes {:#x}", begin, end, dramBytes));
+}
+
+void checkLoadWeights(const Instruction& instruction, const HardwareConfig& config) {
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  if (rows > config.array.rows || cols > config.array.cols)
+    throw Error(fmt::format("weight tile {} x {} exceeds the {} x {} array", rows, cols,
+                            config.array.rows, config.array.cols));
+  checkOnChipRange("src ", config, isa::Space::Scratchpad, instruction.get(Field::SrcAddr),
+                   stridedExtent(rows, cols, instruction.get(Field::SrcStride)));
+}
+
+// The destination's width is the active weight tile's; see checkWeightTiles().
+void checkMatMul(const Instruction& instruction, const HardwareConfig& config,
+                 uint64_t knownDstCols) {
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  if (cols > config.array.rows)
+    throw Error(fmt::format("cols {} exceeds the array's {} rows", cols, config.array.rows));
+  auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
+  if (dtype != config.array.dtype)
+    throw Error(fmt::format("dtype {} differs from the array's {}", isa::dtypeName(dtype),
+                            isa::dtypeName(config.array.dtype)));
+  checkOnChipRange("src ", config, isa::Space::Scratchpad, instruction.get(Field::SrcAddr),
+                   stridedExtent(rows, cols, instruction.get(Field::SrcStride)));
+  checkOnChipRange("dst ", config, isa::Space::Accumulator, instruction.get(Field::DstAddr),
+                   stridedExtent(rows, knownDstCols, instruction.get(Field::DstStride)));
+}
+
+// Vector operands are dense: element (r, c) is at addr + r*cols + c.
+void checkVector(const Instruction& instruction, const HardwareConfig& config) {
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  bool reducesRows = instruction.opcode == Opcode::VRowSum || instruction.opcode == Opcode::VRowMax;
+  checkOnChipRange("dst ", config, spaceOf(instruction, Field::DstSpace),
+                   instruction.get(Field::DstAddr), reducesRows ? rows : rows * cols);
+  checkOnChipRange("src ", config, spaceOf(instruction, Field::SrcSpace),
+                   instruction.get(Field::SrcAddr), rows * cols);
+  if (!isa::usesField(isa::opcodeInfo(instruction.opcode), Field::Src2Addr))
+    return;
+  auto broadcast = static_cast<isa::Broadcast>(instruction.get(Field::Broadcast));
+  uint64_t src2Extent = broadcast == isa::Broadcast::None  ? rows * cols
+                        : broadcast == isa::Broadcast::Row ? cols
+                                                           : 1;
+  if (instruction.opcode == Opcode::VClamp) {
+    if (broadcast != isa::Broadcast::Scalar)
+      throw Error("v.clamp needs broadcast=scalar (src2 holds lo, hi)");
+    src2Extent = 2;
+  }
+  checkOnChipRange("src2 ", config, spaceOf(instruction, Field::Src2Space),
+                   instruction.get(Field::Src2Addr), src2Extent);
+}
+
+void checkResources(const Instruction& instruction, const HardwareConfig& config,
+                    uint64_t dramBytes) {
+  switch (instruction.opcode) {
+  case Opcode::Nop:
+  case Opcode::Halt:
+  case Opcode::SyncPush:
+  case Opcode::SyncPop:
+    return;
+  case Opcode::DmaLoad:
+  case Opcode::DmaStore:
+    return checkDma(instruction, config, dramBytes);
+  case Opcode::LoadWeights:
+    return checkLoadWeights(instruction, config);
+  case Opcode::MatMul:
+    return checkMatMul(instruction, config, 1);
+  case Opcode::VAdd:
+  case Opcode::VSub:
+  case Opcode::VMul:
+  case Opcode::VMax:
+  case Opcode::VMin:
+  case Opcode::VClamp:
+  case Opcode::VCopy:
+  case Opcode::VRelu:
+  case Opcode::VExp:
+  case Opcode::VRecip:
+  case Opcode::VRsqrt:
+  case Opcode::VRowSum:
+  case Opcode::VRowMax:
+  case Opcode::VCvtI2F:
+  case Opcode::VCvtF2I:
+    return checkVector(instruction, config);
+  }
+}
+
+// Every mxu instruction runs on the compute queue, in program order, so the
+// active weight tile at each mxu.mm is known statically.
+void checkWeightTiles(const std::vector<Instruction>& program, const HardwareConfig& config) {
+  struct Tile {
+    uint64_t rows, cols;
+  };
+  std::optional<Tile> shadow;
+  std::optional<Tile> active;
+  for (size_t index = 0; index < program.size(); ++index) {
+    const Instruction& instruction = program[index];
+    if (instruction.opcode == Opcode::LoadWeights) {
+      shadow = Tile{instruction.get(Field::Rows), instruction.get(Field::Cols)};
+      continue;
+    }
+    if (instruction.opcode != Opcode::MatMul)
+      continue;
+    if (instruction.get(Field::Flip) != 0) {
+      if (!shadow)
+        failInstruction(index, instruction, "flip with no weights in the shadow buffer");
+      std::swap(active, shadow);
+    }
+    if (!active)
+      failInstruction(index, instruction, "no active weights (mxu.ldw, then flip=1)");
+    if (instruction.get(Field::Cols) != active->rows)
+      failInstruction(index, instruction,
+                      fmt::format("cols {} differs from the active weight tile's {} rows",
+                                  instruction.get(Field::Cols), active->rows));
+    try {
+      checkMatMul(instruction, config, active->cols);
+    } catch (const Error& error) {
+      failInstruction(index, instruction, error.what());
+    }
+  }
+}
+
+struct DramRange {
+  uint64_t begin;
+  uint64_t end;
+  std::string what;
+};
+
+// Checks each tensor on its own and returns its DRAM range.
+DramRange checkTensor(const TensorInfo& tensor, std::string_view role, uint64_t dramBytes) {
+  std::string what = fmt::format("{} '{}'", role, tensor.name);
+  if (tensor.name.empty())
+    throw Error(fmt::format("an {} has an empty name", role));
+  uint64_t bytes = isa::dtypeBytes(tensor.dtype);
+  for (int64_t dim : tensor.shape) {
+    if (dim <= 0)
+      throw Error(fmt::format("{}: dimension {} is not positive", what, dim));
+    // bytes * dim > dramBytes, without overflow.
+    if (bytes > dramBytes / static_cast<uint64_t>(dim))
+      throw Error(fmt::format("{}: larger than dram_bytes {}", what, dramBytes));
+    bytes *= static_cast<uint64_t>(dim);
+  }
+  if (tensor.dram_address > dramBytes - bytes)
+    throw Error(fmt::format("{}: {} bytes at {:#x} exceed dram_bytes {:#x}", what, bytes,
+                            tensor.dram_address, dramBytes));
+  return {tensor.dram_address, tensor.dram_address + bytes, what};
+}
+
+void checkDramLayout(const Bundle& bundle) {
+  if (bundle.dram_bytes > kMaxDramBytes)
+    throw Error(fmt::format("dram_bytes {} exceeds the 16 GiB limit", bundle.dram_bytes));
+  uint64_t constantBytes = bundle.constants.size();
+  if (constantBytes > bundle.dram_bytes ||
+      bundle.constant_address > bundle.dram_bytes - constantBytes)
+    throw Error(fmt::format("constants: {} bytes at {:#x} exceed dram_bytes {:#x}", constantBytes,
+                            bundle.constant_address, bundle.dram_bytes));
+
+  std::vector<DramRange> ranges;
+  if (constantBytes != 0)
+    ranges.push_back(
+        {bundle.constant_address, bundle.constant_address + constantBytes, "the constants"});
+  std::set<std::string> names;
+  for (const auto& [tensors, role] :
+       {std::pair{&bundle.inputs, "input"}, std::pair{&bundle.outputs, "output"}})
+    for (const TensorInfo& tensor : *tensors) {
+      ranges.push_back(checkTensor(tensor, role, bundle.dram_bytes));
+      if (!names.insert(tensor.name).second)
+        throw Error(fmt::format("tensor name '{}' is used twice", tensor.name));
+    }
+
+  std::sort(ranges.begin(), ranges.end(),
+            [](const DramRange& a, const DramRange& b) { return a.begin < b.begin; });
+  // Compare each range with the one reaching furthest among those before it.
+  const DramRange* furthest = nullptr;
+  for (const DramRange& range : ranges) {
+    if (furthest && range.begin < furthest->end)
+      throw Error(fmt::format("{} [{:#x}, {:#x}) overlaps {} [{:#x}, {:#x})", range.what,
+                              range.begin, range.end, furthest->what, furthest->begin,
+                              furthest->end));
+    if (!furthest || range.end > furthest->end)
+      furthest = &range;
+  }
+}
+
+void checkSourceMap(const Bundle& bundle) {
+  if (bundle.source_of.size() != bundle.program.size())
+    throw Error(fmt::format("source_of has {} entries for {} instructions", bundle.source_of.size(),
+                            bundle.program.size()));
+  for (size_t index = 0; index < bundle.source_of.size(); ++index)
+    if (bundle.source_of[index] >= bundle.source_ops.size())
+      throw Error(fmt::format("source_of[{}] is {}, but there are {} source ops", index,
+                              bundle.source_of[index], bundle.source_ops.size()));
+}
+
+void checkProgram(const Bundle& bundle) {
+  const std::vector<Instruction>& program = bundle.program;
+  if (program.empty())
+    throw Error("the program is empty (it must end with halt)");
+  for (size_t index = 0; index < program.size(); ++index) {
+    bool last = index + 1 == program.size();
+    if (last != (program[index].opcode == Opcode::Halt))
+      failInstruction(index, program[index],
+                      last ? "the program must end with halt" : "halt before the end");
+    validateInstruction(program[index], index, bundle.config, bundle.dram_bytes);
+  }
+  checkWeightTiles(program, bundle.config);
+}
+
+nlohmann::json tensorJson(const TensorInfo& tensor) {
+  return {{"name", tensor.name},
+          {"shape", tensor.shape},
+          {"dtype", isa::dtypeName(tensor.dtype)},
+          {"dram_address", tensor.dram_address}};
+}
+
+TensorInfo parseTensor(const JsonCursor& json, TensorInfo::Role role) {
+  json.expectObject({"name", "shape", "dtype", "dram_address"});
+  TensorInfo tensor;
+  tensor.role = role;
+  tensor.name = json["name"].string();
+  for (const JsonCursor& dim : json["shape"].arrayElements())
+    tensor.shape.push_back(
+        static_cast<int64_t>(dim.unsignedInteger(0, std::numeric_limits<int64_t>::max())));
+  JsonCursor dtype = json["dtype"];
+  std::optional<isa::DType> parsed = isa::parseDType(dtype.string());
+  if (!parsed)
+    dtype.fail("must be one of f32, bf16, i8, i32");
+  tensor.dtype = *parsed;
+  tensor.dram_address =
+      json["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
+  return tensor;
+}
+
+std::string metadataJson(const Bundle& bundle) {
+  auto tensors = [](const std::vector<TensorInfo>& list) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const TensorInfo& tensor : list)
+      array.push_back(tensorJson(tensor));
+    return array;
+  };
+  nlohmann::json json = {
+      {"config", bundle.config.toJson()},   {"inputs", tensors(bundle.inputs)},
+      {"outputs", tensors(bundle.outputs)}, {"reduction_length", bundle.reduction_length},
+      {"source_ops", bundle.source_ops},    {"source_of", bundle.source_of}};
+  return json.dump();
+}
+
+void parseMetadata(const uint8_t* begin, const uint8_t* end, Bundle& bundle) {
+  constexpr const char* kOrigin = "bundle metadata";
+  try {
+    nlohmann::json json = nlohmann::json::parse(begin, end);
+    JsonCursor root(json, kOrigin);
+    root.expectObject(
+        {"config", "inputs", "outputs", "reduction_length", "source_ops", "source_of"});
+    bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
+    for (const JsonCursor& tensor : root["inputs"].arrayElements())
+      bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
+    for (const JsonCursor& tensor : root["outputs"].arrayElements())
+      bundle.outputs.push_back(parseTensor(tensor, TensorInfo::Role::Output));
+    bundle.reduction_length =
+        root["reduction_length"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
+    for (const JsonCursor& op : root["source_ops"].arrayElements())
+      bundle.source_ops.push_back(op.string());
+    for (const JsonCursor& source : root["source_of"].arrayElements())
+      bundle.source_of.push_back(
+          static_cast<uint32_t>(source.unsignedInteger(0, std::numeric_limits<uint32_t>::max())));
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(fmt::format("{}: invalid JSON: {}", kOrigin, detail::jsonErrorText(error.what())));
+  }
+}
+
+} // namespace
+
+uint64_t TensorInfo::elements() const {
+  uint64_t count = 1;
+  for (int64_t dim : shape)
+    count *= static_cast<uint64_t>(dim);
+  return count;
+}
+
+void validateInstruction(const isa::Instruction& instruction, size_t index,
+                         const HardwareConfig& config, uint64_t dram_bytes) {
+  try {
+    isa::validateFields(instruction);
+    checkResources(instruction, config, dram_bytes);
+  } catch (const Error& error) {
+    failInstruction(index, instruction, error.what());
+  }
+}
+
+void Bundle::validate() const {
+  config.validate("bundle config");
+  checkDramLayout(*this);
+  checkSourceMap(*this);
+  checkProgram(*this);
+}
+
+uint32_t crc32(const uint8_t* data, size_t size) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> entries{};
+    for (uint32_t byte = 0; byte < 256; ++byte) {
+      uint32_t crc = byte;
+      for (int bit = 0; bit < 8; ++bit)
+        crc = (crc >> 1) ^ ((crc & 1) ? 0xEDB88320u : 0);
+      entries[byte] = crc;
+    }
+    return entries;
+  }();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < size; ++i)
+    crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+std::vector<uint8_t> serializeBundle(const Bundle& bundle) {
+  std::string metadata = metadataJson(bundle);
+  if (bundle.program.size() > std::numeric_limits<uint32_t>::max() ||
+      metadata.size() > std::numeric_limits<uint32_t>::max())
+    throw Error("bundle too large: instruction count and metadata size must fit in 32 bits");
+
+  std::vector<uint8_t> bytes(std::begin(kBundleMagic), std::end(kBundleMagic));
+  appendLittleEndian(bytes, kBundleVersion, 4);
+  appendLittleEndian(bytes, kHeaderBytes, 4);
+  appendLittleEndian(bytes, 0, 4); // CRC, filled in below
+  appendLittleEndian(bytes, bundle.program.size(), 4);
+  appendLittleEndian(bytes, metadata.size(), 4);
+  appendLittleEndian(bytes, bundle.constants.size(), 8);
+  appendLittleEndian(bytes, bundle.constant_address, 8);
+  appendLittleEndian(bytes, bundle.dram_bytes, 8);
+  for (size_t index = 0; index < bundle.program.size(); ++index) {
+    isa::EncodedInstruction encoded;
+    try {
+      encoded = isa::encode(bundle.program[index]);
+    } catch (const Error& error) {
+      throw Error(fmt::format("instruction {}: {}", index, error.what()));
+    }
+    bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+  }
+  bytes.insert(bytes.end(), metadata.begin(), metadata.end());
+  bytes.insert(bytes.end(), bundle.constants.begin(), bundle.constants.end());
+
+  uint32_t crc = crc32(bytes.data() + kCrcCoverageStart, bytes.size() - kCrcCoverageStart);
+  for (unsigned i = 0; i < 4; ++i)
+    bytes[kCrcOffset + i] = static_cast<uint8_t>(crc >> (8 * i));
+  return bytes;
+}
+
+Bundle parseBundle(const std::vector<uint8_t>& bytes) {
+  if (bytes.size() < kHeaderBytes)
+    throw Error(fmt::format("bundle is {} bytes, too short for the {}-byte header", bytes.size(),
+                            kHeaderBytes));
+  const uint8_t* data = bytes.data();
+  if (!std::equal(std::begin(kBundleMagic), std::end(kBundleMagic), data))
+    throw Error("not a TPU bundle (bad magic)");
+  auto version = static_cast<uint32_t>(readLittleEndian(data + 4, 4));
+  if (version != kBundleVersion)
+    throw Error(fmt::format("bundle version {}, this build reads {}", version, kBundleVersion));
+  auto headerBytes = static_cast<uint32_t>(readLittleEndian(data + 8, 4));
+  if (headerBytes != kHeaderBytes)
+    throw Error(
+        fmt::format("bundle header is {} bytes, this build reads {}", headerBytes, kHeaderBytes));
+  auto storedCrc = static_cast<uint32_t>(readLittleEndian(data + kCrcOffset, 4));
+  uint64_t numInstructions = readLittleEndian(data + 16, 4);
+  uint64_t metadataBytes = readLittleEndian(data + 20, 4);
+  uint64_t constantBytes = readLittleEndian(data + 24, 8);
+
+  // Subtract section by section so that no sum of untrusted sizes can overflow.
+  uint64_t remaining = bytes.size() - kHeaderBytes;
+  const std::pair<const char*, uint64_t> sections[] = {
+      {"instructions", numInstructions * isa::kInstructionBytes},
+      {"metadata", metadataBytes},
+      {"constants", constantBytes}};
+  for (const auto& [name, size] : sections) {
+    if (size > remaining)
+      throw Error(fmt::format("bundle truncated: the {} section needs {} bytes, {} remain", name,
+                              size, remaining));
+    remaining -= size;
+  }
+  if (remaining != 0)
+    throw Error(fmt::format("bundle has {} trailing bytes after the constants", remaining));
+  if (crc32(data + kCrcCoverageStart, bytes.size() - kCrcCoverageStart) != storedCrc)
+    throw Error("checksum mismatch: bundle is corrupt");
+
+  Bundle bundle;
+  bundle.constant_address = readLittleEndian(data + 32, 8);
+  bundle.dram_bytes = readLittleEndian(data + 40, 8);
+  const uint8_t* cursor = data + kHeaderBytes;
+  for (uint64_t index = 0; index < numInstructions; ++index) {
+    try {
+      bundle.program.push_back(isa::decode(cursor));
+    } catch (const Error& error) {
+      throw Error(fmt::format("instruction {}: {}", index, error.what()));
+    }
+    cursor += isa::kInstructionBytes;
+  }
+  parseMetadata(cursor, cursor + metadataBytes, bundle);
+  cursor += metadataBytes;
+  bundle.constants.assign(cursor, cursor + constantBytes);
+  bundle.validate();
+  return bundle;
+}
+
+void writeBundle(const Bundle& bundle, const std::string& path) {
+  bundle.validate();
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file)
+    file.write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+  if (file)
+    file.close();
+  if (!file)
+    throw Error(fmt::format("{}: cannot write bundle: {}", path, std::strerror(errno)));
+}
+
+Bundle readBundle(const std::string& path) {
+  std::vector<uint8_t> bytes = detail::readFile(path, "bundle");
+  try {
+    return parseBundle(bytes);
+  } catch (const Error& error) {
+    throw Error(fmt::format("{}: {}", path, error.what()));
+  }
+}
+
+} // namespace tpu

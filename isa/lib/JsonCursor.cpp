@@ -1,0 +1,90 @@
+#include "JsonCursor.h"
+
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace tpu::detail {
+namespace {
+
+constexpr size_t kMaxShownValueChars = 60;
+
+std::string describe(const nlohmann::json& value) {
+  // Replace invalid UTF-8 rather than throw while reporting another error.
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > kMaxShownValueChars)
+    text = text.substr(0, kMaxShownValueChars) + "...";
+  return text;
+}
+
+} // namespace
+
+JsonCursor::JsonCursor(const nlohmann::json& value, std::string origin, std::string path)
+    : value_(&value), origin_(std::move(origin)), path_(std::move(path)) {}
+
+void JsonCursor::fail(std::string_view problem) const {
+  std::string location = path_.empty() ? origin_ : fmt::format("{}: {}", origin_, path_);
+  throw Error(fmt::format("{}: {} (got {})", location, problem, describe(*value_)));
+}
+
+void JsonCursor::expectObject(std::initializer_list<std::string_view> keys) const {
+  if (!value_->is_object())
+    fail("must be an object");
+  std::string prefix = path_.empty() ? "" : path_ + ".";
+  for (const auto& [key, member] : value_->items())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw Error(fmt::format("{}: {}{}: unknown key", origin_, prefix, key));
+  for (std::string_view key : keys)
+    if (!value_->contains(key))
+      throw Error(fmt::format("{}: {}{}: missing", origin_, prefix, key));
+}
+
+JsonCursor JsonCursor::operator[](std::string_view key) const {
+  std::string path = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  return JsonCursor(value_->at(std::string(key)), origin_, std::move(path));
+}
+
+std::vector<JsonCursor> JsonCursor::arrayElements() const {
+  if (!value_->is_array())
+    fail("must be an array");
+  std::vector<JsonCursor> elements;
+  for (size_t index = 0; index < value_->size(); ++index)
+    elements.emplace_back((*value_)[index], origin_, fmt::format("{}[{}]", path_, index));
+  return elements;
+}
+
+std::string JsonCursor::string() const {
+  if (!value_->is_string())
+    fail("must be a string");
+  return value_->get<std::string>();
+}
+
+uint64_t JsonCursor::unsignedInteger(uint64_t min, uint64_t max) const {
+  std::string expected = min == 0 && max == std::numeric_limits<uint64_t>::max()
+                             ? std::string("must be a non-negative integer")
+                             : fmt::format("must be an integer in [{}, {}]", min, max);
+  if (!value_->is_number_integer())
+    fail(expected);
+  // Integers built in code are signed even when non-negative.
+  if (!value_->is_number_unsigned() && value_->get<int64_t>() < 0)
+    fail(expected);
+  uint64_t value = value_->get<uint64_t>();
+  if (value < min || value > max)
+    fail(expected);
+  return value;
+}
+
+double JsonCursor::number(double exclusiveMin, double max) const {
+  std::string expected = fmt::format("must be a number in ({}, {}]", exclusiveMin, max);
+  if (!value_->is_number())
+    fail(expected);
+  double value = value_->get<double>();
+  if (!(value > exclusiveMin && value <= max))
+    fail(expected);
+  return value;
+}
+
+} // namespace tpu::detail

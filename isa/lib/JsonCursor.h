@@ -1,0 +1,41 @@
+// Strict reading of the JSON documents the toolchain writes and reads
+// (hardware configs, bundle metadata): objects must hold exactly the expected
+// keys, values must have the expected type and range, and every failure is
+// one line "ORIGIN: key.path: problem (got VALUE)".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tpu::detail {
+
+// A JSON value together with where it sits, for error messages.
+class JsonCursor {
+public:
+  JsonCursor(const nlohmann::json& value, std::string origin, std::string path = {});
+
+  [[noreturn]] void fail(std::string_view problem) const;
+
+  // Fails unless the value is an object holding exactly `keys`.
+  void expectObject(std::initializer_list<std::string_view> keys) const;
+  // A member of an object checked by expectObject().
+  JsonCursor operator[](std::string_view key) const;
+  std::vector<JsonCursor> arrayElements() const;
+
+  std::string string() const;
+  uint64_t unsignedInteger(uint64_t min, uint64_t max) const;
+  // A number in (exclusiveMin, max].
+  double number(double exclusiveMin, double max) const;
+
+private:
+  const nlohmann::json* value_;
+  std::string origin_;
+  std::string path_;
+};
+
+} // namespace tpu::detail

@@ -1,0 +1,71 @@
+// tpu-objdump: prints what a program bundle holds (header, config, tensor map,
+// disassembly with source ops), or the ISA's opcode table.
+#include "tpu/isa/Bundle.h"
+#include "tpu/isa/Error.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+
+namespace {
+
+void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo>& tensors) {
+  fmt::print("{}:\n", heading);
+  for (const tpu::TensorInfo& tensor : tensors)
+    fmt::print("  {} {}[{}] at {:#x}, {} bytes\n", tensor.name, tpu::isa::dtypeName(tensor.dtype),
+               fmt::join(tensor.shape, ", "), tensor.dram_address, tensor.bytes());
+}
+
+void printBundle(const std::string& path) {
+  tpu::Bundle bundle = tpu::readBundle(path);
+  const tpu::HardwareConfig& config = bundle.config;
+  fmt::print("{}: bundle version {}, {} instructions, {} constant bytes at {:#x}, "
+             "dram_bytes {:#x}\n",
+             path, tpu::kBundleVersion, bundle.program.size(), bundle.constants.size(),
+             bundle.constant_address, bundle.dram_bytes);
+  fmt::print("config: {} ({} x {} {} array)\n", config.name, config.array.rows, config.array.cols,
+             tpu::isa::dtypeName(config.array.dtype));
+  fmt::print("reduction length: {}\n", bundle.reduction_length);
+  printTensors("inputs", bundle.inputs);
+  printTensors("outputs", bundle.outputs);
+  fmt::print("program:\n");
+  size_t indexWidth = std::to_string(bundle.program.size() - 1).size();
+  for (size_t index = 0; index < bundle.program.size(); ++index)
+    fmt::print("  {:>{}}  {}  # {}\n", index, indexWidth,
+               tpu::isa::disassemble(bundle.program[index]),
+               bundle.source_ops[bundle.source_of[index]]);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Prints the contents of a TPU program bundle (.tpub)."};
+  std::string bundlePath;
+  bool isaTable = false;
+  auto* bundleOption = app.add_option("bundle", bundlePath, "Bundle to disassemble");
+  app.add_flag("--isa-table", isaTable, "Print the opcode table (markdown) instead")
+      ->excludes(bundleOption);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    fmt::print(stderr, "tpu-objdump: error: {}\n", error.what());
+    return 1;
+  }
+
+  try {
+    if (isaTable)
+      fmt::print("{}", tpu::isa::opcodeTableMarkdown());
+    else if (!bundlePath.empty())
+      printBundle(bundlePath);
+    else
+      throw tpu::Error("expected a bundle path or --isa-table (see --help)");
+  } catch (const tpu::Error& error) {
+    fmt::print(stderr, "tpu-objdump: error: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}
