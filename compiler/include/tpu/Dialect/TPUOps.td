@@ -1,0 +1,132 @@
+//===- TPUOps.td - the TPU hardware-level dialect -------------*- tablegen -*-===//
+//
+// Operations the accelerator executes natively, on 2-D row-major fp32 tensors:
+// a matrix-unit matmul and vector-unit row operations. The graph level (TOSA)
+// lowers into these; the program emitter tiles them onto the array and the
+// memories of a hardware config and writes the ISA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPU_OPS
+#define TPU_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TPU_Dialect : Dialect {
+  let name = "tpu";
+  let cppNamespace = "::mlir::tpu";
+  let summary = "Hardware-level operations of the systolic-array accelerator";
+  let description = [{
+    Each operation maps onto one unit of the accelerator: `tpu.matmul` onto
+    the weight-stationary matrix unit, `tpu.binary`, `tpu.unary` and
+    `tpu.clamp` onto the vector unit. Operands are 2-D fp32 tensors viewed
+    row-major (`tpu.view` reinterprets a shape without moving data), so that
+    a tensor is a DRAM region of rows the DMA engine can stride through.
+  }];
+  let useDefaultAttributePrinterParser = 0;
+  // Folding a view of a constant yields an attribute; this makes it an op.
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+class TPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TPU_Dialect, mnemonic, traits>;
+
+def TPU_Matrix : 2DTensorOf<[F32]>;
+
+def TPU_MatMulOp : TPU_Op<"matmul", [Pure]> {
+  let summary = "Matrix product on the matrix unit";
+  let description = [{
+    `result = lhs * rhs` for `lhs: MxK` and `rhs: KxN`. The multiplies take
+    their operands in the array's type (bf16 rounded to nearest even, or
+    int8) and accumulate in fp32 (int32).
+
+    ```mlir
+    %y = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    ```
+  }];
+  let arguments = (ins TPU_Matrix:$lhs, TPU_Matrix:$rhs);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TPU_BinaryKind : I32EnumAttr<"BinaryKind", "vector-unit binary operation", [
+  I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
+  I32EnumAttrCase<"max", 3>, I32EnumAttrCase<"min", 4>]> {
+  let cppNamespace = "::mlir::tpu";
+}
+
+def TPU_BinaryOp : TPU_Op<"binary", [Pure]> {
+  let summary = "Elementwise binary operation on the vector unit";
+  let description = [{
+    `result = lhs <kind> rhs`, where `rhs` has the shape of `lhs` (MxN), is
+    one row (1xN) reused for every row, or is one element (1x1).
+
+    ```mlir
+    %y = tpu.binary add %x, %bias : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>
+    ```
+  }];
+  let arguments = (ins TPU_BinaryKind:$kind, TPU_Matrix:$lhs, TPU_Matrix:$rhs);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = [{
+    $kind $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TPU_UnaryKind : I32EnumAttr<"UnaryKind", "vector-unit unary operation", [
+  I32EnumAttrCase<"relu", 0>, I32EnumAttrCase<"exp", 1>, I32EnumAttrCase<"reciprocal", 2>,
+  I32EnumAttrCase<"rsqrt", 3>, I32EnumAttrCase<"copy", 4>]> {
+  let cppNamespace = "::mlir::tpu";
+}
+
+def TPU_UnaryOp : TPU_Op<"unary", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise unary operation on the vector unit";
+  let description = [{
+    ```mlir
+    %y = tpu.unary relu %x : tensor<8x100xf32>
+    ```
+  }];
+  let arguments = (ins TPU_UnaryKind:$kind, TPU_Matrix:$input);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input)";
+}
+
+def TPU_ClampOp : TPU_Op<"clamp", [Pure, SameOperandsAndResultType]> {
+  let summary = "Clamp every element into [min, max] on the vector unit";
+  let description = [{
+    ```mlir
+    %y = tpu.clamp %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x100xf32>
+    ```
+  }];
+  let arguments = (ins TPU_Matrix:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TPU_ViewOp : TPU_Op<"view", [Pure]> {
+  let summary = "Reinterpret a row-major tensor with another shape";
+  let description = [{
+    Same elements in the same row-major order, so no data moves: the emitter
+    gives the result the buffer of the input. Views of views and of
+    constants fold away.
+
+    ```mlir
+    %m = tpu.view %x : tensor<1x8x64xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // TPU_OPS

@@ -1,0 +1,16 @@
+// ONNX (opsets 11 to 17) -> MLIR at the TOSA level.
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace tpu::frontend {
+
+// Returns a module with one function @main whose arguments and results are
+// the model's inputs and outputs in order, named by `tpu.name` attributes.
+// Throws tpu::Error naming the file, node and op of anything unsupported.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context);
+
+} // namespace tpu::frontend

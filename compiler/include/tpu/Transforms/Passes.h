@@ -1,0 +1,26 @@
+// Passes of the TPU compiler and the pipeline tpuc runs.
+#pragma once
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "tpu/Dialect/TPUDialect.h"
+
+namespace mlir::tpu {
+
+#define GEN_PASS_DECL
+#include "tpu/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tpu/Transforms/Passes.h.inc"
+
+// Graph-level clean-up: canonicalization (upstream folders), constant folding
+// of TOSA layer ops on constants, CSE. Target-neutral.
+void buildGraphOptimizationPipeline(OpPassManager &pm);
+// Graph level to the TPU dialect, then clean-up of the result.
+void buildTPULoweringPipeline(OpPassManager &pm);
+// Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
+void registerTPUPipelines();
+
+} // namespace mlir::tpu

@@ -1,0 +1,41 @@
+//===- Passes.td - TPU compiler passes ------------------------*- tablegen -*-===//
+
+#ifndef TPU_PASSES
+#define TPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
+  let summary = "Lower TOSA graph operations to TPU hardware operations";
+  let description = [{
+    Rewrites the TOSA operations the accelerator supports into the `tpu`
+    dialect on 2-D row-major tensors: `tosa.matmul` (batch 1) becomes
+    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` with the
+    broadcast the vector unit supports (same shape, one row, one element),
+    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.reshape`
+    becomes `tpu.view`, and `tosa.const` becomes `arith.constant`. Any
+    other TOSA operation, or an unsupported form of one of these, is an
+    error naming it.
+
+    Before:
+    ```mlir
+    %a = tosa.reshape %x {new_shape = array<i64: 1, 8, 64>} : (tensor<8x64xf32>) -> tensor<1x8x64xf32>
+    %m = tosa.matmul %a, %w : (tensor<1x8x64xf32>, tensor<1x64x100xf32>) -> tensor<1x8x100xf32>
+    %y = tosa.reshape %m {new_shape = array<i64: 8, 100>} : (tensor<1x8x100xf32>) -> tensor<8x100xf32>
+    %r = tosa.clamp %y {max_fp = 3.40282347E+38 : f32, max_int = 9223372036854775807 : i64, min_fp = 0.0 : f32, min_int = 0 : i64} : (tensor<8x100xf32>) -> tensor<8x100xf32>
+    ```
+
+    After (and canonicalization, which folds the views):
+    ```mlir
+    %m = tpu.matmul %x, %w2d : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    %r = tpu.unary relu %m : tensor<8x100xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::tpu::TPUDialect", "mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMatmuls", "matmuls", "tosa.matmul lowered to tpu.matmul">,
+    Statistic<"numVectorOps", "vector-ops", "Elementwise ops lowered to the vector unit">,
+  ];
+}
+
+#endif // TPU_PASSES

@@ -1,0 +1,463 @@
+// TPU dialect -> ISA program.
+//
+// Every tensor lives in DRAM as fp32 rows. Each operation is tiled so that
+// one step fits the array and the on-chip memories: DMA loads the tiles into
+// the scratchpad, the compute queue runs the matrix or vector unit, and DMA
+// stores the result. The three queues run decoupled; the builder inserts a
+// token (sync.push/sync.pop) wherever a queue must wait for another.
+#include "tpu/CodeGen/ProgramEmitter.h"
+
+#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/isa/Error.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace tpu::codegen {
+namespace {
+
+using isa::Field;
+using isa::Opcode;
+using isa::Queue;
+using mlir::Value;
+
+constexpr uint64_t kDramAlignment = 64;
+constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
+constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
+constexpr uint64_t kWordBytes = 4;
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// A tensor in DRAM, seen as a row-major matrix of fp32.
+struct Matrix {
+  uint64_t address = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  uint64_t at(int64_t row, int64_t col) const { return address + (row * cols + col) * kWordBytes; }
+};
+
+std::pair<int64_t, int64_t> matrixShape(Value value) {
+  auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
+  int64_t cols = type.getRank() == 0 ? 1 : type.getShape().back();
+  return {type.getNumElements() / cols, cols};
+}
+
+std::string sourceName(mlir::Operation *op) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+// Appends instructions, records the source op of each, and keeps the queues
+// ordered: dependsOn(from, to) makes everything issued so far on `from`
+// complete before anything issued later on `to`.
+class ProgramBuilder {
+public:
+  void setSource(const std::string &name) {
+    auto it = std::find(sources.begin(), sources.end(), name);
+    sourceIndex = static_cast<uint32_t>(it - sources.begin());
+    if (it == sources.end())
+      sources.push_back(name);
+  }
+
+  const std::string &source() const { return sources[sourceIndex]; }
+
+  void emit(const isa::Instruction &instruction) {
+    program.push_back(instruction);
+    sourceOf.push_back(sourceIndex);
+    ++issued[static_cast<unsigned>(instruction.queue())];
+  }
+
+  void dependsOn(Queue from, Queue to) {
+    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
+    if (synced[f][t] == issued[f])
+      return; // nothing new on `from` since the last token to `to`
+    emit(isa::makeInstruction(Opcode::SyncPush, {{Field::From, f}, {Field::To, t}}));
+    emit(isa::makeInstruction(Opcode::SyncPop, {{Field::From, f}, {Field::To, t}}));
+    synced[f][t] = issued[f];
+  }
+
+  // Before a DMA load overwrites the scratchpad: the units reading it are done,
+  // and earlier stores to DRAM (which this load may read) have landed.
+  void beforeLoad() {
+    dependsOn(Queue::Compute, Queue::Load);
+    dependsOn(Queue::Store, Queue::Load);
+  }
+  // Before compute: its operands have arrived, and the memory it overwrites
+  // has been stored.
+  void beforeCompute() {
+    dependsOn(Queue::Load, Queue::Compute);
+    dependsOn(Queue::Store, Queue::Compute);
+  }
+  // Before a store: the result it reads has been computed.
+  void beforeStore() { dependsOn(Queue::Compute, Queue::Store); }
+
+  void load(const Matrix &source, int64_t row, int64_t col, int64_t rows, int64_t cols,
+            isa::Space space, uint64_t sramAddress) {
+    emit(dma(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress));
+  }
+  void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
+             isa::Space space, uint64_t sramAddress) {
+    emit(dma(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress));
+  }
+
+  std::vector<isa::Instruction> program;
+  std::vector<uint32_t> sourceOf;
+  std::vector<std::string> sources;
+
+private:
+  static isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
+                              int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
+    return isa::makeInstruction(opcode, {{Field::DramAddr, dram.at(row, col)},
+                                         {Field::DramStride, uint64_t(dram.cols)},
+                                         {Field::Space, uint64_t(space)},
+                                         {Field::SramAddr, sramAddress},
+                                         {Field::SramStride, uint64_t(cols)},
+                                         {Field::Rows, uint64_t(rows)},
+                                         {Field::Cols, uint64_t(cols)},
+                                         {Field::DType, uint64_t(isa::DType::F32)}});
+  }
+
+  uint32_t sourceIndex = 0;
+  std::array<uint64_t, isa::kNumQueues> issued{};
+  std::array<std::array<uint64_t, isa::kNumQueues>, isa::kNumQueues> synced{};
+};
+
+isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  auto sp = uint64_t(isa::Space::Scratchpad);
+  return isa::makeInstruction(opcode, {{Field::DstSpace, sp},
+                                       {Field::DstAddr, dst},
+                                       {Field::SrcSpace, sp},
+                                       {Field::SrcAddr, src},
+                                       {Field::Rows, uint64_t(rows)},
+                                       {Field::Cols, uint64_t(cols)}});
+}
+
+isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, uint64_t src2,
+                          isa::Broadcast broadcast, int64_t rows, int64_t cols) {
+  return vectorOp(opcode, dst, src, rows, cols)
+      .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
+      .set(Field::Src2Addr, src2)
+      .set(Field::Broadcast, uint64_t(broadcast));
+}
+
+Opcode binaryOpcode(mlir::tpu::BinaryKind kind) {
+  switch (kind) {
+  case mlir::tpu::BinaryKind::add:
+    return Opcode::VAdd;
+  case mlir::tpu::BinaryKind::sub:
+    return Opcode::VSub;
+  case mlir::tpu::BinaryKind::mul:
+    return Opcode::VMul;
+  case mlir::tpu::BinaryKind::max:
+    return Opcode::VMax;
+  case mlir::tpu::BinaryKind::min:
+    return Opcode::VMin;
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+std::optional<Opcode> unaryOpcode(mlir::tpu::UnaryKind kind) {
+  switch (kind) {
+  case mlir::tpu::UnaryKind::relu:
+    return Opcode::VRelu;
+  case mlir::tpu::UnaryKind::exp:
+    return Opcode::VExp;
+  case mlir::tpu::UnaryKind::reciprocal:
+    return Opcode::VRecip;
+  case mlir::tpu::UnaryKind::rsqrt:
+    return Opcode::VRsqrt;
+  case mlir::tpu::UnaryKind::copy:
+    return std::nullopt; // the DMA round trip is the copy
+  }
+  llvm_unreachable("unknown unary kind");
+}
+
+class Emitter {
+public:
+  explicit Emitter(const HardwareConfig &config) : config(config) {}
+
+  Bundle run(mlir::func::FuncOp main) {
+    if (config.array.dtype != isa::DType::BF16)
+      throw Error(fmt::format("config '{}': the compiler supports bf16 arrays so far; int8 "
+                              "needs a quantized model",
+                              config.name));
+    if (main.getBody().getBlocks().size() != 1)
+      throw Error("@main must have a single block");
+    placeConstants(main);
+    placeInputs(main);
+    for (mlir::Operation &op : main.getBody().front())
+      emitOperation(op);
+    builder.setSource("halt");
+    builder.emit(isa::makeInstruction(Opcode::Halt, {}));
+
+    bundle.config = config;
+    bundle.program = std::move(builder.program);
+    bundle.source_of = std::move(builder.sourceOf);
+    bundle.source_ops = std::move(builder.sources);
+    bundle.dram_bytes = alignUp(nextAddress, kDramAlignment);
+    return std::move(bundle);
+  }
+
+private:
+  uint64_t allocate(uint64_t bytes) {
+    uint64_t address = alignUp(nextAddress, kDramAlignment);
+    nextAddress = address + bytes;
+    return address;
+  }
+
+  Matrix allocateMatrix(Value value) {
+    auto [rows, cols] = matrixShape(value);
+    return {allocate(rows * cols * kWordBytes), rows, cols};
+  }
+
+  uint64_t addConstant(llvm::ArrayRef<float> data) {
+    uint64_t offset = alignUp(bundle.constants.size(), kDramAlignment);
+    bundle.constants.resize(offset + data.size() * kWordBytes);
+    std::memcpy(bundle.constants.data() + offset, data.data(), data.size() * kWordBytes);
+    nextAddress = bundle.constants.size();
+    return bundle.constant_address + offset;
+  }
+
+  void placeConstants(mlir::func::FuncOp main) {
+    bundle.constant_address = 0;
+    main.walk([&](mlir::arith::ConstantOp op) {
+      auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(op.getValue());
+      if (!data || !data.getElementType().isF32())
+        return; // reported when used
+      std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
+      auto [rows, cols] = matrixShape(op.getResult());
+      matrices[op.getResult()] = {addConstant(values), rows, cols};
+    });
+  }
+
+  void placeInputs(mlir::func::FuncOp main) {
+    for (mlir::BlockArgument arg : main.getArguments()) {
+      Matrix matrix = allocateMatrix(arg);
+      matrices[arg] = matrix;
+      bundle.inputs.push_back(tensorInfo(arg, main.getArgAttrOfType<mlir::StringAttr>(
+                                                  arg.getArgNumber(), kTensorNameAttr),
+                                         fmt::format("input_{}", arg.getArgNumber()),
+                                         matrix.address, TensorInfo::Role::Input));
+    }
+  }
+
+  static TensorInfo tensorInfo(Value value, mlir::StringAttr name, std::string fallback,
+                               uint64_t address, TensorInfo::Role role) {
+    auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
+    TensorInfo info;
+    info.name = name ? name.str() : std::move(fallback);
+    info.shape.assign(type.getShape().begin(), type.getShape().end());
+    info.dtype = isa::DType::F32;
+    info.dram_address = address;
+    info.role = role;
+    return info;
+  }
+
+  const Matrix &matrixOf(Value value, mlir::Operation *user) {
+    auto it = matrices.find(value);
+    if (it == matrices.end())
+      throw Error(fmt::format("{}: operand is not an f32 tensor the emitter placed",
+                              sourceName(user)));
+    return it->second;
+  }
+
+  void emitOperation(mlir::Operation &op) {
+    builder.setSource(sourceName(&op));
+    for (Value result : op.getResults()) {
+      uint64_t longest = 0;
+      for (Value operand : op.getOperands())
+        longest = std::max(longest, reduction.lookup(operand));
+      if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
+        longest += matrixShape(matmul.getLhs()).second;
+      reduction[result] = longest;
+    }
+    if (llvm::isa<mlir::arith::ConstantOp>(op))
+      return;
+    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
+      auto [rows, cols] = matrixShape(view.getResult());
+      matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
+    } else if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
+      emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
+                 placeResult(matmul.getResult()));
+    } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
+      const Matrix &lhs = matrixOf(binary.getLhs(), &op);
+      const Matrix &rhs = matrixOf(binary.getRhs(), &op);
+      isa::Broadcast broadcast = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? isa::Broadcast::None
+                                 : rhs.cols == lhs.cols                       ? isa::Broadcast::Row
+                                                                              : isa::Broadcast::Scalar;
+      emitElementwise(lhs, placeResult(binary.getResult()),
+                      {rhs, broadcast, binaryOpcode(binary.getKind())});
+    } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
+      emitElementwise(matrixOf(unary.getInput(), &op), placeResult(unary.getResult()),
+                      {{}, isa::Broadcast::None, unaryOpcode(unary.getKind())});
+    } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
+      float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
+      Matrix boundsMatrix{addConstant(bounds), 1, 2};
+      emitElementwise(matrixOf(clamp.getInput(), &op), placeResult(clamp.getResult()),
+                      {boundsMatrix, isa::Broadcast::Scalar, Opcode::VClamp});
+    } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+      emitOutputs(ret);
+    } else {
+      throw Error(fmt::format("{}: operation '{}' cannot be emitted; run the TPU lowering first",
+                              sourceName(&op), op.getName().getStringRef().str()));
+    }
+  }
+
+  Matrix placeResult(Value result) {
+    Matrix matrix = allocateMatrix(result);
+    matrices[result] = matrix;
+    return matrix;
+  }
+
+  // Matrix unit: for each output tile of at most C columns and as many rows
+  // as the accumulators hold, accumulate over K in steps of R.
+  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y) {
+
+    int64_t tileK = std::min<int64_t>(a.cols, config.array.rows);
+    int64_t tileN = std::min<int64_t>(y.cols, config.array.cols);
+    int64_t weightWords = tileK * tileN;
+    int64_t freeWords = int64_t(config.scratchpad.words()) - weightWords;
+    int64_t tileM = std::min({y.rows, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN,
+                              freeWords > 0 ? freeWords / tileK : 0});
+    if (tileM < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad or accumulator memory "
+                              "for one {}x{} weight tile and one row",
+                              builder.source(), config.name, tileK, tileN));
+    const uint64_t weightAddress = 0, activationAddress = weightWords, accAddress = 0;
+    for (int64_t n0 = 0; n0 < y.cols; n0 += tileN) {
+      int64_t n = std::min(tileN, y.cols - n0);
+      for (int64_t m0 = 0; m0 < y.rows; m0 += tileM) {
+        int64_t m = std::min(tileM, y.rows - m0);
+        for (int64_t k0 = 0; k0 < a.cols; k0 += tileK) {
+          int64_t k = std::min(tileK, a.cols - k0);
+          builder.beforeLoad();
+          builder.load(w, k0, n0, k, n, isa::Space::Scratchpad, weightAddress);
+          builder.load(a, m0, k0, m, k, isa::Space::Scratchpad, activationAddress);
+          builder.beforeCompute();
+          builder.emit(isa::makeInstruction(Opcode::LoadWeights, {{Field::SrcAddr, weightAddress},
+                                                                  {Field::SrcStride, uint64_t(n)},
+                                                                  {Field::Rows, uint64_t(k)},
+                                                                  {Field::Cols, uint64_t(n)}}));
+          builder.emit(isa::makeInstruction(
+              Opcode::MatMul, {{Field::SrcAddr, activationAddress},
+                               {Field::SrcStride, uint64_t(k)},
+                               {Field::DstAddr, accAddress},
+                               {Field::DstStride, uint64_t(n)},
+                               {Field::Rows, uint64_t(m)},
+                               {Field::Cols, uint64_t(k)},
+                               {Field::DType, uint64_t(config.array.dtype)},
+                               {Field::Accumulate, k0 > 0 ? 1u : 0u},
+                               {Field::Flip, 1}}));
+        }
+        builder.beforeStore();
+        builder.store(y, m0, n0, m, n, isa::Space::Accumulator, accAddress);
+      }
+    }
+  }
+
+  // What the vector unit combines with each tile, if anything.
+  struct Operand {
+    Matrix matrix;              // rows == 0: unary
+    isa::Broadcast broadcast;   // how `matrix` spreads over the tile
+    std::optional<Opcode> opcode; // nullopt: plain copy
+  };
+
+  // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
+  void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
+    int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
+    bool fullOperand = operand.matrix.rows > 0 && operand.broadcast == isa::Broadcast::None;
+    int64_t operandWords = operand.broadcast == isa::Broadcast::Row      ? tileCols
+                           : operand.broadcast == isa::Broadcast::Scalar ? 2
+                                                                         : 0;
+    int64_t perRow = tileCols * (fullOperand ? 2 : 1);
+    int64_t tileRows =
+        std::min({output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - operandWords) / perRow});
+    if (tileRows < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
+                              builder.source(), config.name, perRow));
+    const uint64_t tileAddress = 0;
+    const uint64_t operandAddress = tileRows * tileCols;
+    for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
+      int64_t cols = std::min(tileCols, output.cols - c0);
+      for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
+        int64_t rows = std::min(tileRows, output.rows - r0);
+        builder.beforeLoad();
+        builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
+        if (operand.matrix.rows > 0) {
+          switch (operand.broadcast) {
+          case isa::Broadcast::None:
+            builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
+                         operandAddress);
+            break;
+          case isa::Broadcast::Row:
+            builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
+            break;
+          case isa::Broadcast::Scalar:
+            builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
+                         operandAddress);
+            break;
+          }
+        }
+        if (operand.opcode) {
+          builder.beforeCompute();
+          builder.emit(operand.matrix.rows > 0
+                           ? vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
+                                      operand.broadcast, rows, cols)
+                           : vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
+          builder.beforeStore();
+        } else {
+          builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
+        }
+        builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
+      }
+    }
+  }
+
+  void emitOutputs(mlir::func::ReturnOp ret) {
+    auto main = ret->getParentOfType<mlir::func::FuncOp>();
+    std::set<uint64_t> claimed; // buffers that cannot double as an output
+    for (mlir::BlockArgument arg : main.getArguments())
+      claimed.insert(matrices[arg].address);
+    for (auto &[value, matrix] : matrices)
+      if (value.getDefiningOp<mlir::arith::ConstantOp>())
+        claimed.insert(matrix.address);
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      Matrix matrix = matrixOf(value, ret);
+      if (!claimed.insert(matrix.address).second) {
+        // An input, a constant or a value returned twice: copy it into a
+        // buffer of its own.
+        builder.setSource(fmt::format("copy to output {}", index));
+        Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
+        emitElementwise(matrix, copy, {{}, isa::Broadcast::None, std::nullopt});
+        matrix = copy;
+        claimed.insert(matrix.address);
+      }
+      bundle.outputs.push_back(tensorInfo(
+          value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
+          fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
+      bundle.reduction_length = std::max(bundle.reduction_length, reduction.lookup(value));
+    }
+  }
+
+  const HardwareConfig &config;
+  Bundle bundle;
+  ProgramBuilder builder;
+  uint64_t nextAddress = 0;
+  llvm::DenseMap<Value, Matrix> matrices;
+  llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
+};
+
+} // namespace
+
+Bundle emitProgram(mlir::func::FuncOp main, const HardwareConfig &config) {
+  return Emitter(config).run(main);
+}
+
+} // namespace tpu::codegen

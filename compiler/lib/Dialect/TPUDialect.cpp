@@ -1,0 +1,84 @@
+// The TPU dialect: registration, verifiers and folders.
+#include "tpu/Dialect/TPUDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::tpu;
+
+#include "tpu/Dialect/TPUOpsDialect.cpp.inc"
+#include "tpu/Dialect/TPUOpsEnums.cpp.inc"
+
+void TPUDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tpu/Dialect/TPUOps.cpp.inc"
+      >();
+}
+
+Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                           Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+#define GET_OP_CLASSES
+#include "tpu/Dialect/TPUOps.cpp.inc"
+
+LogicalResult MatMulOp::verify() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (lhs[1] != rhs[0])
+    return emitOpError() << "contraction sizes differ: lhs is " << lhs[0] << "x" << lhs[1]
+                         << ", rhs is " << rhs[0] << "x" << rhs[1];
+  if (result[0] != lhs[0] || result[1] != rhs[1])
+    return emitOpError() << "result must be " << lhs[0] << "x" << rhs[1] << ", got " << result[0]
+                         << "x" << result[1];
+  return success();
+}
+
+LogicalResult BinaryOp::verify() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  if (getResult().getType() != getLhs().getType())
+    return emitOpError("result type must equal the lhs type");
+  bool sameShape = lhs == rhs;
+  bool row = rhs[0] == 1 && rhs[1] == lhs[1];
+  bool scalar = rhs[0] == 1 && rhs[1] == 1;
+  if (!sameShape && !row && !scalar)
+    return emitOpError() << "rhs must be " << lhs[0] << "x" << lhs[1] << ", 1x" << lhs[1]
+                         << " or 1x1, got " << rhs[0] << "x" << rhs[1];
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  if (getMin().convertToFloat() > getMax().convertToFloat())
+    return emitOpError("min must not exceed max");
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("element types differ");
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError() << "element counts differ: " << input.getNumElements() << " vs "
+                         << result.getNumElements();
+  return success();
+}
+
+OpFoldResult ViewOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  if (auto constant = llvm::dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return constant.reshape(getResult().getType());
+  if (auto inner = getInput().getDefiningOp<ViewOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}

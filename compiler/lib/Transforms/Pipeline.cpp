@@ -1,0 +1,34 @@
+// The pass pipelines tpuc runs, also registered by name for tpu-opt.
+#include "tpu/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::tpu {
+
+void buildGraphOptimizationPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildTPULoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void registerTPUPipelines() {
+  PassPipelineRegistration<>("tpu-graph-opt",
+                             "Target-neutral graph clean-up: canonicalize, fold TOSA "
+                             "layer ops on constants, CSE",
+                             buildGraphOptimizationPipeline);
+  PassPipelineRegistration<>("tpu-lower", "Graph optimization, then lowering to the TPU dialect",
+                             [](OpPassManager &pm) {
+                               buildGraphOptimizationPipeline(pm);
+                               buildTPULoweringPipeline(pm);
+                             });
+}
+
+} // namespace mlir::tpu

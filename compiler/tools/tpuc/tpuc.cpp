@@ -1,0 +1,42 @@
+// tpuc: compiles an ONNX model (or TOSA-level MLIR) into a program bundle for
+// the accelerator.
+#include "tpu/Compiler.h"
+#include "tpu/isa/Error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+
+int main(int argc, char **argv) {
+  CLI::App app{"tpuc: compile an ONNX model or a TOSA-level .mlir file into a TPU program "
+               "bundle (.tpub) for tpusim"};
+  tpu::compiler::CompileOptions options;
+  app.add_option("model", options.input_path, "Model to compile (.onnx, or .mlir at TOSA level)")
+      ->required();
+  app.add_option("-o,--output", options.output_path,
+                 "Output file (bundle for --emit=bundle; text kinds default to stdout)");
+  app.add_option("--config", options.config_path,
+                 "Hardware config JSON (default: configs/tpu-32x32.json)");
+  const std::map<std::string, tpu::compiler::EmitKind> kinds = {
+      {"tosa", tpu::compiler::EmitKind::Tosa},
+      {"tpu", tpu::compiler::EmitKind::TPU},
+      {"asm", tpu::compiler::EmitKind::Asm},
+      {"bundle", tpu::compiler::EmitKind::Bundle}};
+  app.add_option("--emit", options.emit,
+                 "What to write: tosa (optimized graph), tpu (hardware dialect), asm (ISA "
+                 "program), bundle (default)")
+      ->transform(CLI::CheckedTransformer(kinds, CLI::ignore_case));
+  CLI11_PARSE(app, argc, argv);
+  if (options.emit == tpu::compiler::EmitKind::Bundle && options.output_path.empty()) {
+    std::cerr << "tpuc: error: -o OUT.tpub is required to write a bundle\n";
+    return 2;
+  }
+  try {
+    tpu::compiler::compile(options);
+  } catch (const std::exception &error) {
+    std::cerr << "tpuc: error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Generates the bundled models in ONNX test-data layout.
+
+models/NAME/model.onnx plus models/NAME/test_data_set_0/{input,output}_N.pb,
+with inputs drawn from fixed seeds and expected outputs computed by numpy in
+fp32. Nothing is downloaded.
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+def save(name, graph, inputs, outputs, out_dir, opset=OPSET):
+    model = helper.make_model(graph, producer_name="tpu-gen-models",
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    model_dir = os.path.join(out_dir, name)
+    data_dir = os.path.join(model_dir, "test_data_set_0")
+    os.makedirs(data_dir, exist_ok=True)
+    onnx.save(model, os.path.join(model_dir, "model.onnx"))
+    for kind, tensors, infos in (("input", inputs, graph.input), ("output", outputs, graph.output)):
+        for index, (array, info) in enumerate(zip(tensors, infos)):
+            tensor = numpy_helper.from_array(array.astype(np.float32), info.name)
+            with open(os.path.join(data_dir, f"{kind}_{index}.pb"), "wb") as f:
+                f.write(tensor.SerializeToString())
+
+
+def weights(rng, *shape):
+    return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+
+
+def mlp(out_dir, name, batch, features, hidden, classes, seed):
+    """Gemm -> Relu -> Gemm, the second Gemm with transB=1 as PyTorch exports Linear."""
+    rng = np.random.default_rng(seed)
+    w1 = weights(rng, features, hidden)
+    b1 = rng.standard_normal(hidden).astype(np.float32) * 0.1
+    w2t = weights(rng, hidden, classes).T.copy()  # stored [classes, hidden]
+    b2 = rng.standard_normal(classes).astype(np.float32) * 0.1
+    x = rng.standard_normal((batch, features)).astype(np.float32)
+
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu1"),
+        helper.make_node("Gemm", ["a", "w2", "b2"], ["y"], name="fc2", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, features])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, classes])],
+        initializer=[numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+                     numpy_helper.from_array(w2t, "w2"), numpy_helper.from_array(b2, "b2")])
+    hidden_act = np.maximum(x @ w1 + b1, 0.0)
+    y = hidden_act @ w2t.T + b2
+    save(name, graph, [x], [y], out_dir)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
+    args = parser.parse_args()
+    # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
+    mlp(args.out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1)
+    # Every dimension ragged on every preset, K below one array height.
+    mlp(args.out, "mlp-ragged", batch=5, features=20, hidden=37, classes=3, seed=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+// RUN: tpu-opt %s --split-input-file --verify-diagnostics
+
+func.func @contraction(%a: tensor<4x8xf32>, %w: tensor<7x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs is 4x8, rhs is 7x3}}
+  %m = tpu.matmul %a, %w : tensor<4x8xf32>, tensor<7x3xf32> -> tensor<4x3xf32>
+  return %m : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{result must be 4x3, got 4x4}}
+  %m = tpu.matmul %a, %w : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x4xf32>
+  return %m : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<4x1xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{rhs must be 4x3, 1x3 or 1x1, got 4x1}}
+  %s = tpu.binary add %a, %b : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @clamp_bounds(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{min must not exceed max}}
+  %c = tpu.clamp %a {min = 2.0 : f32, max = 1.0 : f32} : tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @view_count(%a: tensor<4x3xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{element counts differ: 12 vs 5}}
+  %v = tpu.view %a : tensor<4x3xf32> -> tensor<5xf32>
+  return %v : tensor<5xf32>
+}

@@ -1,0 +1,39 @@
+// RUN: tpu-opt %s --tpu-lower-tosa --split-input-file --verify-diagnostics
+
+func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'tosa.matmul' op with batch 2 is not supported by the TPU lowering yet (batch must be 1)}}
+  %m = tosa.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
+  return %m : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @column_broadcast(%x: tensor<4x3xf32>, %c: tensor<4x1xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit}}
+  %s = tosa.add %x, %c : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @sub_broadcast_lhs(%r: tensor<1x3xf32>, %x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'tosa.sub' op broadcast is not supported by the vector unit}}
+  %s = tosa.sub %r, %x : (tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @unsupported(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'tosa.tanh' op is not supported by the TPU lowering}}
+  %t = tosa.tanh %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %t : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @integer(%x: tensor<4x3xi32>) -> tensor<4x3xi32> {
+  // expected-error @+1 {{'tosa.add' op is supported on static-shape f32 tensors only}}
+  %s = tosa.add %x, %x : (tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x3xi32>
+  return %s : tensor<4x3xi32>
+}

@@ -1,0 +1,47 @@
+// RUN: tpu-opt %s --tpu-lower-tosa --canonicalize | FileCheck %s
+
+// A Gemm as the ONNX importer writes it: rank-3 tosa.matmul between reshapes,
+// then a bias broadcast over rows. The reshapes become views that fold away.
+// CHECK-LABEL: func.func @gemm_bias_relu
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64xf32>, %[[W:.*]]: tensor<64x100xf32>, %[[B:.*]]: tensor<100xf32>)
+// CHECK: %[[M:.*]] = tpu.matmul %[[X]], %[[W]] : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+// CHECK: %[[BR:.*]] = tpu.view %[[B]] : tensor<100xf32> -> tensor<1x100xf32>
+// CHECK: %[[S:.*]] = tpu.binary add %[[M]], %[[BR]] : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>
+// CHECK: %[[R:.*]] = tpu.unary relu %[[S]] : tensor<8x100xf32>
+// CHECK: return %[[R]]
+// CHECK-NOT: tosa.
+func.func @gemm_bias_relu(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>, %b: tensor<100xf32>) -> tensor<8x100xf32> {
+  %a = tosa.reshape %x {new_shape = array<i64: 1, 8, 64>} : (tensor<8x64xf32>) -> tensor<1x8x64xf32>
+  %bw = tosa.reshape %w {new_shape = array<i64: 1, 64, 100>} : (tensor<64x100xf32>) -> tensor<1x64x100xf32>
+  %m = tosa.matmul %a, %bw : (tensor<1x8x64xf32>, tensor<1x64x100xf32>) -> tensor<1x8x100xf32>
+  %y = tosa.reshape %m {new_shape = array<i64: 8, 100>} : (tensor<1x8x100xf32>) -> tensor<8x100xf32>
+  %b2 = tosa.reshape %b {new_shape = array<i64: 1, 100>} : (tensor<100xf32>) -> tensor<1x100xf32>
+  %s = tosa.add %y, %b2 : (tensor<8x100xf32>, tensor<1x100xf32>) -> tensor<8x100xf32>
+  %r = tosa.clamp %s {min_int = 0 : i64, max_int = 9223372036854775807 : i64, min_fp = 0.0 : f32, max_fp = 3.40282347E+38 : f32} : (tensor<8x100xf32>) -> tensor<8x100xf32>
+  return %r : tensor<8x100xf32>
+}
+
+// Commutative ops take the broadcast operand on either side; a clamp that is
+// not a ReLU keeps its bounds; rank-3 tensors are viewed as rows.
+// CHECK-LABEL: func.func @broadcast_forms
+// CHECK: tpu.binary mul %{{.*}}, %{{.*}} : tensor<6x5xf32>, tensor<1x1xf32> -> tensor<6x5xf32>
+// CHECK: tpu.binary max %{{.*}}, %{{.*}} : tensor<6x5xf32>, tensor<6x5xf32> -> tensor<6x5xf32>
+// CHECK: tpu.clamp %{{.*}} {max = 6.000000e+00 : f32, min = -1.000000e+00 : f32} : tensor<6x5xf32>
+// CHECK: tpu.view %{{.*}} : tensor<6x5xf32> -> tensor<2x3x5xf32>
+func.func @broadcast_forms(%x: tensor<2x3x5xf32>, %s: tensor<1x1x1xf32>) -> tensor<2x3x5xf32> {
+  %m = tosa.mul %s, %x {shift = 0 : i8} : (tensor<1x1x1xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %n = tosa.maximum %m, %x : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %c = tosa.clamp %n {min_int = 0 : i64, max_int = 0 : i64, min_fp = -1.0 : f32, max_fp = 6.0 : f32} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  return %c : tensor<2x3x5xf32>
+}
+
+// Constants become arith.constant; views of them fold into the constant.
+// CHECK-LABEL: func.func @constants
+// CHECK: %[[C:.*]] = arith.constant dense<{{.*}}> : tensor<1x3xf32>
+// CHECK: tpu.binary sub %{{.*}}, %[[C]]
+func.func @constants(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %c = "tosa.const"() {value = dense<[1.0, 2.0, 3.0]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %c2 = tosa.reshape %c {new_shape = array<i64: 1, 3>} : (tensor<3xf32>) -> tensor<1x3xf32>
+  %s = tosa.sub %x, %c2 : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
