@@ -193,7 +193,8 @@ void checkWeightTiles(const std::vector<Instruction>& program, const HardwareCon
     if (instruction.get(Field::Flip) != 0) {
       if (!shadow)
         failInstruction(index, instruction, "flip with no weights in the shadow buffer");
-      std::swap(active, shadow);
+      active = shadow;
+      shadow.reset(); // the shadow buffer must be reloaded before the next flip
     }
     if (!active)
       failInstruction(index, instruction, "no active weights (mxu.ldw, then flip=1)");

@@ -323,6 +323,9 @@ TEST(Bundle, RejectsInconsistentContent) {
        "no active weights"},
       {"flip without a weight load", [](Bundle& b) { b.program[4] = b.program[5]; },
        "instruction 4 (mxu.mm"},
+      {"second flip without a weight load", [](Bundle& b) { b.program[6] = b.program[5]; },
+       "instruction 6 (mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=4 cols=8 "
+       "dtype=bf16 accumulate=0 flip=1): flip with no weights in the shadow buffer"},
       {"matmul result past the accumulator",
        [](Bundle& b) { b.program[5].set(Field::DstAddr, 4068); },
        "dst accumulator range [4068, 4100) exceeds 4096 words"},
