@@ -6,10 +6,10 @@ config.name = "TPU"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(os.path.dirname(config.site_path if hasattr(config, "site_path") else __file__))
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.tpu_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.environment["TPU_CONFIG_DIR"] = os.path.join(config.tpu_source_dir, "configs")
+config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.tpu_source_dir, "models")))
 config.substitutions.append(("%configs", os.path.join(config.tpu_source_dir, "configs")))

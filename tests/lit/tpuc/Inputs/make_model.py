@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Writes one small ONNX model for a tpuc lit test: make_model.py KIND OUT.onnx."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def info(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+KINDS = {
+    "tanh": lambda: model([helper.make_node("Tanh", ["x"], ["y"], name="squash")],
+                          [info("x", [2, 3])], [info("y", [2, 3])]),
+    "dynamic": lambda: model([helper.make_node("Relu", ["x"], ["y"])],
+                             [info("x", ["batch", 3])], [info("y", ["batch", 3])]),
+    "opset9": lambda: model([helper.make_node("Relu", ["x"], ["y"])],
+                            [info("x", [2, 3])], [info("y", [2, 3])], opset=9),
+    "batched": lambda: model([helper.make_node("MatMul", ["a", "b"], ["y"], name="bmm")],
+                             [info("a", [2, 4, 8]), info("b", [2, 8, 3])], [info("y", [2, 4, 3])]),
+    "column_bias": lambda: model([helper.make_node("Add", ["x", "c"], ["y"], name="colbias")],
+                                 [info("x", [4, 3])], [info("y", [4, 3])],
+                                 [const("c", np.ones((4, 1)))]),
+    # Gemm with every attribute, Clip with constant bounds, Identity and Flatten.
+    "gemm_attrs": lambda: model(
+        [helper.make_node("Gemm", ["x", "w", "c"], ["g"], name="gemm", alpha=0.5, beta=2.0,
+                          transB=1),
+         helper.make_node("Clip", ["g", "lo", "hi"], ["k"], name="clip"),
+         helper.make_node("Identity", ["k"], ["y"], name="id")],
+        [info("x", [3, 5])], [info("y", [3, 4])],
+        [const("w", np.arange(20).reshape(4, 5) / 20.0), const("c", np.arange(4) / 4.0),
+         const("lo", -0.5), const("hi", 0.75)]),
+}
+
+if __name__ == "__main__":
+    onnx.save(KINDS[sys.argv[1]](), sys.argv[2])
