@@ -241,10 +241,9 @@ private:
     for (mlir::BlockArgument arg : main.getArguments()) {
       Matrix matrix = allocateMatrix(arg);
       matrices[arg] = matrix;
-      bundle.inputs.push_back(tensorInfo(arg, main.getArgAttrOfType<mlir::StringAttr>(
-                                                  arg.getArgNumber(), kTensorNameAttr),
-                                         fmt::format("input_{}", arg.getArgNumber()),
-                                         matrix.address, TensorInfo::Role::Input));
+      bundle.inputs.push_back(tensorInfo(
+          arg, main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), kTensorNameAttr),
+          fmt::format("input_{}", arg.getArgNumber()), matrix.address, TensorInfo::Role::Input));
     }
   }
 
@@ -263,8 +262,8 @@ private:
   const Matrix &matrixOf(Value value, mlir::Operation *user) {
     auto it = matrices.find(value);
     if (it == matrices.end())
-      throw Error(fmt::format("{}: operand is not an f32 tensor the emitter placed",
-                              sourceName(user)));
+      throw Error(
+          fmt::format("{}: operand is not an f32 tensor the emitter placed", sourceName(user)));
     return it->second;
   }
 
@@ -291,7 +290,7 @@ private:
       const Matrix &rhs = matrixOf(binary.getRhs(), &op);
       isa::Broadcast broadcast = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? isa::Broadcast::None
                                  : rhs.cols == lhs.cols                       ? isa::Broadcast::Row
-                                                                              : isa::Broadcast::Scalar;
+                                                        : isa::Broadcast::Scalar;
       emitElementwise(lhs, placeResult(binary.getResult()),
                       {rhs, broadcast, binaryOpcode(binary.getKind())});
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
@@ -345,16 +344,16 @@ private:
                                                                   {Field::SrcStride, uint64_t(n)},
                                                                   {Field::Rows, uint64_t(k)},
                                                                   {Field::Cols, uint64_t(n)}}));
-          builder.emit(isa::makeInstruction(
-              Opcode::MatMul, {{Field::SrcAddr, activationAddress},
-                               {Field::SrcStride, uint64_t(k)},
-                               {Field::DstAddr, accAddress},
-                               {Field::DstStride, uint64_t(n)},
-                               {Field::Rows, uint64_t(m)},
-                               {Field::Cols, uint64_t(k)},
-                               {Field::DType, uint64_t(config.array.dtype)},
-                               {Field::Accumulate, k0 > 0 ? 1u : 0u},
-                               {Field::Flip, 1}}));
+          builder.emit(
+              isa::makeInstruction(Opcode::MatMul, {{Field::SrcAddr, activationAddress},
+                                                    {Field::SrcStride, uint64_t(k)},
+                                                    {Field::DstAddr, accAddress},
+                                                    {Field::DstStride, uint64_t(n)},
+                                                    {Field::Rows, uint64_t(m)},
+                                                    {Field::Cols, uint64_t(k)},
+                                                    {Field::DType, uint64_t(config.array.dtype)},
+                                                    {Field::Accumulate, k0 > 0 ? 1u : 0u},
+                                                    {Field::Flip, 1}}));
         }
         builder.beforeStore();
         builder.store(y, m0, n0, m, n, isa::Space::Accumulator, accAddress);
@@ -364,8 +363,8 @@ private:
 
   // What the vector unit combines with each tile, if anything.
   struct Operand {
-    Matrix matrix;              // rows == 0: unary
-    isa::Broadcast broadcast;   // how `matrix` spreads over the tile
+    Matrix matrix;                // rows == 0: unary
+    isa::Broadcast broadcast;     // how `matrix` spreads over the tile
     std::optional<Opcode> opcode; // nullopt: plain copy
   };
 
@@ -377,8 +376,8 @@ private:
                            : operand.broadcast == isa::Broadcast::Scalar ? 2
                                                                          : 0;
     int64_t perRow = tileCols * (fullOperand ? 2 : 1);
-    int64_t tileRows =
-        std::min({output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - operandWords) / perRow});
+    int64_t tileRows = std::min(
+        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - operandWords) / perRow});
     if (tileRows < 1)
       throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
                               builder.source(), config.name, perRow));
@@ -439,9 +438,9 @@ private:
         matrix = copy;
         claimed.insert(matrix.address);
       }
-      bundle.outputs.push_back(tensorInfo(
-          value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
-          fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
+      bundle.outputs.push_back(
+          tensorInfo(value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
+                     fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
       bundle.reduction_length = std::max(bundle.reduction_length, reduction.lookup(value));
     }
   }

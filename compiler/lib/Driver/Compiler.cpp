@@ -89,9 +89,9 @@ std::string printed(mlir::ModuleOp module) {
 }
 
 std::string annotatedAssembly(const Bundle &bundle) {
-  std::string text = fmt::format("# {} instructions for '{}' ({}x{} array)\n",
-                                 bundle.program.size(), bundle.config.name,
-                                 bundle.config.array.rows, bundle.config.array.cols);
+  std::string text =
+      fmt::format("# {} instructions for '{}' ({}x{} array)\n", bundle.program.size(),
+                  bundle.config.name, bundle.config.array.rows, bundle.config.array.cols);
   for (size_t i = 0; i < bundle.program.size(); ++i)
     text += fmt::format("{:<110} # {}\n", isa::disassemble(bundle.program[i]),
                         bundle.source_ops[bundle.source_of[i]]);

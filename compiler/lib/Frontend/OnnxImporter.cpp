@@ -65,7 +65,9 @@ std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::stri
   return {tensor.int64_data().begin(), tensor.int64_data().end()};
 }
 
-Shape tensorShape(const onnx::TensorProto &tensor) { return {tensor.dims().begin(), tensor.dims().end()}; }
+Shape tensorShape(const onnx::TensorProto &tensor) {
+  return {tensor.dims().begin(), tensor.dims().end()};
+}
 
 // numpy broadcasting of two shapes; nullopt when incompatible.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
@@ -101,8 +103,7 @@ public:
       graphInputs.push_back(&input);
       argTypes.push_back(tensorType(inputShape(input)));
     }
-    auto func = mlir::func::FuncOp::create(fileLoc, "main",
-                                           builder.getFunctionType(argTypes, {}));
+    auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
     module.push_back(func);
     mlir::Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
@@ -120,7 +121,8 @@ public:
     builder.create<mlir::func::ReturnOp>(fileLoc, results);
     func.setType(builder.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
     for (int i = 0; i < graph.output_size(); ++i)
-      func.setResultAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graph.output(i).name()));
+      func.setResultAttr(i, codegen::kTensorNameAttr,
+                         builder.getStringAttr(graph.output(i).name()));
     if (mlir::failed(mlir::verify(module)))
       throw Error(fmt::format("{}: the imported graph does not verify", path));
     return module;
@@ -165,8 +167,7 @@ private:
 
   Value constantTensor(const Shape &shape, llvm::ArrayRef<float> data, mlir::Location loc) {
     auto type = tensorType(shape);
-    return builder.create<mlir::tosa::ConstOp>(loc, type,
-                                               mlir::DenseElementsAttr::get(type, data));
+    return builder.create<mlir::tosa::ConstOp>(loc, type, mlir::DenseElementsAttr::get(type, data));
   }
 
   Value value(const std::string &name, const std::string &what) {
@@ -200,9 +201,9 @@ private:
   // 2-D matrix product as TOSA spells it: rank-3 tosa.matmul with batch 1.
   Value matmul2D(Value a, Value b, mlir::Location loc) {
     Shape as = shapeOf(a), bs = shapeOf(b);
-    Value product = builder.create<mlir::tosa::MatMulOp>(
-        loc, tensorType({1, as[0], bs[1]}), reshape(a, {1, as[0], as[1]}, loc),
-        reshape(b, {1, bs[0], bs[1]}, loc));
+    Value product = builder.create<mlir::tosa::MatMulOp>(loc, tensorType({1, as[0], bs[1]}),
+                                                         reshape(a, {1, as[0], as[1]}, loc),
+                                                         reshape(b, {1, bs[0], bs[1]}, loc));
     return reshape(product, {as[0], bs[1]}, loc);
   }
 
@@ -218,8 +219,8 @@ private:
     Shape as = shapeOf(a), bs = shapeOf(b);
     std::optional<Shape> shape = broadcastShapes(as, bs);
     if (!shape)
-      throw Error(fmt::format("{}: shapes [{}] and [{}] do not broadcast", what,
-                              fmt::join(as, ","), fmt::join(bs, ",")));
+      throw Error(fmt::format("{}: shapes [{}] and [{}] do not broadcast", what, fmt::join(as, ","),
+                              fmt::join(bs, ",")));
     // TOSA broadcasts only between equal ranks: prepend ones to the shorter.
     auto toRank = [&](Value v, Shape s) {
       s.insert(s.begin(), shape->size() - s.size(), 1);
@@ -255,8 +256,8 @@ private:
       return nullptr;
     auto it = constants.find(node.input(index));
     if (it == constants.end())
-      throw Error(fmt::format("{}: input {} ('{}') must be a constant", what, index,
-                              node.input(index)));
+      throw Error(
+          fmt::format("{}: input {} ('{}') must be a constant", what, index, node.input(index)));
     return it->second;
   }
 
@@ -270,7 +271,8 @@ private:
     const std::string &op = node.op_type();
     std::string name = node.name().empty() ? fmt::format("{}_{}", op, index) : node.name();
     std::string what = fmt::format("{}: node '{}' ({})", path, name, op);
-    mlir::Location loc = mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op)));
+    mlir::Location loc =
+        mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op)));
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       throw Error(fmt::format("{}: domain '{}' is not supported", what, node.domain()));
     auto input = [&](int i) { return value(node.input(i), what); };
@@ -290,8 +292,8 @@ private:
                                 shapeOf(b)[0]));
       result = matmul2D(a, b, loc);
       if (float alpha = floatAttr(node, "alpha", 1.0f); alpha != 1.0f)
-        result = elementwise<mlir::tosa::MulOp>(result, constantTensor({1, 1}, {alpha}, loc),
-                                                what, loc);
+        result =
+            elementwise<mlir::tosa::MulOp>(result, constantTensor({1, 1}, {alpha}, loc), what, loc);
       if (node.input_size() == 3 && !node.input(2).empty()) {
         Value c = input(2);
         if (float beta = floatAttr(node, "beta", 1.0f); beta != 1.0f)
@@ -365,7 +367,8 @@ private:
     values[node.output(0)] = result;
   }
 
-  Shape reshapeTarget(const onnx::NodeProto &node, const Shape &inputShape, const std::string &what) {
+  Shape reshapeTarget(const onnx::NodeProto &node, const Shape &inputShape,
+                      const std::string &what) {
     const onnx::TensorProto *shapeTensor = constantInput(node, 1, what);
     if (!shapeTensor)
       throw Error(fmt::format("{}: the shape input is required", what));

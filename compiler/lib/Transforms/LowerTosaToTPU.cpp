@@ -33,8 +33,7 @@ Value viewAs(PatternRewriter &rewriter, Location loc, Value value, RankedTensorT
 }
 
 Value asMatrix(PatternRewriter &rewriter, Location loc, Value value) {
-  return viewAs(rewriter, loc, value,
-                matrixType(llvm::cast<RankedTensorType>(value.getType())));
+  return viewAs(rewriter, loc, value, matrixType(llvm::cast<RankedTensorType>(value.getType())));
 }
 
 bool isF32Tensor(Type type) {
@@ -126,8 +125,7 @@ struct LowerMatMul : OpRewritePattern<tosa::MatMulOp> {
   llvm::Statistic &count;
 };
 
-template <typename TosaOp, BinaryKind kind>
-struct LowerBinary : OpRewritePattern<TosaOp> {
+template <typename TosaOp, BinaryKind kind> struct LowerBinary : OpRewritePattern<TosaOp> {
   LowerBinary(MLIRContext *context, llvm::Statistic &count)
       : OpRewritePattern<TosaOp>(context), count(count) {}
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
@@ -167,8 +165,8 @@ struct LowerClamp : OpRewritePattern<tosa::ClampOp> {
     else
       result = rewriter.create<ClampOp>(loc, input, rewriter.getF32FloatAttr(lo),
                                         rewriter.getF32FloatAttr(hi));
-    rewriter.replaceOp(op, viewAs(rewriter, loc, result,
-                                  llvm::cast<RankedTensorType>(op.getType())));
+    rewriter.replaceOp(op,
+                       viewAs(rewriter, loc, result, llvm::cast<RankedTensorType>(op.getType())));
     ++count;
     return success();
   }
@@ -188,12 +186,10 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
     RewritePatternSet patterns(context);
     patterns.add<LowerConst, LowerReshape>(context);
     patterns.add<LowerMatMul>(context, numMatmuls);
-    patterns.add<LowerBinary<tosa::AddOp, BinaryKind::add>,
-                 LowerBinary<tosa::SubOp, BinaryKind::sub>,
-                 LowerBinary<tosa::MulOp, BinaryKind::mul>,
-                 LowerBinary<tosa::MaximumOp, BinaryKind::max>,
-                 LowerBinary<tosa::MinimumOp, BinaryKind::min>, LowerClamp>(context,
-                                                                            numVectorOps);
+    patterns.add<
+        LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
+        LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,
+        LowerBinary<tosa::MinimumOp, BinaryKind::min>, LowerClamp>(context, numVectorOps);
     ConversionTarget target(*context);
     target.addIllegalDialect<tosa::TosaDialect>();
     target.addLegalDialect<TPUDialect, arith::ArithDialect, func::FuncDialect>();
