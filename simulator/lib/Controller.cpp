@@ -1,0 +1,71 @@
+#include "Controller.h"
+
+#include "Timing.h"
+
+#include "tpu/isa/Error.h"
+
+namespace tpu::sim {
+
+Controller::Controller(const sc_core::sc_module_name &name,
+                       const std::vector<isa::Instruction> &program, Machine &machine)
+    : sc_module(name), load("load"), compute("compute"), store("store"), program_(program),
+      machine_(machine) {
+  SC_HAS_PROCESS(Controller);
+  SC_THREAD(dispatch);
+}
+
+void Controller::check(const IssuedInstruction &issued) const {
+  isa::validateFields(issued.instruction);
+  bool last = issued.pc + 1 == program_.size();
+  bool halt = issued.instruction.opcode == isa::Opcode::Halt;
+  if (halt && !last)
+    throw Error("halt must be the last instruction");
+  if (!halt && last)
+    throw Error("the program must end with halt");
+}
+
+sc_core::sc_fifo_out<IssuedInstruction> &Controller::portFor(isa::Queue queue) {
+  switch (queue) {
+  case isa::Queue::Load:
+    return load;
+  case isa::Queue::Compute:
+    return compute;
+  case isa::Queue::Store:
+    return store;
+  case isa::Queue::Control:
+    break;
+  }
+  throw Error("the controller has no FIFO for the control queue");
+}
+
+void Controller::dispatch() {
+  QueueState &state = machine_.queue(isa::Queue::Control);
+  QueueStats &stats = machine_.queueStats(isa::Queue::Control);
+  for (uint32_t pc = 0; pc < program_.size(); ++pc) {
+    state.current = {pc, program_[pc]};
+    state.activity = Activity::Executing;
+    try {
+      check(state.current);
+      isa::Queue queue = state.current.instruction.queue();
+      if (queue != isa::Queue::Control) {
+        sc_core::sc_fifo_out<IssuedInstruction> &port = portFor(queue);
+        uint64_t start = machine_.clock.now();
+        if (port->num_free() == 0)
+          state.activity = Activity::Stalled;
+        port->write(state.current);
+        state.activity = Activity::Executing;
+        stats.wait_cycles += machine_.clock.now() - start;
+      }
+    } catch (const std::exception &error) {
+      machine_.fail(state.current, error.what());
+      return;
+    }
+    sc_core::wait(machine_.clock.cycles(kDispatchCycles));
+    stats.instructions += 1;
+    stats.busy_cycles += kDispatchCycles;
+  }
+  halted_ = true;
+  state.activity = Activity::Idle;
+}
+
+} // namespace tpu::sim

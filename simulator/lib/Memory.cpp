@@ -1,0 +1,87 @@
+#include "Memory.h"
+
+#include "tpu/isa/Error.h"
+#include "tpu/isa/Numerics.h"
+
+#include <fmt/format.h>
+
+namespace tpu::sim {
+namespace {
+
+uint32_t readLittleEndian(const uint8_t *bytes, unsigned count) {
+  uint32_t value = 0;
+  for (unsigned i = 0; i < count; ++i)
+    value |= static_cast<uint32_t>(bytes[i]) << (8 * i);
+  return value;
+}
+
+void writeLittleEndian(uint8_t *bytes, unsigned count, uint32_t value) {
+  for (unsigned i = 0; i < count; ++i)
+    bytes[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+} // namespace
+
+void WordMemory::check(const Region &region, const char *operand) const {
+  if (region.elements() == 0)
+    return;
+  if (region.last() >= words_.size())
+    throw Error(fmt::format("{} words {}..{} exceed the {} ({} words)", operand, region.address,
+                            region.last(), name_, words_.size()));
+}
+
+std::vector<uint32_t> WordMemory::read(const Region &region) const {
+  std::vector<uint32_t> words;
+  words.reserve(region.elements());
+  for (uint64_t r = 0; r < region.rows; ++r)
+    for (uint64_t c = 0; c < region.cols; ++c)
+      words.push_back(read(region.at(r, c)));
+  return words;
+}
+
+void WordMemory::write(const Region &region, const std::vector<uint32_t> &words) {
+  for (uint64_t r = 0; r < region.rows; ++r)
+    for (uint64_t c = 0; c < region.cols; ++c)
+      write(region.at(r, c), words[r * region.cols + c]);
+}
+
+void Dram::check(const Region &region, unsigned elementBytes) const {
+  if (region.elements() == 0)
+    return;
+  uint64_t first = region.address;
+  uint64_t end = first + (region.offset(region.rows - 1, region.cols - 1) + 1) * elementBytes;
+  if (end > bytes_.size())
+    throw Error(fmt::format("DRAM bytes {:#x}..{:#x} exceed the DRAM ({:#x} bytes)", first, end - 1,
+                            bytes_.size()));
+}
+
+uint32_t Dram::load(uint64_t address, isa::DType dtype) const {
+  const uint8_t *bytes = bytes_.data() + address;
+  switch (dtype) {
+  case isa::DType::F32:
+  case isa::DType::I32:
+    return readLittleEndian(bytes, 4);
+  case isa::DType::BF16:
+    return readLittleEndian(bytes, 2) << 16;
+  case isa::DType::I8:
+    return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bytes[0])));
+  }
+  throw Error(fmt::format("invalid dtype {}", static_cast<unsigned>(dtype)));
+}
+
+void Dram::store(uint64_t address, isa::DType dtype, uint32_t word) {
+  uint8_t *bytes = bytes_.data() + address;
+  switch (dtype) {
+  case isa::DType::F32:
+  case isa::DType::I32:
+    return writeLittleEndian(bytes, 4, word);
+  case isa::DType::BF16:
+    return writeLittleEndian(bytes, 2, floatToBF16(bitsFloat(word)));
+  case isa::DType::I8:
+    return writeLittleEndian(bytes, 1,
+                             static_cast<uint32_t>(saturateInt8(static_cast<int32_t>(word))));
+  }
+  throw Error(fmt::format("invalid dtype {}", static_cast<unsigned>(dtype)));
+}
+
+} // namespace tpu::sim

@@ -1,0 +1,195 @@
+#include "VectorUnit.h"
+
+#include "Timing.h"
+
+#include "tpu/isa/Error.h"
+#include "tpu/isa/Numerics.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tpu::sim {
+namespace {
+
+using isa::Field;
+using isa::Opcode;
+
+// max and min propagate NaN, as ONNX Max/Min do.
+float maximum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) ? a : b;
+  return a < b ? b : a;
+}
+
+float minimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) ? a : b;
+  return b < a ? b : a;
+}
+
+// Round to nearest even, saturate to int32; NaN converts to 0.
+int32_t convertToInt32(float value) {
+  if (std::isnan(value))
+    return 0;
+  double rounded = std::nearbyint(static_cast<double>(value));
+  if (rounded >= 2147483647.0)
+    return std::numeric_limits<int32_t>::max();
+  if (rounded <= -2147483648.0)
+    return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(rounded);
+}
+
+bool isBinary(Opcode opcode) {
+  switch (opcode) {
+  case Opcode::VAdd:
+  case Opcode::VSub:
+  case Opcode::VMul:
+  case Opcode::VMax:
+  case Opcode::VMin:
+  case Opcode::VClamp:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isRowReduction(Opcode opcode) {
+  return opcode == Opcode::VRowSum || opcode == Opcode::VRowMax;
+}
+
+float applyBinary(Opcode opcode, float a, float b) {
+  switch (opcode) {
+  case Opcode::VAdd:
+    return a + b;
+  case Opcode::VSub:
+    return a - b;
+  case Opcode::VMul:
+    return a * b;
+  case Opcode::VMax:
+    return maximum(a, b);
+  case Opcode::VMin:
+    return minimum(a, b);
+  default:
+    throw Error("not a binary vector operation");
+  }
+}
+
+uint32_t applyUnary(Opcode opcode, uint32_t word) {
+  float x = bitsFloat(word);
+  switch (opcode) {
+  case Opcode::VCopy:
+    return word;
+  case Opcode::VRelu:
+    return floatBits(x > 0 ? x : 0.0f);
+  case Opcode::VExp:
+    return floatBits(std::exp(x));
+  case Opcode::VRecip:
+    return floatBits(1.0f / x);
+  case Opcode::VRsqrt:
+    return floatBits(1.0f / std::sqrt(x));
+  case Opcode::VCvtI2F:
+    return floatBits(static_cast<float>(static_cast<int32_t>(word)));
+  case Opcode::VCvtF2I:
+    return static_cast<uint32_t>(convertToInt32(x));
+  default:
+    throw Error("not a unary vector operation");
+  }
+}
+
+// The words src2 covers: rows x cols, one row, one element, or lo and hi.
+Region secondSource(const isa::Instruction &instruction, uint64_t rows, uint64_t cols) {
+  uint64_t address = instruction.get(Field::Src2Addr);
+  auto broadcast = static_cast<isa::Broadcast>(instruction.get(Field::Broadcast));
+  if (instruction.opcode == Opcode::VClamp) {
+    if (broadcast != isa::Broadcast::Scalar)
+      throw Error("v.clamp needs broadcast=scalar (src2 holds lo, hi)");
+    return {address, 1, 2, 2};
+  }
+  switch (broadcast) {
+  case isa::Broadcast::None:
+    return {address, rows, cols, cols};
+  case isa::Broadcast::Row:
+    return {address, 1, cols, cols};
+  case isa::Broadcast::Scalar:
+    return {address, 1, 1, 1};
+  }
+  throw Error("invalid broadcast");
+}
+
+} // namespace
+
+bool VectorUnit::executes(Opcode opcode) const {
+  switch (opcode) {
+  case Opcode::VCopy:
+  case Opcode::VRelu:
+  case Opcode::VExp:
+  case Opcode::VRecip:
+  case Opcode::VRsqrt:
+  case Opcode::VRowSum:
+  case Opcode::VRowMax:
+  case Opcode::VCvtI2F:
+  case Opcode::VCvtF2I:
+    return true;
+  default:
+    return isBinary(opcode);
+  }
+}
+
+void VectorUnit::execute(const isa::Instruction &instruction) {
+  Opcode opcode = instruction.opcode;
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  const WordMemory &source =
+      machine_.memory(static_cast<isa::Space>(instruction.get(Field::SrcSpace)));
+  WordMemory &destination =
+      machine_.memory(static_cast<isa::Space>(instruction.get(Field::DstSpace)));
+  Region sourceRegion{instruction.get(Field::SrcAddr), rows, cols, cols};
+  uint64_t destinationCols = isRowReduction(opcode) ? 1 : cols;
+  Region destinationRegion{instruction.get(Field::DstAddr), rows, destinationCols, destinationCols};
+  source.check(sourceRegion, "src");
+  destination.check(destinationRegion, "dst");
+
+  // Operands are read now, results written on completion (ExecutionUnit.h).
+  std::vector<uint32_t> results;
+  results.reserve(destinationRegion.elements());
+  if (isRowReduction(opcode)) {
+    // Folding from the identity (-0 for the sum: -0 + x == x for every x)
+    // equals folding from src[r][0], and leaves an empty row well defined.
+    float identity = opcode == Opcode::VRowSum ? -0.0f : -std::numeric_limits<float>::infinity();
+    for (uint64_t r = 0; r < rows; ++r) {
+      float folded = identity;
+      for (uint64_t c = 0; c < cols; ++c) {
+        float x = bitsFloat(source.read(sourceRegion.at(r, c)));
+        folded = opcode == Opcode::VRowSum ? folded + x : maximum(folded, x);
+      }
+      results.push_back(floatBits(folded));
+    }
+  } else if (isBinary(opcode)) {
+    const WordMemory &source2 =
+        machine_.memory(static_cast<isa::Space>(instruction.get(Field::Src2Space)));
+    Region source2Region = secondSource(instruction, rows, cols);
+    source2.check(source2Region, "src2");
+    // Row and scalar broadcasts repeat src2's single row; scalar its one column.
+    auto second = [&](uint64_t r, uint64_t c) {
+      return bitsFloat(
+          source2.read(source2Region.at(r % source2Region.rows, c % source2Region.cols)));
+    };
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t c = 0; c < cols; ++c) {
+        float a = bitsFloat(source.read(sourceRegion.at(r, c)));
+        float result = opcode == Opcode::VClamp ? minimum(maximum(a, second(0, 0)), second(0, 1))
+                                                : applyBinary(opcode, a, second(r, c));
+        results.push_back(floatBits(result));
+      }
+    }
+  } else {
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        results.push_back(applyUnary(opcode, source.read(sourceRegion.at(r, c))));
+  }
+  sc_core::wait(machine_.clock.cycles(vectorCycles(machine_.config, rows, cols)));
+  destination.write(destinationRegion, results);
+}
+
+} // namespace tpu::sim

@@ -1,0 +1,24 @@
+// The fp32 vector unit (v.*): element-wise operations, row reductions and
+// conversions on dense rows x cols operands in either on-chip memory.
+#pragma once
+
+#include "ExecutionUnit.h"
+#include "Machine.h"
+
+#include <systemc>
+
+namespace tpu::sim {
+
+class VectorUnit : public sc_core::sc_module, public ExecutionUnit {
+public:
+  VectorUnit(const sc_core::sc_module_name &name, Machine &machine)
+      : sc_module(name), machine_(machine) {}
+
+  bool executes(isa::Opcode opcode) const override;
+  void execute(const isa::Instruction &instruction) override;
+
+private:
+  Machine &machine_;
+};
+
+} // namespace tpu::sim
