@@ -48,18 +48,14 @@ private:
   sc_core::sc_simcontext *context_;
 };
 
-// Fields the timing model divides by or that select arithmetic.
+// HardwareConfig::validate() checks every field's range; the timing model
+// also divides by these two.
 void checkConfig(const HardwareConfig &config) {
-  if (config.array.rows == 0 || config.array.cols == 0)
-    throw Error("config: the array needs at least one row and one column");
-  if (config.array.dtype != isa::DType::BF16 && config.array.dtype != isa::DType::I8)
-    throw Error("config: the array type must be bf16 or i8");
-  if (config.vector.lanes == 0)
-    throw Error("config: the vector unit needs at least one lane");
+  config.validate("bundle config");
   if (!(config.dram.bytes_per_cycle > 0))
-    throw Error("config: dram.bytes_per_cycle must be positive");
+    throw Error("bundle config: dram.bytes_per_cycle must be positive");
   if (!(config.clock_ghz > 0))
-    throw Error("config: clock_ghz must be positive");
+    throw Error("bundle config: clock_ghz must be positive");
 }
 
 void placeConstants(const Bundle &bundle, std::vector<uint8_t> &dram) {

@@ -1,0 +1,59 @@
+// Running a bundle on a backend: place inputs, run, fetch outputs.
+#pragma once
+
+#include "tpu/isa/Bundle.h"
+#include "tpu/runtime/Tensor.h"
+#include "tpu/sim/Simulator.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpu::runtime {
+
+// Something that executes bundles.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Runs the program on `dram` (bundle.dram_bytes bytes with the inputs in
+  // place; the backend places the constants) and leaves the outputs there.
+  // Returns timing statistics when the backend models time.
+  virtual std::optional<sim::SimStats> run(const Bundle &bundle, std::vector<uint8_t> &dram) = 0;
+};
+
+// The SystemC simulator (tpu::sim::simulate).
+class SimulatorBackend : public Backend {
+public:
+  std::string name() const override { return "simulator"; }
+  std::optional<sim::SimStats> run(const Bundle &bundle, std::vector<uint8_t> &dram) override;
+};
+
+class Session {
+public:
+  // `origin` (usually the bundle's path) prefixes error messages.
+  Session(Bundle bundle, std::string origin);
+  static Session fromFile(const std::string &path);
+
+  const Bundle &bundle() const { return bundle_; }
+
+  // Converts the tensor to input `index`'s DRAM type and places it. Floating
+  // point tensors feed f32 / bf16 inputs (bf16 rounds to nearest even),
+  // integer tensors i8 / i32 inputs (values must fit). Throws tpu::Error
+  // naming the input and `source` (e.g. the tensor's file) on a shape or type
+  // mismatch. Inputs never set are zero.
+  void setInput(size_t index, const Tensor &tensor, const std::string &source);
+  // Runs with the inputs set so far; each run starts from the same inputs.
+  std::optional<sim::SimStats> run(Backend &backend);
+  // Output `index` of the last run, named and shaped as in the bundle, typed
+  // as stored in DRAM (f32, bf16, i8 or i32).
+  Tensor output(size_t index) const;
+
+private:
+  Bundle bundle_;
+  std::string origin_;
+  std::vector<uint8_t> inputImage_; // DRAM holding the inputs and zeros
+  std::vector<uint8_t> dram_;       // DRAM after the last run
+};
+
+} // namespace tpu::runtime

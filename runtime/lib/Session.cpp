@@ -1,0 +1,87 @@
+#include "tpu/runtime/Session.h"
+
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
+
+namespace tpu::runtime {
+namespace {
+
+// The tensor type of data stored in DRAM as `dtype`.
+ElementType elementTypeOf(isa::DType dtype) {
+  switch (dtype) {
+  case isa::DType::F32:
+    return ElementType::Float32;
+  case isa::DType::BF16:
+    return ElementType::BFloat16;
+  case isa::DType::I8:
+    return ElementType::Int8;
+  case isa::DType::I32:
+    return ElementType::Int32;
+  }
+  throw Error(fmt::format("invalid dtype {}", static_cast<unsigned>(dtype)));
+}
+
+} // namespace
+
+std::optional<sim::SimStats> SimulatorBackend::run(const Bundle &bundle,
+                                                   std::vector<uint8_t> &dram) {
+  return sim::simulate(bundle, dram);
+}
+
+Session::Session(Bundle bundle, std::string origin)
+    : bundle_(std::move(bundle)), origin_(std::move(origin)), inputImage_(bundle_.dram_bytes) {}
+
+Session Session::fromFile(const std::string &path) { return Session(readBundle(path), path); }
+
+void Session::setInput(size_t index, const Tensor &tensor, const std::string &source) {
+  if (index >= bundle_.inputs.size())
+    throw Error(fmt::format("{}: the model has {} inputs, so there is no input {} ({})", origin_,
+                            bundle_.inputs.size(), index, source));
+  const TensorInfo &input = bundle_.inputs[index];
+  auto fail = [&](const std::string &problem) {
+    throw Error(
+        fmt::format("{}: input {} '{}' ({}): {}", origin_, index, input.name, source, problem));
+  };
+  if (tensor.shape != input.shape)
+    fail(fmt::format("shape {} differs from the model's {}", formatShape(tensor.shape),
+                     formatShape(input.shape)));
+  ElementType stored = elementTypeOf(input.dtype);
+  bool floatingPoint = isFloatingPoint(stored);
+  if (isFloatingPoint(tensor.type) != floatingPoint)
+    fail(fmt::format("the {} input needs {} data, got {}", isa::dtypeName(input.dtype),
+                     floatingPoint ? "floating-point" : "integer", elementTypeName(tensor.type)));
+  unsigned bytes = elementBytes(stored);
+  for (size_t i = 0; i < tensor.values.size(); ++i) {
+    try {
+      encodeElement(stored, tensor.values[i], inputImage_.data() + input.dram_address + i * bytes);
+    } catch (const Error &error) {
+      fail(fmt::format("element {}: {}", i, error.what()));
+    }
+  }
+}
+
+std::optional<sim::SimStats> Session::run(Backend &backend) {
+  dram_ = inputImage_;
+  return backend.run(bundle_, dram_);
+}
+
+Tensor Session::output(size_t index) const {
+  if (index >= bundle_.outputs.size())
+    throw Error(fmt::format("{}: the model has {} outputs, so there is no output {}", origin_,
+                            bundle_.outputs.size(), index));
+  if (dram_.empty() && bundle_.dram_bytes != 0)
+    throw Error(fmt::format("{}: no outputs before the first run", origin_));
+  const TensorInfo &info = bundle_.outputs[index];
+  Tensor tensor;
+  tensor.name = info.name;
+  tensor.type = elementTypeOf(info.dtype);
+  tensor.shape = info.shape;
+  unsigned bytes = elementBytes(tensor.type);
+  for (uint64_t i = 0; i < info.elements(); ++i)
+    tensor.values.push_back(
+        decodeElement(tensor.type, dram_.data() + info.dram_address + i * bytes));
+  return tensor;
+}
+
+} // namespace tpu::runtime

@@ -1,0 +1,106 @@
+// Session: placing inputs, running on the simulator, fetching outputs.
+#include "RuntimeTestUtil.h"
+
+#include "tpu/isa/Error.h"
+#include "tpu/runtime/Session.h"
+
+namespace tpu::runtime::test {
+namespace {
+
+std::string errorOf(const std::function<void()> &action) {
+  try {
+    action();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Session, RunsOnTheSimulatorAndFetchesOutputs) {
+  Session session(reluBundle(), "relu.tpub");
+  session.setInput(0, floatTensor("x", {2, 4}, {1, -2, 3, -4, 0.5, -0.5, 0, 7}), "x.pb");
+  SimulatorBackend backend;
+  std::optional<sim::SimStats> stats = session.run(backend);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_GT(stats->total_cycles, 0u);
+  Tensor y = session.output(0);
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.type, ElementType::Float32);
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(y.values, (std::vector<double>{1, 0, 3, 0, 0.5, 0, 0, 7}));
+
+  // A second run starts from the same inputs, not from the first run's DRAM.
+  session.run(backend);
+  EXPECT_EQ(session.output(0).values, y.values);
+}
+
+TEST(Session, UnsetInputsAreZero) {
+  Session session(reluBundle(), "relu.tpub");
+  SimulatorBackend backend;
+  session.run(backend);
+  EXPECT_EQ(session.output(0).values, std::vector<double>(8, 0.0));
+}
+
+TEST(Session, Bf16AndInt8Inputs) {
+  Bundle bundle = reluBundle();
+  // The same program reading bf16: the input rounds to nearest even on the way in.
+  bundle.inputs[0].dtype = DType::BF16;
+  bundle.program[0].set(Field::DType, static_cast<uint64_t>(DType::BF16));
+  Session session(bundle, "relu-bf16.tpub");
+  session.setInput(
+      0, floatTensor("x", {2, 4}, {1.0 + 1.0 / 256, 1.0 + 3.0 / 256, 0, 0, 0, 0, 0, 0}), "x.pb");
+  SimulatorBackend backend;
+  session.run(backend);
+  EXPECT_EQ(session.output(0).values[0], 1.0);
+  EXPECT_EQ(session.output(0).values[1], 1.0 + 4.0 / 256);
+
+  bundle.inputs[0].dtype = DType::I8;
+  Session quantized(bundle, "q.tpub");
+  EXPECT_EQ(errorOf([&] {
+              quantized.setInput(
+                  0, Tensor{"x", ElementType::Int32, {2, 4}, {0, 0, 0, 300, 0, 0, 0, 0}}, "q.pb");
+            }),
+            "q.tpub: input 0 'x' (q.pb): element 3: value 300 does not fit int8");
+}
+
+TEST(Session, InputErrorsNameTheTensorAndTheFile) {
+  Session session(reluBundle(), "relu.tpub");
+  EXPECT_EQ(
+      errorOf([&] {
+        session.setInput(0, floatTensor("x", {4, 2}, std::vector<double>(8)), "data/input_0.pb");
+      }),
+      "relu.tpub: input 0 'x' (data/input_0.pb): shape [4, 2] differs from the model's [2, 4]");
+  EXPECT_EQ(errorOf([&] {
+              session.setInput(0, Tensor{"x", ElementType::Int64, {2, 4}, std::vector<double>(8)},
+                               "data/input_0.pb");
+            }),
+            "relu.tpub: input 0 'x' (data/input_0.pb): the f32 input needs floating-point data, "
+            "got int64");
+  EXPECT_EQ(
+      errorOf([&] {
+        session.setInput(1, floatTensor("x", {2, 4}, std::vector<double>(8)), "data/input_1.pb");
+      }),
+      "relu.tpub: the model has 1 inputs, so there is no input 1 (data/input_1.pb)");
+  EXPECT_EQ(errorOf([&] { session.output(0); }), "relu.tpub: no outputs before the first run");
+}
+
+TEST(Session, LoadsBundleFiles) {
+  ScratchDirectory directory;
+  writeBundle(reluBundle(), directory.file("relu.tpub"));
+  Session session = Session::fromFile(directory.file("relu.tpub"));
+  EXPECT_EQ(session.bundle().outputs[0].name, "y");
+  EXPECT_THROW(Session::fromFile(directory.file("missing.tpub")), Error);
+}
+
+// Simulation errors surface from run() as tpu::Error.
+TEST(Session, SimulatorErrorsPropagate) {
+  Bundle bundle = reluBundle();
+  bundle.program[0].set(Field::SramAddr, 300);
+  Session session(bundle, "bad.tpub");
+  SimulatorBackend backend;
+  EXPECT_NE(errorOf([&] { session.run(backend); }).find("exceed the scratchpad"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace tpu::runtime::test
