@@ -184,9 +184,8 @@ void VectorUnit::execute(const isa::Instruction &instruction) {
       }
     }
   } else {
-    for (uint64_t r = 0; r < rows; ++r)
-      for (uint64_t c = 0; c < cols; ++c)
-        results.push_back(applyUnary(opcode, source.read(sourceRegion.at(r, c))));
+    for (uint32_t word : source.read(sourceRegion))
+      results.push_back(applyUnary(opcode, word));
   }
   sc_core::wait(machine_.clock.cycles(vectorCycles(machine_.config, rows, cols)));
   destination.write(destinationRegion, results);
