@@ -4,6 +4,8 @@
 #include "tpu/isa/Error.h"
 #include "tpu/runtime/Session.h"
 
+#include <functional>
+
 namespace tpu::runtime::test {
 namespace {
 
