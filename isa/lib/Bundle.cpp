@@ -142,34 +142,15 @@ void checkVector(const Instruction& instruction, const HardwareConfig& config) {
 
 void checkResources(const Instruction& instruction, const HardwareConfig& config,
                     uint64_t dramBytes) {
-  switch (instruction.opcode) {
-  case Opcode::Nop:
-  case Opcode::Halt:
-  case Opcode::SyncPush:
-  case Opcode::SyncPop:
+  switch (isa::opcodeInfo(instruction.opcode).unit) {
+  case isa::Unit::Controller:
     return;
-  case Opcode::DmaLoad:
-  case Opcode::DmaStore:
+  case isa::Unit::Dma:
     return checkDma(instruction, config, dramBytes);
-  case Opcode::LoadWeights:
-    return checkLoadWeights(instruction, config);
-  case Opcode::MatMul:
-    return checkMatMul(instruction, config, 1);
-  case Opcode::VAdd:
-  case Opcode::VSub:
-  case Opcode::VMul:
-  case Opcode::VMax:
-  case Opcode::VMin:
-  case Opcode::VClamp:
-  case Opcode::VCopy:
-  case Opcode::VRelu:
-  case Opcode::VExp:
-  case Opcode::VRecip:
-  case Opcode::VRsqrt:
-  case Opcode::VRowSum:
-  case Opcode::VRowMax:
-  case Opcode::VCvtI2F:
-  case Opcode::VCvtF2I:
+  case isa::Unit::Matrix:
+    return instruction.opcode == Opcode::LoadWeights ? checkLoadWeights(instruction, config)
+                                                     : checkMatMul(instruction, config, 1);
+  case isa::Unit::Vector:
     return checkVector(instruction, config);
   }
 }

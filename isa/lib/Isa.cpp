@@ -64,6 +64,8 @@ constexpr std::string_view kDTypeNames[] = {"f32", "bf16", "i8", "i32"};
 constexpr std::string_view kSpaceNames[] = {"sp", "acc"};
 constexpr std::string_view kBroadcastNames[] = {"none", "row", "scalar"};
 constexpr std::string_view kQueueNames[] = {"control", "load", "compute", "store"};
+constexpr std::string_view kUnitNames[] = {"controller", "DMA engine", "matrix unit",
+                                           "vector unit"};
 
 // Enums can hold any value of their underlying type (e.g. from a cast);
 // never index past the names.
@@ -277,6 +279,7 @@ unsigned dtypeBytes(DType dtype) {
 }
 
 std::string_view queueName(Queue queue) { return nameOf(kQueueNames, queue); }
+std::string_view unitName(Unit unit) { return nameOf(kUnitNames, unit); }
 std::string_view spaceName(Space space) { return nameOf(kSpaceNames, space); }
 
 Queue Instruction::queue() const {
@@ -436,8 +439,9 @@ std::string opcodeTableMarkdown() {
     std::string queue = fmt::format("{} queue", queueName(info.queue));
     if (std::optional<Field> field = queueSelectingField(info.opcode))
       queue = fmt::format("runs on queue `{}`", fieldName(*field));
-    text += fmt::format("\n### `{}` ({:#04x}, {})\n\n{}\n\n", info.mnemonic,
-                        static_cast<unsigned>(info.opcode), queue, escapeMarkdown(info.semantics));
+    text += fmt::format("\n### `{}` ({:#04x}, {}, {})\n\n{}\n\n", info.mnemonic,
+                        static_cast<unsigned>(info.opcode), unitName(info.unit), queue,
+                        escapeMarkdown(info.semantics));
     if (info.fields.empty()) {
       text += "No fields.\n";
       continue;

@@ -6,10 +6,6 @@ namespace tpu::sim {
 
 using isa::Field;
 
-bool DmaEngine::executes(isa::Opcode opcode) const {
-  return opcode == isa::Opcode::DmaLoad || opcode == isa::Opcode::DmaStore;
-}
-
 void DmaEngine::execute(const isa::Instruction &instruction) {
   auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
   unsigned elementBytes = isa::dtypeBytes(dtype);

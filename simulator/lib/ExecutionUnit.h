@@ -8,7 +8,8 @@ namespace tpu::sim {
 class ExecutionUnit {
 public:
   virtual ~ExecutionUnit() = default;
-  virtual bool executes(isa::Opcode opcode) const = 0;
+  // The instructions it runs are those the opcode table assigns to this unit.
+  virtual isa::Unit unit() const = 0;
   // Performs the instruction and returns, in the calling SystemC thread, once
   // it has completed. Operands are read when it starts and results written
   // when it completes, so a program that reads data before the instruction

@@ -60,7 +60,7 @@ uint64_t InstructionQueue::synchronize(const isa::Instruction &instruction) {
 
 ExecutionUnit &InstructionQueue::unitFor(isa::Opcode opcode) const {
   for (ExecutionUnit *unit : units_)
-    if (unit->executes(opcode))
+    if (unit->unit() == isa::opcodeInfo(opcode).unit)
       return *unit;
   throw Error(fmt::format("the {} queue has no unit for this instruction", isa::queueName(queue_)));
 }

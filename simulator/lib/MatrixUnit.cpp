@@ -8,10 +8,6 @@ MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
     : sc_module(name), machine_(machine),
       core_(machine.config.array.rows, machine.config.array.cols, machine.config.array.dtype) {}
 
-bool MatrixUnit::executes(isa::Opcode opcode) const {
-  return opcode == isa::Opcode::LoadWeights || opcode == isa::Opcode::MatMul;
-}
-
 void MatrixUnit::execute(const isa::Instruction &instruction) {
   uint64_t rows = instruction.get(isa::Field::Rows);
   if (instruction.opcode == isa::Opcode::LoadWeights) {

@@ -14,7 +14,7 @@ class MatrixUnit : public sc_core::sc_module, public ExecutionUnit {
 public:
   MatrixUnit(const sc_core::sc_module_name &name, Machine &machine);
 
-  bool executes(isa::Opcode opcode) const override;
+  isa::Unit unit() const override { return isa::Unit::Matrix; }
   void execute(const isa::Instruction &instruction) override;
 
 private:

@@ -40,18 +40,9 @@ int32_t convertToInt32(float value) {
   return static_cast<int32_t>(rounded);
 }
 
+// Binary ops are those the opcode table gives a second source.
 bool isBinary(Opcode opcode) {
-  switch (opcode) {
-  case Opcode::VAdd:
-  case Opcode::VSub:
-  case Opcode::VMul:
-  case Opcode::VMax:
-  case Opcode::VMin:
-  case Opcode::VClamp:
-    return true;
-  default:
-    return false;
-  }
+  return isa::usesField(isa::opcodeInfo(opcode), isa::Field::Src2Addr);
 }
 
 bool isRowReduction(Opcode opcode) {
@@ -118,23 +109,6 @@ Region secondSource(const isa::Instruction &instruction, uint64_t rows, uint64_t
 }
 
 } // namespace
-
-bool VectorUnit::executes(Opcode opcode) const {
-  switch (opcode) {
-  case Opcode::VCopy:
-  case Opcode::VRelu:
-  case Opcode::VExp:
-  case Opcode::VRecip:
-  case Opcode::VRsqrt:
-  case Opcode::VRowSum:
-  case Opcode::VRowMax:
-  case Opcode::VCvtI2F:
-  case Opcode::VCvtF2I:
-    return true;
-  default:
-    return isBinary(opcode);
-  }
-}
 
 void VectorUnit::execute(const isa::Instruction &instruction) {
   Opcode opcode = instruction.opcode;

@@ -14,7 +14,7 @@ public:
   VectorUnit(const sc_core::sc_module_name &name, Machine &machine)
       : sc_module(name), machine_(machine) {}
 
-  bool executes(isa::Opcode opcode) const override;
+  isa::Unit unit() const override { return isa::Unit::Vector; }
   void execute(const isa::Instruction &instruction) override;
 
 private:

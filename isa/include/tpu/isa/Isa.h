@@ -23,6 +23,9 @@ constexpr unsigned kOpcodeBits = 8;
 enum class Queue : uint8_t { Control = 0, Load = 1, Compute = 2, Store = 3 };
 constexpr unsigned kNumQueues = 4;
 
+// The hardware unit that carries an instruction out.
+enum class Unit : uint8_t { Controller, Dma, Matrix, Vector };
+
 // On-chip memories an address can name.
 enum class Space : uint8_t { Scratchpad = 0, Accumulator = 1 };
 
@@ -103,6 +106,7 @@ struct OpcodeInfo {
   Opcode opcode;
   std::string_view mnemonic;
   Queue queue; // for sync.push/pop: the From / To field decides at run time
+  Unit unit;
   std::vector<FieldInfo> fields;
   std::string_view semantics; // one sentence, for docs/isa.md
 };
@@ -119,6 +123,7 @@ std::string_view dtypeName(DType dtype);
 std::optional<DType> parseDType(std::string_view name);
 unsigned dtypeBytes(DType dtype);
 std::string_view queueName(Queue queue);
+std::string_view unitName(Unit unit);
 std::string_view spaceName(Space space);
 
 // A decoded instruction: the opcode and the value of every field (fields the
