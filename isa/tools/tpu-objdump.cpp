@@ -3,7 +3,7 @@
 #include "tpu/isa/Bundle.h"
 #include "tpu/isa/Error.h"
 
-#include <CLI/CLI.hpp>
+#include "ToolMain.h"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,16 +11,16 @@
 
 namespace {
 
-void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo>& tensors) {
+void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo> &tensors) {
   fmt::print("{}:\n", heading);
-  for (const tpu::TensorInfo& tensor : tensors)
+  for (const tpu::TensorInfo &tensor : tensors)
     fmt::print("  {} {}[{}] at {:#x}, {} bytes\n", tensor.name, tpu::isa::dtypeName(tensor.dtype),
                fmt::join(tensor.shape, ", "), tensor.dram_address, tensor.bytes());
 }
 
-void printBundle(const std::string& path) {
+void printBundle(const std::string &path) {
   tpu::Bundle bundle = tpu::readBundle(path);
-  const tpu::HardwareConfig& config = bundle.config;
+  const tpu::HardwareConfig &config = bundle.config;
   fmt::print("{}: bundle version {}, {} instructions, {} constant bytes at {:#x}, "
              "dram_bytes {:#x}\n",
              path, tpu::kBundleVersion, bundle.program.size(), bundle.constants.size(),
@@ -40,32 +40,20 @@ void printBundle(const std::string& path) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-  CLI::App app{"Prints the contents of a TPU program bundle (.tpub)."};
+int main(int argc, char **argv) {
+  CLI::App app{"Prints the contents of a TPU program bundle (.tpub).", "tpu-objdump"};
   std::string bundlePath;
   bool isaTable = false;
-  auto* bundleOption = app.add_option("bundle", bundlePath, "Bundle to disassemble");
+  auto *bundleOption = app.add_option("bundle", bundlePath, "Bundle to disassemble");
   app.add_flag("--isa-table", isaTable, "Print the opcode table (markdown) instead")
       ->excludes(bundleOption);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    fmt::print(stderr, "tpu-objdump: error: {}\n", error.what());
-    return 1;
-  }
-
-  try {
+  return tpu::runTool(app, argc, argv, [&] {
     if (isaTable)
       fmt::print("{}", tpu::isa::opcodeTableMarkdown());
     else if (!bundlePath.empty())
       printBundle(bundlePath);
     else
       throw tpu::Error("expected a bundle path or --isa-table (see --help)");
-  } catch (const tpu::Error& error) {
-    fmt::print(stderr, "tpu-objdump: error: {}\n", error.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -5,7 +5,7 @@
 #include "tpu/runtime/Session.h"
 #include "tpu/sim/Simulator.h"
 
-#include <CLI/CLI.hpp>
+#include "ToolMain.h"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -97,14 +97,6 @@ int run(const Options &options) {
   return pass ? 0 : 1;
 }
 
-// Errors are reported on one line, whatever the message holds.
-int fail(const std::string &message) {
-  std::string line = message;
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  fmt::print(stderr, "tpusim: error: {}\n", line);
-  return 1;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -121,16 +113,5 @@ int main(int argc, char **argv) {
                  "docs/numerics.md");
   app.add_option("--report", options.reportPath,
                  "Also write the statistics (and comparisons) as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError &error) {
-    return fail(error.what());
-  }
-  try {
-    return run(options);
-  } catch (const std::exception &error) {
-    return fail(error.what());
-  }
+  return tpu::runTool(app, argc, argv, [&] { return run(options); });
 }

@@ -57,6 +57,8 @@ struct BinaryCase {
   Opcode opcode;
   std::function<float(float, float)> reference;
 };
+// Names the case in test listings (ctest shows the parameter).
+void PrintTo(const BinaryCase &c, std::ostream *os) { *os << isa::opcodeInfo(c.opcode).mnemonic; }
 
 class VectorBinary : public ::testing::TestWithParam<BinaryCase> {};
 
@@ -125,6 +127,7 @@ struct UnaryCase {
   Opcode opcode;
   std::function<float(float)> reference;
 };
+void PrintTo(const UnaryCase &c, std::ostream *os) { *os << isa::opcodeInfo(c.opcode).mnemonic; }
 
 class VectorUnaryFloat : public ::testing::TestWithParam<UnaryCase> {};
 

@@ -3,14 +3,14 @@
 #include "tpu/Compiler.h"
 #include "tpu/isa/Error.h"
 
-#include <CLI/CLI.hpp>
+#include "ToolMain.h"
 
-#include <iostream>
 #include <map>
 
 int main(int argc, char **argv) {
   CLI::App app{"tpuc: compile an ONNX model or a TOSA-level .mlir file into a TPU program "
-               "bundle (.tpub) for tpusim"};
+               "bundle (.tpub) for tpusim",
+               "tpuc"};
   tpu::compiler::CompileOptions options;
   app.add_option("model", options.input_path, "Model to compile (.onnx, or .mlir at TOSA level)")
       ->required();
@@ -23,20 +23,16 @@ int main(int argc, char **argv) {
       {"tpu", tpu::compiler::EmitKind::TPU},
       {"asm", tpu::compiler::EmitKind::Asm},
       {"bundle", tpu::compiler::EmitKind::Bundle}};
-  app.add_option("--emit", options.emit,
+  std::string emit = "bundle";
+  app.add_option("--emit", emit,
                  "What to write: tosa (optimized graph), tpu (hardware dialect), asm (ISA "
                  "program), bundle (default)")
-      ->transform(CLI::CheckedTransformer(kinds, CLI::ignore_case));
-  CLI11_PARSE(app, argc, argv);
-  if (options.emit == tpu::compiler::EmitKind::Bundle && options.output_path.empty()) {
-    std::cerr << "tpuc: error: -o OUT.tpub is required to write a bundle\n";
-    return 2;
-  }
-  try {
+      ->check(CLI::IsMember(kinds));
+  return tpu::runTool(app, argc, argv, [&] {
+    options.emit = kinds.at(emit);
+    if (options.emit == tpu::compiler::EmitKind::Bundle && options.output_path.empty())
+      throw tpu::Error("-o OUT.tpub is required to write a bundle");
     tpu::compiler::compile(options);
-  } catch (const std::exception &error) {
-    std::cerr << "tpuc: error: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
