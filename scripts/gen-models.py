@@ -60,6 +60,48 @@ def mlp(out_dir, name, batch, features, hidden, classes, seed):
     save(name, graph, [x], [y], out_dir)
 
 
+def ops_mix(out_dir, name, seed, opset):
+    """Two inputs, two outputs, and every import path the foundation covers:
+    Gemm with alpha, beta and transB, Clip, MatMul, row and scalar broadcasts,
+    full-shape constants, Max, Reshape and Flatten."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((10, 12)).astype(np.float32) / np.sqrt(12)
+    c = rng.standard_normal(10).astype(np.float32)
+    w2 = rng.standard_normal((10, 7)).astype(np.float32) / np.sqrt(10)
+    b2 = rng.standard_normal(7).astype(np.float32)
+    floor = rng.standard_normal((6, 7)).astype(np.float32)
+    x = rng.standard_normal((6, 12)).astype(np.float32)
+    z = rng.standard_normal((6, 7)).astype(np.float32)
+    f32 = lambda v: np.asarray(v, dtype=np.float32)
+
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "c"], ["g"], name="gemm", alpha=0.5, beta=2.0,
+                         transB=1),
+        helper.make_node("Clip", ["g", "lo", "hi"], ["k"], name="clip"),
+        helper.make_node("MatMul", ["k", "w2"], ["m"], name="matmul"),
+        helper.make_node("Sub", ["m", "b2"], ["s"], name="sub_row"),
+        helper.make_node("Mul", ["s", "three"], ["p"], name="mul_scalar"),
+        helper.make_node("Max", ["p", "floor"], ["mx"], name="max_full"),
+        helper.make_node("Add", ["mx", "z"], ["a"], name="add_input"),
+        helper.make_node("Reshape", ["a", "shape"], ["r"], name="reshape"),
+        helper.make_node("Flatten", ["r"], ["y"], name="flatten", axis=1),
+    ]
+    initializers = [numpy_helper.from_array(v, n) for n, v in (
+        ("w", w), ("c", c), ("w2", w2), ("b2", b2), ("floor", floor), ("lo", f32(-0.5)),
+        ("hi", f32(0.75)), ("three", f32(3.0)))]
+    initializers.append(numpy_helper.from_array(np.array([3, 2, 7], dtype=np.int64), "shape"))
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 12]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [6, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 14]),
+         helper.make_tensor_value_info("k", TensorProto.FLOAT, [6, 10])],
+        initializer=initializers)
+    k = np.clip(0.5 * (x @ w.T) + 2.0 * c, -0.5, 0.75)
+    y = (np.maximum((k @ w2 - b2) * 3.0, floor) + z).reshape(3, 14)
+    save(name, graph, [x, z], [y, k], out_dir, opset=opset)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
@@ -68,6 +110,9 @@ def main():
     mlp(args.out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1)
     # Every dimension ragged on every preset, K below one array height.
     mlp(args.out, "mlp-ragged", batch=5, features=20, hidden=37, classes=3, seed=2)
+    # The oldest and newest opsets the importer takes.
+    ops_mix(args.out, "ops-mix-opset11", seed=3, opset=11)
+    ops_mix(args.out, "ops-mix-opset17", seed=4, opset=17)
 
 
 if __name__ == "__main__":

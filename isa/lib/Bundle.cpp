@@ -30,25 +30,25 @@ constexpr size_t kCrcOffset = 12;
 constexpr size_t kCrcCoverageStart = kCrcOffset + 4;
 constexpr uint64_t kMaxDramBytes = uint64_t{1} << 34; // 16 GiB
 
-void appendLittleEndian(std::vector<uint8_t>& bytes, uint64_t value, unsigned size) {
+void appendLittleEndian(std::vector<uint8_t> &bytes, uint64_t value, unsigned size) {
   for (unsigned i = 0; i < size; ++i)
     bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
-uint64_t readLittleEndian(const uint8_t* bytes, unsigned size) {
+uint64_t readLittleEndian(const uint8_t *bytes, unsigned size) {
   uint64_t value = 0;
   for (unsigned i = 0; i < size; ++i)
     value |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   return value;
 }
 
-std::string describeInstruction(const Instruction& instruction) {
+std::string describeInstruction(const Instruction &instruction) {
   if (!isa::findOpcode(static_cast<uint8_t>(instruction.opcode)))
     return fmt::format("opcode {:#04x}", static_cast<unsigned>(instruction.opcode));
   return isa::disassemble(instruction);
 }
 
-[[noreturn]] void failInstruction(size_t index, const Instruction& instruction,
+[[noreturn]] void failInstruction(size_t index, const Instruction &instruction,
                                   std::string_view problem) {
   throw Error(
       fmt::format("instruction {} ({}): {}", index, describeInstruction(instruction), problem));
@@ -59,7 +59,7 @@ uint64_t stridedExtent(uint64_t rows, uint64_t cols, uint64_t stride) {
   return rows == 0 || cols == 0 ? 0 : (rows - 1) * stride + cols;
 }
 
-void checkOnChipRange(std::string_view role, const HardwareConfig& config, isa::Space space,
+void checkOnChipRange(std::string_view role, const HardwareConfig &config, isa::Space space,
                       uint64_t begin, uint64_t extent) {
   bool scratchpad = space == isa::Space::Scratchpad;
   uint64_t words = scratchpad ? config.scratchpad.words() : config.accumulator.words();
@@ -69,11 +69,11 @@ void checkOnChipRange(std::string_view role, const HardwareConfig& config, isa::
                             words));
 }
 
-isa::Space spaceOf(const Instruction& instruction, Field field) {
+isa::Space spaceOf(const Instruction &instruction, Field field) {
   return static_cast<isa::Space>(instruction.get(field));
 }
 
-void checkDma(const Instruction& instruction, const HardwareConfig& config, uint64_t dramBytes) {
+void checkDma(const Instruction &instruction, const HardwareConfig &config, uint64_t dramBytes) {
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
   if (rows == 0 || cols == 0)
@@ -89,7 +89,7 @@ void checkDma(const Instruction& instruction, const HardwareConfig& config, uint
         fmt::format("DRAM range [{:#x}, {:#x}) exceeds dram_bytes {:#x}", begin, end, dramBytes));
 }
 
-void checkLoadWeights(const Instruction& instruction, const HardwareConfig& config) {
+void checkLoadWeights(const Instruction &instruction, const HardwareConfig &config) {
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
   if (rows > config.array.rows || cols > config.array.cols)
@@ -100,7 +100,7 @@ void checkLoadWeights(const Instruction& instruction, const HardwareConfig& conf
 }
 
 // The destination's width is the active weight tile's; see checkWeightTiles().
-void checkMatMul(const Instruction& instruction, const HardwareConfig& config,
+void checkMatMul(const Instruction &instruction, const HardwareConfig &config,
                  uint64_t knownDstCols) {
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
@@ -117,7 +117,7 @@ void checkMatMul(const Instruction& instruction, const HardwareConfig& config,
 }
 
 // Vector operands are dense: element (r, c) is at addr + r*cols + c.
-void checkVector(const Instruction& instruction, const HardwareConfig& config) {
+void checkVector(const Instruction &instruction, const HardwareConfig &config) {
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
   bool reducesRows = instruction.opcode == Opcode::VRowSum || instruction.opcode == Opcode::VRowMax;
@@ -140,7 +140,7 @@ void checkVector(const Instruction& instruction, const HardwareConfig& config) {
                    instruction.get(Field::Src2Addr), src2Extent);
 }
 
-void checkResources(const Instruction& instruction, const HardwareConfig& config,
+void checkResources(const Instruction &instruction, const HardwareConfig &config,
                     uint64_t dramBytes) {
   switch (isa::opcodeInfo(instruction.opcode).unit) {
   case isa::Unit::Controller:
@@ -157,14 +157,14 @@ void checkResources(const Instruction& instruction, const HardwareConfig& config
 
 // Every mxu instruction runs on the compute queue, in program order, so the
 // active weight tile at each mxu.mm is known statically.
-void checkWeightTiles(const std::vector<Instruction>& program, const HardwareConfig& config) {
+void checkWeightTiles(const std::vector<Instruction> &program, const HardwareConfig &config) {
   struct Tile {
     uint64_t rows, cols;
   };
   std::optional<Tile> shadow;
   std::optional<Tile> active;
   for (size_t index = 0; index < program.size(); ++index) {
-    const Instruction& instruction = program[index];
+    const Instruction &instruction = program[index];
     if (instruction.opcode == Opcode::LoadWeights) {
       shadow = Tile{instruction.get(Field::Rows), instruction.get(Field::Cols)};
       continue;
@@ -185,7 +185,7 @@ void checkWeightTiles(const std::vector<Instruction>& program, const HardwareCon
                                   instruction.get(Field::Cols), active->rows));
     try {
       checkMatMul(instruction, config, active->cols);
-    } catch (const Error& error) {
+    } catch (const Error &error) {
       failInstruction(index, instruction, error.what());
     }
   }
@@ -198,7 +198,7 @@ struct DramRange {
 };
 
 // Checks each tensor on its own and returns its DRAM range.
-DramRange checkTensor(const TensorInfo& tensor, std::string_view role, uint64_t dramBytes) {
+DramRange checkTensor(const TensorInfo &tensor, std::string_view role, uint64_t dramBytes) {
   std::string what = fmt::format("{} '{}'", role, tensor.name);
   if (tensor.name.empty())
     throw Error(fmt::format("an {} has an empty name", role));
@@ -217,7 +217,7 @@ DramRange checkTensor(const TensorInfo& tensor, std::string_view role, uint64_t 
   return {tensor.dram_address, tensor.dram_address + bytes, what};
 }
 
-void checkDramLayout(const Bundle& bundle) {
+void checkDramLayout(const Bundle &bundle) {
   if (bundle.dram_bytes > kMaxDramBytes)
     throw Error(fmt::format("dram_bytes {} exceeds the 16 GiB limit", bundle.dram_bytes));
   uint64_t constantBytes = bundle.constants.size();
@@ -231,19 +231,19 @@ void checkDramLayout(const Bundle& bundle) {
     ranges.push_back(
         {bundle.constant_address, bundle.constant_address + constantBytes, "the constants"});
   std::set<std::string> names;
-  for (const auto& [tensors, role] :
+  for (const auto &[tensors, role] :
        {std::pair{&bundle.inputs, "input"}, std::pair{&bundle.outputs, "output"}})
-    for (const TensorInfo& tensor : *tensors) {
+    for (const TensorInfo &tensor : *tensors) {
       ranges.push_back(checkTensor(tensor, role, bundle.dram_bytes));
       if (!names.insert(tensor.name).second)
         throw Error(fmt::format("tensor name '{}' is used twice", tensor.name));
     }
 
   std::sort(ranges.begin(), ranges.end(),
-            [](const DramRange& a, const DramRange& b) { return a.begin < b.begin; });
+            [](const DramRange &a, const DramRange &b) { return a.begin < b.begin; });
   // Compare each range with the one reaching furthest among those before it.
-  const DramRange* furthest = nullptr;
-  for (const DramRange& range : ranges) {
+  const DramRange *furthest = nullptr;
+  for (const DramRange &range : ranges) {
     if (furthest && range.begin < furthest->end)
       throw Error(fmt::format("{} [{:#x}, {:#x}) overlaps {} [{:#x}, {:#x})", range.what,
                               range.begin, range.end, furthest->what, furthest->begin,
@@ -253,7 +253,7 @@ void checkDramLayout(const Bundle& bundle) {
   }
 }
 
-void checkSourceMap(const Bundle& bundle) {
+void checkSourceMap(const Bundle &bundle) {
   if (bundle.source_of.size() != bundle.program.size())
     throw Error(fmt::format("source_of has {} entries for {} instructions", bundle.source_of.size(),
                             bundle.program.size()));
@@ -263,8 +263,8 @@ void checkSourceMap(const Bundle& bundle) {
                               bundle.source_of[index], bundle.source_ops.size()));
 }
 
-void checkProgram(const Bundle& bundle) {
-  const std::vector<Instruction>& program = bundle.program;
+void checkProgram(const Bundle &bundle) {
+  const std::vector<Instruction> &program = bundle.program;
   if (program.empty())
     throw Error("the program is empty (it must end with halt)");
   for (size_t index = 0; index < program.size(); ++index) {
@@ -277,19 +277,20 @@ void checkProgram(const Bundle& bundle) {
   checkWeightTiles(program, bundle.config);
 }
 
-nlohmann::json tensorJson(const TensorInfo& tensor) {
+nlohmann::json tensorJson(const TensorInfo &tensor) {
   return {{"name", tensor.name},
           {"shape", tensor.shape},
           {"dtype", isa::dtypeName(tensor.dtype)},
-          {"dram_address", tensor.dram_address}};
+          {"dram_address", tensor.dram_address},
+          {"reduction_length", tensor.reduction_length}};
 }
 
-TensorInfo parseTensor(const JsonCursor& json, TensorInfo::Role role) {
-  json.expectObject({"name", "shape", "dtype", "dram_address"});
+TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
+  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"});
   TensorInfo tensor;
   tensor.role = role;
   tensor.name = json["name"].string();
-  for (const JsonCursor& dim : json["shape"].arrayElements())
+  for (const JsonCursor &dim : json["shape"].arrayElements())
     tensor.shape.push_back(
         static_cast<int64_t>(dim.unsignedInteger(0, std::numeric_limits<int64_t>::max())));
   JsonCursor dtype = json["dtype"];
@@ -299,43 +300,43 @@ TensorInfo parseTensor(const JsonCursor& json, TensorInfo::Role role) {
   tensor.dtype = *parsed;
   tensor.dram_address =
       json["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
+  tensor.reduction_length =
+      json["reduction_length"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
   return tensor;
 }
 
-std::string metadataJson(const Bundle& bundle) {
-  auto tensors = [](const std::vector<TensorInfo>& list) {
+std::string metadataJson(const Bundle &bundle) {
+  auto tensors = [](const std::vector<TensorInfo> &list) {
     nlohmann::json array = nlohmann::json::array();
-    for (const TensorInfo& tensor : list)
+    for (const TensorInfo &tensor : list)
       array.push_back(tensorJson(tensor));
     return array;
   };
-  nlohmann::json json = {
-      {"config", bundle.config.toJson()},   {"inputs", tensors(bundle.inputs)},
-      {"outputs", tensors(bundle.outputs)}, {"reduction_length", bundle.reduction_length},
-      {"source_ops", bundle.source_ops},    {"source_of", bundle.source_of}};
+  nlohmann::json json = {{"config", bundle.config.toJson()},
+                         {"inputs", tensors(bundle.inputs)},
+                         {"outputs", tensors(bundle.outputs)},
+                         {"source_ops", bundle.source_ops},
+                         {"source_of", bundle.source_of}};
   return json.dump();
 }
 
-void parseMetadata(const uint8_t* begin, const uint8_t* end, Bundle& bundle) {
-  constexpr const char* kOrigin = "bundle metadata";
+void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
+  constexpr const char *kOrigin = "bundle metadata";
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
     JsonCursor root(json, kOrigin);
-    root.expectObject(
-        {"config", "inputs", "outputs", "reduction_length", "source_ops", "source_of"});
+    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"});
     bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
-    for (const JsonCursor& tensor : root["inputs"].arrayElements())
+    for (const JsonCursor &tensor : root["inputs"].arrayElements())
       bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
-    for (const JsonCursor& tensor : root["outputs"].arrayElements())
+    for (const JsonCursor &tensor : root["outputs"].arrayElements())
       bundle.outputs.push_back(parseTensor(tensor, TensorInfo::Role::Output));
-    bundle.reduction_length =
-        root["reduction_length"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
-    for (const JsonCursor& op : root["source_ops"].arrayElements())
+    for (const JsonCursor &op : root["source_ops"].arrayElements())
       bundle.source_ops.push_back(op.string());
-    for (const JsonCursor& source : root["source_of"].arrayElements())
+    for (const JsonCursor &source : root["source_of"].arrayElements())
       bundle.source_of.push_back(
           static_cast<uint32_t>(source.unsignedInteger(0, std::numeric_limits<uint32_t>::max())));
-  } catch (const nlohmann::json::exception& error) {
+  } catch (const nlohmann::json::exception &error) {
     throw Error(fmt::format("{}: invalid JSON: {}", kOrigin, detail::jsonErrorText(error.what())));
   }
 }
@@ -349,12 +350,12 @@ uint64_t TensorInfo::elements() const {
   return count;
 }
 
-void validateInstruction(const isa::Instruction& instruction, size_t index,
-                         const HardwareConfig& config, uint64_t dram_bytes) {
+void validateInstruction(const isa::Instruction &instruction, size_t index,
+                         const HardwareConfig &config, uint64_t dram_bytes) {
   try {
     isa::validateFields(instruction);
     checkResources(instruction, config, dram_bytes);
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     failInstruction(index, instruction, error.what());
   }
 }
@@ -366,7 +367,7 @@ void Bundle::validate() const {
   checkProgram(*this);
 }
 
-uint32_t crc32(const uint8_t* data, size_t size) {
+uint32_t crc32(const uint8_t *data, size_t size) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> entries{};
     for (uint32_t byte = 0; byte < 256; ++byte) {
@@ -383,7 +384,7 @@ uint32_t crc32(const uint8_t* data, size_t size) {
   return crc ^ 0xFFFFFFFFu;
 }
 
-std::vector<uint8_t> serializeBundle(const Bundle& bundle) {
+std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
   std::string metadata = metadataJson(bundle);
   if (bundle.program.size() > std::numeric_limits<uint32_t>::max() ||
       metadata.size() > std::numeric_limits<uint32_t>::max())
@@ -402,7 +403,7 @@ std::vector<uint8_t> serializeBundle(const Bundle& bundle) {
     isa::EncodedInstruction encoded;
     try {
       encoded = isa::encode(bundle.program[index]);
-    } catch (const Error& error) {
+    } catch (const Error &error) {
       throw Error(fmt::format("instruction {}: {}", index, error.what()));
     }
     bytes.insert(bytes.end(), encoded.begin(), encoded.end());
@@ -416,11 +417,11 @@ std::vector<uint8_t> serializeBundle(const Bundle& bundle) {
   return bytes;
 }
 
-Bundle parseBundle(const std::vector<uint8_t>& bytes) {
+Bundle parseBundle(const std::vector<uint8_t> &bytes) {
   if (bytes.size() < kHeaderBytes)
     throw Error(fmt::format("bundle is {} bytes, too short for the {}-byte header", bytes.size(),
                             kHeaderBytes));
-  const uint8_t* data = bytes.data();
+  const uint8_t *data = bytes.data();
   if (!std::equal(std::begin(kBundleMagic), std::end(kBundleMagic), data))
     throw Error("not a TPU bundle (bad magic)");
   auto version = static_cast<uint32_t>(readLittleEndian(data + 4, 4));
@@ -437,11 +438,11 @@ Bundle parseBundle(const std::vector<uint8_t>& bytes) {
 
   // Subtract section by section so that no sum of untrusted sizes can overflow.
   uint64_t remaining = bytes.size() - kHeaderBytes;
-  const std::pair<const char*, uint64_t> sections[] = {
+  const std::pair<const char *, uint64_t> sections[] = {
       {"instructions", numInstructions * isa::kInstructionBytes},
       {"metadata", metadataBytes},
       {"constants", constantBytes}};
-  for (const auto& [name, size] : sections) {
+  for (const auto &[name, size] : sections) {
     if (size > remaining)
       throw Error(fmt::format("bundle truncated: the {} section needs {} bytes, {} remain", name,
                               size, remaining));
@@ -455,11 +456,11 @@ Bundle parseBundle(const std::vector<uint8_t>& bytes) {
   Bundle bundle;
   bundle.constant_address = readLittleEndian(data + 32, 8);
   bundle.dram_bytes = readLittleEndian(data + 40, 8);
-  const uint8_t* cursor = data + kHeaderBytes;
+  const uint8_t *cursor = data + kHeaderBytes;
   for (uint64_t index = 0; index < numInstructions; ++index) {
     try {
       bundle.program.push_back(isa::decode(cursor));
-    } catch (const Error& error) {
+    } catch (const Error &error) {
       throw Error(fmt::format("instruction {}: {}", index, error.what()));
     }
     cursor += isa::kInstructionBytes;
@@ -471,12 +472,12 @@ Bundle parseBundle(const std::vector<uint8_t>& bytes) {
   return bundle;
 }
 
-void writeBundle(const Bundle& bundle, const std::string& path) {
+void writeBundle(const Bundle &bundle, const std::string &path) {
   bundle.validate();
   std::vector<uint8_t> bytes = serializeBundle(bundle);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (file)
-    file.write(reinterpret_cast<const char*>(bytes.data()),
+    file.write(reinterpret_cast<const char *>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
   if (file)
     file.close();
@@ -484,11 +485,11 @@ void writeBundle(const Bundle& bundle, const std::string& path) {
     throw Error(fmt::format("{}: cannot write bundle: {}", path, std::strerror(errno)));
 }
 
-Bundle readBundle(const std::string& path) {
+Bundle readBundle(const std::string &path) {
   std::vector<uint8_t> bytes = detail::readFile(path, "bundle");
   try {
     return parseBundle(bytes);
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     throw Error(fmt::format("{}: {}", path, error.what()));
   }
 }

@@ -11,7 +11,7 @@
 
 namespace tpu::detail {
 
-std::vector<uint8_t> readFile(const std::string& path, std::string_view what) {
+std::vector<uint8_t> readFile(const std::string &path, std::string_view what) {
   auto fail = [&](std::string_view reason) {
     throw Error(fmt::format("{}: cannot read {}: {}", path, what, reason));
   };
@@ -30,13 +30,13 @@ std::vector<uint8_t> readFile(const std::string& path, std::string_view what) {
   if (error)
     fail(error.message());
   std::vector<uint8_t> bytes(size);
-  file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  file.read(reinterpret_cast<char *>(bytes.data()), static_cast<std::streamsize>(size));
   if (static_cast<uintmax_t>(file.gcount()) != size)
     fail("read failed");
   return bytes;
 }
 
-std::string_view jsonErrorText(const char* what) {
+std::string_view jsonErrorText(const char *what) {
   std::string_view text(what);
   if (!text.empty() && text.front() == '[') {
     size_t end = text.find("] ");

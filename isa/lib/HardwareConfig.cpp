@@ -27,14 +27,14 @@ constexpr uint64_t kBytesPerWord = 4;
 
 // On-chip memories must be reachable by the ISA's word addresses.
 uint64_t maxMemoryKiB() {
-  const isa::OpcodeInfo& dma = isa::opcodeInfo(isa::Opcode::DmaLoad);
-  auto address = std::find_if(dma.fields.begin(), dma.fields.end(), [](const isa::FieldInfo& f) {
+  const isa::OpcodeInfo &dma = isa::opcodeInfo(isa::Opcode::DmaLoad);
+  auto address = std::find_if(dma.fields.begin(), dma.fields.end(), [](const isa::FieldInfo &f) {
     return f.field == isa::Field::SramAddr;
   });
   return (uint64_t{1} << address->bits) * kBytesPerWord / 1024;
 }
 
-HardwareConfig::Memory readMemory(const JsonCursor& json) {
+HardwareConfig::Memory readMemory(const JsonCursor &json) {
   json.expectObject({"kib", "banks"});
   HardwareConfig::Memory memory;
   memory.bytes = json["kib"].unsignedInteger(1, maxMemoryKiB()) * 1024;
@@ -45,13 +45,13 @@ HardwareConfig::Memory readMemory(const JsonCursor& json) {
   return memory;
 }
 
-nlohmann::json memoryJson(const HardwareConfig::Memory& memory) {
+nlohmann::json memoryJson(const HardwareConfig::Memory &memory) {
   return {{"kib", memory.bytes / 1024}, {"banks", memory.banks}};
 }
 
 } // namespace
 
-HardwareConfig HardwareConfig::fromJson(const nlohmann::json& json, const std::string& origin) {
+HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::string &origin) {
   JsonCursor root(json, origin);
   root.expectObject({"name", "clock_ghz", "array", "scratchpad", "accumulator", "vector", "dram"});
   HardwareConfig config;
@@ -87,20 +87,20 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json& json, const std::s
   return config;
 }
 
-HardwareConfig HardwareConfig::fromFile(const std::string& path) {
+HardwareConfig HardwareConfig::fromFile(const std::string &path) {
   std::vector<uint8_t> bytes = detail::readFile(path, "config");
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::parse_error &error) {
     throw Error(fmt::format("{}: invalid JSON: {}", path, detail::jsonErrorText(error.what())));
   }
   return fromJson(json, path);
 }
 
-void HardwareConfig::validate(const std::string& origin) const {
+void HardwareConfig::validate(const std::string &origin) const {
   // toJson() writes whole KiB; anything else would not survive the round trip.
-  for (const auto& [memory, key] :
+  for (const auto &[memory, key] :
        {std::pair{&scratchpad, "scratchpad"}, std::pair{&accumulator, "accumulator"}})
     if (memory->bytes % 1024 != 0)
       throw Error(fmt::format("{}: {}.kib: must be a whole number of KiB (got {} bytes)", origin,
@@ -124,8 +124,8 @@ nlohmann::json HardwareConfig::toJson() const {
   };
 }
 
-bool HardwareConfig::operator==(const HardwareConfig& other) const {
-  auto sameMemory = [](const Memory& a, const Memory& b) {
+bool HardwareConfig::operator==(const HardwareConfig &other) const {
+  auto sameMemory = [](const Memory &a, const Memory &b) {
     return a.bytes == b.bytes && a.banks == b.banks;
   };
   return name == other.name && array.rows == other.array.rows && array.cols == other.array.cols &&
@@ -138,7 +138,7 @@ bool HardwareConfig::operator==(const HardwareConfig& other) const {
 }
 
 std::string configDirectory() {
-  const char* overridden = std::getenv("TPU_CONFIG_DIR");
+  const char *overridden = std::getenv("TPU_CONFIG_DIR");
   return overridden && *overridden ? overridden : TPU_SOURCE_CONFIG_DIR;
 }
 

@@ -55,7 +55,7 @@ constexpr FieldProperties kFieldProperties[] = {
 };
 static_assert(std::size(kFieldProperties) == kNumFields, "one entry per Field");
 
-const FieldProperties& properties(Field field) {
+const FieldProperties &properties(Field field) {
   return kFieldProperties[static_cast<unsigned>(field)];
 }
 
@@ -89,7 +89,7 @@ std::vector<Symbol> symbolsFrom(const std::string_view (&names)[N], uint64_t fir
 }
 
 // The legal values of an enumerated format; empty for numeric formats.
-const std::vector<Symbol>& symbols(FieldFormat format) {
+const std::vector<Symbol> &symbols(FieldFormat format) {
   static const std::vector<Symbol> none;
   static const std::vector<Symbol> spaces = symbolsFrom(kSpaceNames, 0);
   static const std::vector<Symbol> dtypes = symbolsFrom(kDTypeNames, 0);
@@ -115,36 +115,36 @@ const std::vector<Symbol>& symbols(FieldFormat format) {
 }
 
 bool isLegalValue(FieldFormat format, uint64_t value) {
-  const std::vector<Symbol>& legal = symbols(format);
+  const std::vector<Symbol> &legal = symbols(format);
   return legal.empty() ||
-         std::any_of(legal.begin(), legal.end(), [&](const Symbol& s) { return s.value == value; });
+         std::any_of(legal.begin(), legal.end(), [&](const Symbol &s) { return s.value == value; });
 }
 
 std::string symbolList(FieldFormat format) {
   std::vector<std::string_view> names;
-  for (const Symbol& symbol : symbols(format))
+  for (const Symbol &symbol : symbols(format))
     names.push_back(symbol.name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // Calls visit(FieldInfo, bit offset) for each field in encoding order and
 // returns the first bit past the last field.
-template <typename Visit> unsigned forEachFieldBits(const OpcodeInfo& info, Visit visit) {
+template <typename Visit> unsigned forEachFieldBits(const OpcodeInfo &info, Visit visit) {
   unsigned offset = kOpcodeBits;
-  for (const FieldInfo& field : info.fields) {
+  for (const FieldInfo &field : info.fields) {
     visit(field, offset);
     offset += field.bits;
   }
   return offset;
 }
 
-void writeBits(EncodedInstruction& bytes, unsigned offset, unsigned width, uint64_t value) {
+void writeBits(EncodedInstruction &bytes, unsigned offset, unsigned width, uint64_t value) {
   for (unsigned bit = 0; bit < width; ++bit)
     if ((value >> bit) & 1)
       bytes[(offset + bit) / 8] |= static_cast<uint8_t>(1u << ((offset + bit) % 8));
 }
 
-uint64_t readBits(const uint8_t* bytes, unsigned offset, unsigned width) {
+uint64_t readBits(const uint8_t *bytes, unsigned offset, unsigned width) {
   uint64_t value = 0;
   for (unsigned bit = 0; bit < width; ++bit)
     value |= static_cast<uint64_t>((bytes[(offset + bit) / 8] >> ((offset + bit) % 8)) & 1) << bit;
@@ -164,7 +164,7 @@ std::string formatValue(Field field, uint64_t value) {
   FieldFormat format = fieldFormat(field);
   if (format == FieldFormat::Hex)
     return fmt::format("{:#x}", value);
-  for (const Symbol& symbol : symbols(format))
+  for (const Symbol &symbol : symbols(format))
     if (symbol.value == value)
       return std::string(symbol.name);
   return std::to_string(value);
@@ -178,7 +178,7 @@ std::optional<uint64_t> parseNumber(std::string_view text) {
     text.remove_prefix(2);
   }
   uint64_t value = 0;
-  const char* end = text.data() + text.size();
+  const char *end = text.data() + text.size();
   auto [parsedEnd, error] = std::from_chars(text.data(), end, value, base);
   if (text.empty() || error != std::errc() || parsedEnd != end)
     return std::nullopt;
@@ -186,7 +186,7 @@ std::optional<uint64_t> parseNumber(std::string_view text) {
 }
 
 std::optional<uint64_t> parseValue(Field field, std::string_view text) {
-  for (const Symbol& symbol : symbols(fieldFormat(field)))
+  for (const Symbol &symbol : symbols(fieldFormat(field)))
     if (symbol.name == text)
       return symbol.value;
   return parseNumber(text);
@@ -223,33 +223,33 @@ std::string escapeMarkdown(std::string_view text) {
 
 } // namespace
 
-const OpcodeInfo* findOpcode(uint8_t code) {
-  static const std::array<const OpcodeInfo*, 256> byCode = [] {
-    std::array<const OpcodeInfo*, 256> lookup{};
-    for (const OpcodeInfo& info : opcodeTable())
+const OpcodeInfo *findOpcode(uint8_t code) {
+  static const std::array<const OpcodeInfo *, 256> byCode = [] {
+    std::array<const OpcodeInfo *, 256> lookup{};
+    for (const OpcodeInfo &info : opcodeTable())
       lookup[static_cast<uint8_t>(info.opcode)] = &info;
     return lookup;
   }();
   return byCode[code];
 }
 
-const OpcodeInfo& opcodeInfo(Opcode opcode) {
-  const OpcodeInfo* info = findOpcode(static_cast<uint8_t>(opcode));
+const OpcodeInfo &opcodeInfo(Opcode opcode) {
+  const OpcodeInfo *info = findOpcode(static_cast<uint8_t>(opcode));
   if (!info)
     throw Error(fmt::format("unknown opcode {:#04x}", static_cast<unsigned>(opcode)));
   return *info;
 }
 
-const OpcodeInfo* findMnemonic(std::string_view mnemonic) {
-  const std::vector<OpcodeInfo>& table = opcodeTable();
+const OpcodeInfo *findMnemonic(std::string_view mnemonic) {
+  const std::vector<OpcodeInfo> &table = opcodeTable();
   auto it = std::find_if(table.begin(), table.end(),
-                         [&](const OpcodeInfo& info) { return info.mnemonic == mnemonic; });
+                         [&](const OpcodeInfo &info) { return info.mnemonic == mnemonic; });
   return it == table.end() ? nullptr : &*it;
 }
 
-bool usesField(const OpcodeInfo& info, Field field) {
+bool usesField(const OpcodeInfo &info, Field field) {
   return std::any_of(info.fields.begin(), info.fields.end(),
-                     [&](const FieldInfo& f) { return f.field == field; });
+                     [&](const FieldInfo &f) { return f.field == field; });
 }
 
 std::string_view fieldName(Field field) { return properties(field).name; }
@@ -290,10 +290,10 @@ Queue Instruction::queue() const {
 
 Instruction makeInstruction(Opcode opcode,
                             std::initializer_list<std::pair<Field, uint64_t>> fields) {
-  const OpcodeInfo& info = opcodeInfo(opcode);
+  const OpcodeInfo &info = opcodeInfo(opcode);
   Instruction instruction;
   instruction.opcode = opcode;
-  for (const auto& [field, value] : fields) {
+  for (const auto &[field, value] : fields) {
     if (!usesField(info, field))
       throw Error(fmt::format("{}: has no field {}", info.mnemonic, fieldName(field)));
     instruction.set(field, value);
@@ -301,15 +301,15 @@ Instruction makeInstruction(Opcode opcode,
   return instruction;
 }
 
-void validateFields(const Instruction& instruction) {
-  const OpcodeInfo& info = opcodeInfo(instruction.opcode);
+void validateFields(const Instruction &instruction) {
+  const OpcodeInfo &info = opcodeInfo(instruction.opcode);
   for (unsigned index = 0; index < kNumFields; ++index) {
     Field field = static_cast<Field>(index);
     if (!usesField(info, field) && instruction.get(field) != 0)
       throw Error(fmt::format("{}: field {} is not used by this opcode but is {}", info.mnemonic,
                               fieldName(field), instruction.get(field)));
   }
-  for (const FieldInfo& field : info.fields) {
+  for (const FieldInfo &field : info.fields) {
     uint64_t value = instruction.get(field.field);
     if (field.bits < 64 && (value >> field.bits) != 0)
       throw Error(fmt::format("{}: field {} = {} does not fit in {} bits (max {})", info.mnemonic,
@@ -326,23 +326,23 @@ void validateFields(const Instruction& instruction) {
                             formatValue(Field::From, instruction.get(Field::From))));
 }
 
-EncodedInstruction encode(const Instruction& instruction) {
+EncodedInstruction encode(const Instruction &instruction) {
   validateFields(instruction);
   EncodedInstruction bytes{};
   bytes[0] = static_cast<uint8_t>(instruction.opcode);
-  forEachFieldBits(opcodeInfo(instruction.opcode), [&](const FieldInfo& field, unsigned offset) {
+  forEachFieldBits(opcodeInfo(instruction.opcode), [&](const FieldInfo &field, unsigned offset) {
     writeBits(bytes, offset, field.bits, instruction.get(field.field));
   });
   return bytes;
 }
 
-Instruction decode(const uint8_t* bytes) {
-  const OpcodeInfo* info = findOpcode(bytes[0]);
+Instruction decode(const uint8_t *bytes) {
+  const OpcodeInfo *info = findOpcode(bytes[0]);
   if (!info)
     throw Error(fmt::format("unknown opcode {:#04x}", bytes[0]));
   Instruction instruction;
   instruction.opcode = info->opcode;
-  unsigned paddingStart = forEachFieldBits(*info, [&](const FieldInfo& field, unsigned offset) {
+  unsigned paddingStart = forEachFieldBits(*info, [&](const FieldInfo &field, unsigned offset) {
     instruction.set(field.field, readBits(bytes, offset, field.bits));
   });
   for (unsigned bit = paddingStart; bit < kInstructionBytes * 8; ++bit)
@@ -353,18 +353,18 @@ Instruction decode(const uint8_t* bytes) {
   return instruction;
 }
 
-std::string disassemble(const Instruction& instruction) {
-  const OpcodeInfo& info = opcodeInfo(instruction.opcode);
+std::string disassemble(const Instruction &instruction) {
+  const OpcodeInfo &info = opcodeInfo(instruction.opcode);
   std::string text(info.mnemonic);
-  for (const FieldInfo& field : info.fields)
+  for (const FieldInfo &field : info.fields)
     text += fmt::format(" {}={}", fieldName(field.field),
                         formatValue(field.field, instruction.get(field.field)));
   return text;
 }
 
-std::string disassemble(const std::vector<Instruction>& program) {
+std::string disassemble(const std::vector<Instruction> &program) {
   std::string text;
-  for (const Instruction& instruction : program)
+  for (const Instruction &instruction : program)
     text += disassemble(instruction) + '\n';
   return text;
 }
@@ -373,7 +373,7 @@ std::optional<Instruction> assembleLine(std::string_view line) {
   std::vector<std::string_view> tokens = splitWhitespace(line.substr(0, line.find_first_of("#;")));
   if (tokens.empty())
     return std::nullopt;
-  const OpcodeInfo* info = findMnemonic(tokens[0]);
+  const OpcodeInfo *info = findMnemonic(tokens[0]);
   if (!info)
     throw Error(fmt::format("unknown mnemonic '{}'", tokens[0]));
 
@@ -387,10 +387,10 @@ std::optional<Instruction> assembleLine(std::string_view line) {
     std::string_view name = token->substr(0, equals);
     std::string_view valueText = token->substr(equals + 1);
     auto field = std::find_if(info->fields.begin(), info->fields.end(),
-                              [&](const FieldInfo& f) { return fieldName(f.field) == name; });
+                              [&](const FieldInfo &f) { return fieldName(f.field) == name; });
     if (field == info->fields.end())
       throw Error(fmt::format("{}: unknown field '{}'", info->mnemonic, name));
-    bool& alreadySeen = seen[static_cast<unsigned>(field->field)];
+    bool &alreadySeen = seen[static_cast<unsigned>(field->field)];
     if (alreadySeen)
       throw Error(fmt::format("{}: duplicate field '{}'", info->mnemonic, name));
     alreadySeen = true;
@@ -401,7 +401,7 @@ std::optional<Instruction> assembleLine(std::string_view line) {
   }
 
   std::vector<std::string_view> missing;
-  for (const FieldInfo& field : info->fields)
+  for (const FieldInfo &field : info->fields)
     if (!seen[static_cast<unsigned>(field.field)])
       missing.push_back(fieldName(field.field));
   if (!missing.empty())
@@ -421,7 +421,7 @@ std::vector<Instruction> assemble(std::string_view text) {
       if (std::optional<Instruction> instruction =
               assembleLine(text.substr(lineStart, lineEnd - lineStart)))
         program.push_back(*instruction);
-    } catch (const Error& error) {
+    } catch (const Error &error) {
       throw Error(fmt::format("line {}: {}", lineNumber, error.what()));
     }
     lineStart = lineEnd + 1;
@@ -435,7 +435,7 @@ std::string opcodeTableMarkdown() {
       "Every instruction is 16 bytes. Byte 0 holds the opcode; the fields follow in the order "
       "listed, packed least-significant bit first from bit 8 (bit b of the instruction is bit "
       "b % 8 of byte b / 8). Bits past the last field must be zero.\n";
-  for (const OpcodeInfo& info : opcodeTable()) {
+  for (const OpcodeInfo &info : opcodeTable()) {
     std::string queue = fmt::format("{} queue", queueName(info.queue));
     if (std::optional<Field> field = queueSelectingField(info.opcode))
       queue = fmt::format("runs on queue `{}`", fieldName(*field));
@@ -447,7 +447,7 @@ std::string opcodeTableMarkdown() {
       continue;
     }
     text += "| Field | Bits | Offset | Description |\n|---|---:|---:|---|\n";
-    forEachFieldBits(info, [&](const FieldInfo& field, unsigned offset) {
+    forEachFieldBits(info, [&](const FieldInfo &field, unsigned offset) {
       text += fmt::format("| `{}` | {} | {} | {} |\n", fieldName(field.field), field.bits, offset,
                           fieldDescription(field.field));
     });

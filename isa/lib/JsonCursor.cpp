@@ -12,7 +12,7 @@ namespace {
 
 constexpr size_t kMaxShownValueChars = 60;
 
-std::string describe(const nlohmann::json& value) {
+std::string describe(const nlohmann::json &value) {
   // Replace invalid UTF-8 rather than throw while reporting another error.
   std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > kMaxShownValueChars)
@@ -22,7 +22,7 @@ std::string describe(const nlohmann::json& value) {
 
 } // namespace
 
-JsonCursor::JsonCursor(const nlohmann::json& value, std::string origin, std::string path)
+JsonCursor::JsonCursor(const nlohmann::json &value, std::string origin, std::string path)
     : value_(&value), origin_(std::move(origin)), path_(std::move(path)) {}
 
 void JsonCursor::fail(std::string_view problem) const {
@@ -34,7 +34,7 @@ void JsonCursor::expectObject(std::initializer_list<std::string_view> keys) cons
   if (!value_->is_object())
     fail("must be an object");
   std::string prefix = path_.empty() ? "" : path_ + ".";
-  for (const auto& [key, member] : value_->items())
+  for (const auto &[key, member] : value_->items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw Error(fmt::format("{}: {}{}: unknown key", origin_, prefix, key));
   for (std::string_view key : keys)

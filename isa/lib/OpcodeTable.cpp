@@ -14,13 +14,20 @@ constexpr uint8_t kColsBits = 12;
 constexpr uint8_t kRowsBits = 16;
 
 std::vector<FieldInfo> dmaFields() {
-  return {{F::DramAddr, 32}, {F::DramStride, 20}, {F::Space, 1},       {F::SramAddr, kSramAddrBits},
-          {F::SramStride, kStrideBits}, {F::Rows, 12}, {F::Cols, kColsBits}, {F::DType, 2}};
+  return {{F::DramAddr, 32},
+          {F::DramStride, 20},
+          {F::Space, 1},
+          {F::SramAddr, kSramAddrBits},
+          {F::SramStride, kStrideBits},
+          {F::Rows, 12},
+          {F::Cols, kColsBits},
+          {F::DType, 2}};
 }
 
 std::vector<FieldInfo> vectorUnaryFields() {
-  return {{F::DstSpace, 1}, {F::DstAddr, kSramAddrBits}, {F::SrcSpace, 1},
-          {F::SrcAddr, kSramAddrBits}, {F::Rows, kRowsBits}, {F::Cols, kColsBits}};
+  return {{F::DstSpace, 1},     {F::DstAddr, kSramAddrBits},
+          {F::SrcSpace, 1},     {F::SrcAddr, kSramAddrBits},
+          {F::Rows, kRowsBits}, {F::Cols, kColsBits}};
 }
 
 std::vector<FieldInfo> vectorBinaryFields() {
@@ -35,7 +42,11 @@ std::vector<OpcodeInfo> buildTable() {
   const std::vector<FieldInfo> sync = {{F::From, 2}, {F::To, 2}};
   return {
       {Opcode::Nop, "nop", Queue::Control, Unit::Controller, {}, "Does nothing."},
-      {Opcode::Halt, "halt", Queue::Control, Unit::Controller, {},
+      {Opcode::Halt,
+       "halt",
+       Queue::Control,
+       Unit::Controller,
+       {},
        "Ends the program once every queue has drained; must be the last instruction."},
       {Opcode::SyncPush, "sync.push", Queue::Control, Unit::Controller, sync,
        "Runs on queue `from` after its earlier instructions complete; adds one token to the "
@@ -49,31 +60,50 @@ std::vector<OpcodeInfo> buildTable() {
        "For r < rows, c < cols: the DRAM element at dram_addr + (r*dram_stride + c)*size(dtype) = "
        "narrow(space[sram_addr + r*sram_stride + c]); f32->bf16 rounds to nearest even, "
        "i32->i8 saturates."},
-      {Opcode::LoadWeights, "mxu.ldw", Queue::Compute, Unit::Matrix,
+      {Opcode::LoadWeights,
+       "mxu.ldw",
+       Queue::Compute,
+       Unit::Matrix,
        {{F::SrcAddr, kSramAddrBits}, {F::SrcStride, kStrideBits}, {F::Rows, 12}, {F::Cols, 12}},
        "Loads the rows x cols weight tile W[r][c] = scratchpad[src_addr + r*src_stride + c] into "
        "the shadow buffer (rows <= R, cols <= C); the active weights keep computing."},
-      {Opcode::MatMul, "mxu.mm", Queue::Compute, Unit::Matrix,
-       {{F::SrcAddr, kSramAddrBits}, {F::SrcStride, kStrideBits}, {F::DstAddr, kSramAddrBits},
-        {F::DstStride, kStrideBits}, {F::Rows, kRowsBits}, {F::Cols, kColsBits}, {F::DType, 2},
-        {F::Accumulate, 1}, {F::Flip, 1}},
+      {Opcode::MatMul,
+       "mxu.mm",
+       Queue::Compute,
+       Unit::Matrix,
+       {{F::SrcAddr, kSramAddrBits},
+        {F::SrcStride, kStrideBits},
+        {F::DstAddr, kSramAddrBits},
+        {F::DstStride, kStrideBits},
+        {F::Rows, kRowsBits},
+        {F::Cols, kColsBits},
+        {F::DType, 2},
+        {F::Accumulate, 1},
+        {F::Flip, 1}},
        "If flip, the shadow weights become active. Streams `rows` activation rows of `cols` (= the "
        "active tile's rows) elements from scratchpad[src_addr + i*src_stride] through the array: "
        "sum_j = sum over r in order of a[r]*W[r][j] (bf16 operands, fp32 sum; or i8 operands, i32 "
        "sum), then accumulator[dst_addr + i*dst_stride + j] = sum_j, or += when accumulate."},
-      {Opcode::VAdd, "v.add", Queue::Compute, Unit::Vector, vectorBinaryFields(), "dst = src + src2 (fp32)."},
-      {Opcode::VSub, "v.sub", Queue::Compute, Unit::Vector, vectorBinaryFields(), "dst = src - src2 (fp32)."},
-      {Opcode::VMul, "v.mul", Queue::Compute, Unit::Vector, vectorBinaryFields(), "dst = src * src2 (fp32)."},
-      {Opcode::VMax, "v.max", Queue::Compute, Unit::Vector, vectorBinaryFields(), "dst = max(src, src2) (fp32)."},
-      {Opcode::VMin, "v.min", Queue::Compute, Unit::Vector, vectorBinaryFields(), "dst = min(src, src2) (fp32)."},
+      {Opcode::VAdd, "v.add", Queue::Compute, Unit::Vector, vectorBinaryFields(),
+       "dst = src + src2 (fp32)."},
+      {Opcode::VSub, "v.sub", Queue::Compute, Unit::Vector, vectorBinaryFields(),
+       "dst = src - src2 (fp32)."},
+      {Opcode::VMul, "v.mul", Queue::Compute, Unit::Vector, vectorBinaryFields(),
+       "dst = src * src2 (fp32)."},
+      {Opcode::VMax, "v.max", Queue::Compute, Unit::Vector, vectorBinaryFields(),
+       "dst = max(src, src2) (fp32)."},
+      {Opcode::VMin, "v.min", Queue::Compute, Unit::Vector, vectorBinaryFields(),
+       "dst = min(src, src2) (fp32)."},
       {Opcode::VClamp, "v.clamp", Queue::Compute, Unit::Vector, vectorBinaryFields(),
        "dst = min(max(src, lo), hi) with lo = src2[0], hi = src2[1] (broadcast must be scalar)."},
       {Opcode::VCopy, "v.copy", Queue::Compute, Unit::Vector, vectorUnaryFields(),
        "dst = src, bit for bit (moves data between scratchpad and accumulators)."},
       {Opcode::VRelu, "v.relu", Queue::Compute, Unit::Vector, vectorUnaryFields(),
        "dst = src > 0 ? src : 0 (fp32)."},
-      {Opcode::VExp, "v.exp", Queue::Compute, Unit::Vector, vectorUnaryFields(), "dst = exp(src) (fp32)."},
-      {Opcode::VRecip, "v.recip", Queue::Compute, Unit::Vector, vectorUnaryFields(), "dst = 1 / src (fp32)."},
+      {Opcode::VExp, "v.exp", Queue::Compute, Unit::Vector, vectorUnaryFields(),
+       "dst = exp(src) (fp32)."},
+      {Opcode::VRecip, "v.recip", Queue::Compute, Unit::Vector, vectorUnaryFields(),
+       "dst = 1 / src (fp32)."},
       {Opcode::VRsqrt, "v.rsqrt", Queue::Compute, Unit::Vector, vectorUnaryFields(),
        "dst = 1 / sqrt(src) (fp32)."},
       {Opcode::VRowSum, "v.rowsum", Queue::Compute, Unit::Vector, vectorUnaryFields(),
@@ -89,7 +119,7 @@ std::vector<OpcodeInfo> buildTable() {
 
 } // namespace
 
-const std::vector<OpcodeInfo>& opcodeTable() {
+const std::vector<OpcodeInfo> &opcodeTable() {
   static const std::vector<OpcodeInfo> table = buildTable();
   return table;
 }

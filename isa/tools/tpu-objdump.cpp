@@ -13,9 +13,13 @@ namespace {
 
 void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo> &tensors) {
   fmt::print("{}:\n", heading);
-  for (const tpu::TensorInfo &tensor : tensors)
-    fmt::print("  {} {}[{}] at {:#x}, {} bytes\n", tensor.name, tpu::isa::dtypeName(tensor.dtype),
+  for (const tpu::TensorInfo &tensor : tensors) {
+    fmt::print("  {} {}[{}] at {:#x}, {} bytes", tensor.name, tpu::isa::dtypeName(tensor.dtype),
                fmt::join(tensor.shape, ", "), tensor.dram_address, tensor.bytes());
+    if (tensor.role == tpu::TensorInfo::Role::Output)
+      fmt::print(", reduction length {}", tensor.reduction_length);
+    fmt::print("\n");
+  }
 }
 
 void printBundle(const std::string &path) {
@@ -27,7 +31,6 @@ void printBundle(const std::string &path) {
              bundle.constant_address, bundle.dram_bytes);
   fmt::print("config: {} ({} x {} {} array)\n", config.name, config.array.rows, config.array.cols,
              tpu::isa::dtypeName(config.array.dtype));
-  fmt::print("reduction length: {}\n", bundle.reduction_length);
   printTensors("inputs", bundle.inputs);
   printTensors("outputs", bundle.outputs);
   fmt::print("program:\n");

@@ -10,12 +10,12 @@
 
 namespace tpu::runtime {
 
-double outputTolerance(const Bundle &bundle) {
-  if (bundle.config.array.dtype == isa::DType::I8)
+double outputTolerance(const HardwareConfig &config, const TensorInfo &output) {
+  if (config.array.dtype == isa::DType::I8)
     return 0.0; // integer arithmetic is exact
   constexpr double kBF16Roundoff = 0x1p-8;
   constexpr double kFP32Roundoff = 0x1p-24;
-  double k = static_cast<double>(std::max<uint64_t>(bundle.reduction_length, 1));
+  double k = static_cast<double>(std::max<uint64_t>(output.reduction_length, 1));
   return kBF16Roundoff * std::sqrt(k) + k * kFP32Roundoff;
 }
 

@@ -38,15 +38,16 @@ void setInputs(runtime::Session &session, const fs::path &directory) {
 std::vector<runtime::Comparison> checkOutputs(const runtime::Session &session,
                                               const fs::path &directory) {
   std::vector<runtime::Comparison> comparisons;
-  double tolerance = runtime::outputTolerance(session.bundle());
-  for (size_t index = 0; index < session.bundle().outputs.size(); ++index) {
+  const Bundle &bundle = session.bundle();
+  for (size_t index = 0; index < bundle.outputs.size(); ++index) {
     fs::path path = directory / fmt::format("output_{}.pb", index);
     if (!fs::exists(path)) {
       fmt::print("{}: no {}, not compared\n", session.bundle().outputs[index].name, path.string());
       continue;
     }
-    comparisons.push_back(runtime::compareTensors(session.output(index),
-                                                  runtime::readTensor(path.string()), tolerance));
+    comparisons.push_back(
+        runtime::compareTensors(session.output(index), runtime::readTensor(path.string()),
+                                runtime::outputTolerance(bundle.config, bundle.outputs[index])));
     fmt::print("{}\n", runtime::formatComparison(comparisons.back()));
   }
   return comparisons;

@@ -27,7 +27,7 @@ constexpr size_t kHeaderBytes = 48;
 
 // x (4x8 f32) at 0x0, the weights (8x8 bf16 constants) at 0x100, y (4x8 f32)
 // at 0x200: y = relu(x * W) on the 8x8 preset.
-constexpr const char* kSmallProgram = R"(
+constexpr const char *kSmallProgram = R"(
 dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=4 cols=8 dtype=f32
 dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=32 sram_stride=8 rows=8 cols=8 dtype=bf16
 sync.push from=load to=compute
@@ -50,14 +50,13 @@ Bundle smallBundle() {
   bundle.constant_address = 0x100;
   bundle.dram_bytes = 0x280;
   bundle.inputs = {{"x", {4, 8}, isa::DType::F32, 0x0, TensorInfo::Role::Input}};
-  bundle.outputs = {{"y", {4, 8}, isa::DType::F32, 0x200, TensorInfo::Role::Output}};
-  bundle.reduction_length = 8;
+  bundle.outputs = {{"y", {4, 8}, isa::DType::F32, 0x200, TensorInfo::Role::Output, 8}};
   bundle.source_ops = {"input x", "fc1", "relu1", "output y"};
   bundle.source_of = {0, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3};
   return bundle;
 }
 
-void expectSameTensors(const std::vector<TensorInfo>& a, const std::vector<TensorInfo>& b) {
+void expectSameTensors(const std::vector<TensorInfo> &a, const std::vector<TensorInfo> &b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
@@ -65,10 +64,11 @@ void expectSameTensors(const std::vector<TensorInfo>& a, const std::vector<Tenso
     EXPECT_EQ(a[i].dtype, b[i].dtype);
     EXPECT_EQ(a[i].dram_address, b[i].dram_address);
     EXPECT_EQ(a[i].role, b[i].role);
+    EXPECT_EQ(a[i].reduction_length, b[i].reduction_length);
   }
 }
 
-void expectSameBundle(const Bundle& a, const Bundle& b) {
+void expectSameBundle(const Bundle &a, const Bundle &b) {
   EXPECT_EQ(a.config, b.config);
   EXPECT_EQ(isa::disassemble(a.program), isa::disassemble(b.program));
   EXPECT_TRUE(a.program == b.program);
@@ -77,26 +77,25 @@ void expectSameBundle(const Bundle& a, const Bundle& b) {
   EXPECT_EQ(a.dram_bytes, b.dram_bytes);
   expectSameTensors(a.inputs, b.inputs);
   expectSameTensors(a.outputs, b.outputs);
-  EXPECT_EQ(a.reduction_length, b.reduction_length);
   EXPECT_EQ(a.source_ops, b.source_ops);
   EXPECT_EQ(a.source_of, b.source_of);
 }
 
-std::string parseError(const std::vector<uint8_t>& bytes) {
+std::string parseError(const std::vector<uint8_t> &bytes) {
   try {
     parseBundle(bytes);
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     return error.what();
   }
   return "(accepted)";
 }
 
-void putLittleEndian(std::vector<uint8_t>& bytes, size_t offset, uint64_t value, unsigned size) {
+void putLittleEndian(std::vector<uint8_t> &bytes, size_t offset, uint64_t value, unsigned size) {
   for (unsigned i = 0; i < size; ++i)
     bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-uint32_t getU32(const std::vector<uint8_t>& bytes, size_t offset) {
+uint32_t getU32(const std::vector<uint8_t> &bytes, size_t offset) {
   uint32_t value = 0;
   for (unsigned i = 0; i < 4; ++i)
     value |= static_cast<uint32_t>(bytes[offset + i]) << (8 * i);
@@ -104,22 +103,22 @@ uint32_t getU32(const std::vector<uint8_t>& bytes, size_t offset) {
 }
 
 // The CRC covers every byte after its own field.
-void refreshCrc(std::vector<uint8_t>& bytes) {
+void refreshCrc(std::vector<uint8_t> &bytes) {
   size_t start = kCrcOffset + 4;
   putLittleEndian(bytes, kCrcOffset, crc32(bytes.data() + start, bytes.size() - start), 4);
 }
 
-size_t metadataOffset(const std::vector<uint8_t>& bytes) {
+size_t metadataOffset(const std::vector<uint8_t> &bytes) {
   return kHeaderBytes + getU32(bytes, kNumInstructionsOffset) * isa::kInstructionBytes;
 }
 
-nlohmann::json metadataOf(const std::vector<uint8_t>& bytes) {
+nlohmann::json metadataOf(const std::vector<uint8_t> &bytes) {
   auto begin = bytes.begin() + static_cast<std::ptrdiff_t>(metadataOffset(bytes));
   return nlohmann::json::parse(begin, begin + getU32(bytes, kMetadataBytesOffset));
 }
 
 // A copy of `bytes` with other metadata text and a matching size and CRC.
-std::vector<uint8_t> withMetadata(const std::vector<uint8_t>& bytes, const std::string& metadata) {
+std::vector<uint8_t> withMetadata(const std::vector<uint8_t> &bytes, const std::string &metadata) {
   auto begin = bytes.begin() + static_cast<std::ptrdiff_t>(metadataOffset(bytes));
   std::vector<uint8_t> result(bytes.begin(), begin);
   result.insert(result.end(), metadata.begin(), metadata.end());
@@ -218,26 +217,26 @@ TEST(Bundle, RejectsMalformedMetadata) {
               HasSubstr("bundle metadata: invalid JSON: parse error"));
 
   struct Mutation {
-    std::function<void(nlohmann::json&)> mutate;
+    std::function<void(nlohmann::json &)> mutate;
     std::string expected;
   };
   const Mutation mutations[] = {
-      {[](auto& json) { json["inputs"] = 5; }, "bundle metadata: inputs: must be an array (got 5)"},
-      {[](auto& json) { json.erase("source_of"); }, "bundle metadata: source_of: missing"},
-      {[](auto& json) { json["extra"] = 1; }, "bundle metadata: extra: unknown key"},
-      {[](auto& json) { json["inputs"][0]["dtype"] = "f64"; },
+      {[](auto &json) { json["inputs"] = 5; }, "bundle metadata: inputs: must be an array (got 5)"},
+      {[](auto &json) { json.erase("source_of"); }, "bundle metadata: source_of: missing"},
+      {[](auto &json) { json["extra"] = 1; }, "bundle metadata: extra: unknown key"},
+      {[](auto &json) { json["inputs"][0]["dtype"] = "f64"; },
        "bundle metadata: inputs[0].dtype: must be one of f32, bf16, i8, i32 (got \"f64\")"},
-      {[](auto& json) { json["outputs"][0]["shape"][1] = "8"; },
+      {[](auto &json) { json["outputs"][0]["shape"][1] = "8"; },
        "bundle metadata: outputs[0].shape[1]: must be an integer in [0, 9223372036854775807] "
        "(got \"8\")"},
-      {[](auto& json) { json["source_of"][0] = -1; },
+      {[](auto &json) { json["source_of"][0] = -1; },
        "bundle metadata: source_of[0]: must be an integer in [0, 4294967295] (got -1)"},
-      {[](auto& json) { json["source_ops"][2] = nullptr; },
+      {[](auto &json) { json["source_ops"][2] = nullptr; },
        "bundle metadata: source_ops[2]: must be a string (got null)"},
-      {[](auto& json) { json["config"]["array"]["rows"] = 0; },
+      {[](auto &json) { json["config"]["array"]["rows"] = 0; },
        "bundle metadata: config: array.rows: must be an integer in [1, 2048] (got 0)"},
   };
-  for (const Mutation& mutation : mutations) {
+  for (const Mutation &mutation : mutations) {
     nlohmann::json changed = metadata;
     mutation.mutate(changed);
     EXPECT_EQ(parseError(withMetadata(bytes, changed.dump())), mutation.expected);
@@ -246,114 +245,114 @@ TEST(Bundle, RejectsMalformedMetadata) {
 
 TEST(Bundle, RejectsInconsistentContent) {
   struct Case {
-    const char* name;
-    std::function<void(Bundle&)> mutate;
+    const char *name;
+    std::function<void(Bundle &)> mutate;
     std::string expected;
   };
   const Case cases[] = {
-      {"tensor outside DRAM", [](Bundle& b) { b.outputs[0].dram_address = 0x240; },
+      {"tensor outside DRAM", [](Bundle &b) { b.outputs[0].dram_address = 0x240; },
        "output 'y': 128 bytes at 0x240 exceed dram_bytes 0x280"},
-      {"overlapping tensors", [](Bundle& b) { b.outputs[0].dram_address = 0x40; },
+      {"overlapping tensors", [](Bundle &b) { b.outputs[0].dram_address = 0x40; },
        "output 'y' [0x40, 0xc0) overlaps input 'x' [0x0, 0x80)"},
-      {"tensor over constants", [](Bundle& b) { b.inputs[0].dram_address = 0xc0; },
+      {"tensor over constants", [](Bundle &b) { b.inputs[0].dram_address = 0xc0; },
        "the constants [0x100, 0x180) overlaps input 'x' [0xc0, 0x140)"},
-      {"constants outside DRAM", [](Bundle& b) { b.constant_address = 0x210; },
+      {"constants outside DRAM", [](Bundle &b) { b.constant_address = 0x210; },
        "constants: 128 bytes at 0x210 exceed dram_bytes 0x280"},
-      {"DRAM too large", [](Bundle& b) { b.dram_bytes = (uint64_t{16} << 30) + 1; },
+      {"DRAM too large", [](Bundle &b) { b.dram_bytes = (uint64_t{16} << 30) + 1; },
        "dram_bytes 17179869185 exceeds the 16 GiB limit"},
-      {"duplicate name", [](Bundle& b) { b.outputs[0].name = "x"; },
+      {"duplicate name", [](Bundle &b) { b.outputs[0].name = "x"; },
        "tensor name 'x' is used twice"},
-      {"empty name", [](Bundle& b) { b.inputs[0].name.clear(); }, "an input has an empty name"},
+      {"empty name", [](Bundle &b) { b.inputs[0].name.clear(); }, "an input has an empty name"},
       {"zero dimension",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.inputs[0].shape = {4, 0};
        },
        "input 'x': dimension 0 is not positive"},
       {"huge tensor",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.inputs[0].shape = {1 << 30, 1 << 30, 1 << 30};
        },
        "input 'x': larger than dram_bytes 640"},
-      {"short source map", [](Bundle& b) { b.source_of.pop_back(); },
+      {"short source map", [](Bundle &b) { b.source_of.pop_back(); },
        "source_of has 10 entries for 11 instructions"},
-      {"bad source index", [](Bundle& b) { b.source_of[3] = 9; },
+      {"bad source index", [](Bundle &b) { b.source_of[3] = 9; },
        "source_of[3] is 9, but there are 4 source ops"},
-      {"invalid config", [](Bundle& b) { b.config.array.cols = 4096; },
+      {"invalid config", [](Bundle &b) { b.config.array.cols = 4096; },
        "config: array.cols: must be an integer in [1, 2048] (got 4096)"},
       {"empty program",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.program.clear();
          b.source_of.clear();
        },
        "the program is empty"},
       {"missing halt",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.program.pop_back();
          b.source_of.pop_back();
        },
        "instruction 9 (dma.st dram_addr=0x200 dram_stride=8 space=sp sram_addr=96 sram_stride=8 "
        "rows=4 cols=8 dtype=f32): the program must end with halt"},
-      {"early halt", [](Bundle& b) { b.program[2] = isa::makeInstruction(Opcode::Halt, {}); },
+      {"early halt", [](Bundle &b) { b.program[2] = isa::makeInstruction(Opcode::Halt, {}); },
        "instruction 2 (halt): halt before the end"},
-      {"DMA out of scratchpad", [](Bundle& b) { b.program[0].set(Field::SramAddr, 16384 - 8); },
+      {"DMA out of scratchpad", [](Bundle &b) { b.program[0].set(Field::SramAddr, 16384 - 8); },
        "instruction 0 (dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=16376 sram_stride=8 "
        "rows=4 cols=8 dtype=f32): scratchpad range [16376, 16408) exceeds 16384 words"},
       {"DMA out of accumulator",
-       [](Bundle& b) { b.program[0].set(Field::Space, 1).set(Field::SramAddr, 4080); },
+       [](Bundle &b) { b.program[0].set(Field::Space, 1).set(Field::SramAddr, 4080); },
        "accumulator range [4080, 4112) exceeds 4096 words"},
-      {"DMA out of DRAM", [](Bundle& b) { b.program[9].set(Field::DramAddr, 0x260); },
+      {"DMA out of DRAM", [](Bundle &b) { b.program[9].set(Field::DramAddr, 0x260); },
        "instruction 9 (dma.st dram_addr=0x260 dram_stride=8 space=sp sram_addr=96 sram_stride=8 "
        "rows=4 cols=8 dtype=f32): DRAM range [0x260, 0x2e0) exceeds dram_bytes 0x280"},
-      {"empty DMA", [](Bundle& b) { b.program[0].set(Field::Rows, 0); },
+      {"empty DMA", [](Bundle &b) { b.program[0].set(Field::Rows, 0); },
        "rows and cols must be at least 1"},
-      {"weights larger than the array", [](Bundle& b) { b.program[4].set(Field::Rows, 16); },
+      {"weights larger than the array", [](Bundle &b) { b.program[4].set(Field::Rows, 16); },
        "instruction 4 (mxu.ldw src_addr=32 src_stride=8 rows=16 cols=8): weight tile 16 x 8 "
        "exceeds the 8 x 8 array"},
-      {"weights out of scratchpad", [](Bundle& b) { b.program[4].set(Field::SrcAddr, 16380); },
+      {"weights out of scratchpad", [](Bundle &b) { b.program[4].set(Field::SrcAddr, 16380); },
        "src scratchpad range [16380, 16444) exceeds 16384 words"},
-      {"matmul wider than the array", [](Bundle& b) { b.program[5].set(Field::Cols, 9); },
+      {"matmul wider than the array", [](Bundle &b) { b.program[5].set(Field::Cols, 9); },
        "cols 9 exceeds the array's 8 rows"},
       {"matmul dtype",
-       [](Bundle& b) { b.program[5].set(Field::DType, static_cast<uint64_t>(isa::DType::I8)); },
+       [](Bundle &b) { b.program[5].set(Field::DType, static_cast<uint64_t>(isa::DType::I8)); },
        "dtype i8 differs from the array's bf16"},
-      {"matmul against a narrower tile", [](Bundle& b) { b.program[4].set(Field::Rows, 4); },
+      {"matmul against a narrower tile", [](Bundle &b) { b.program[4].set(Field::Rows, 4); },
        "instruction 5 (mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=4 cols=8 "
        "dtype=bf16 accumulate=0 flip=1): cols 8 differs from the active weight tile's 4 rows"},
-      {"matmul without weights", [](Bundle& b) { b.program[5].set(Field::Flip, 0); },
+      {"matmul without weights", [](Bundle &b) { b.program[5].set(Field::Flip, 0); },
        "no active weights"},
-      {"flip without a weight load", [](Bundle& b) { b.program[4] = b.program[5]; },
+      {"flip without a weight load", [](Bundle &b) { b.program[4] = b.program[5]; },
        "instruction 4 (mxu.mm"},
-      {"second flip without a weight load", [](Bundle& b) { b.program[6] = b.program[5]; },
+      {"second flip without a weight load", [](Bundle &b) { b.program[6] = b.program[5]; },
        "instruction 6 (mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=4 cols=8 "
        "dtype=bf16 accumulate=0 flip=1): flip with no weights in the shadow buffer"},
       {"matmul result past the accumulator",
-       [](Bundle& b) { b.program[5].set(Field::DstAddr, 4068); },
+       [](Bundle &b) { b.program[5].set(Field::DstAddr, 4068); },
        "dst accumulator range [4068, 4100) exceeds 4096 words"},
-      {"vector source out of range", [](Bundle& b) { b.program[6].set(Field::SrcAddr, 4070); },
+      {"vector source out of range", [](Bundle &b) { b.program[6].set(Field::SrcAddr, 4070); },
        "src accumulator range [4070, 4102) exceeds 4096 words"},
       {"vector second source out of range",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.program[6] = isa::assemble("v.add dst_space=sp dst_addr=96 src_space=acc src_addr=0 "
                                       "src2_space=sp src2_addr=16380 rows=4 cols=8 broadcast=row")
                             .at(0);
        },
        "src2 scratchpad range [16380, 16388) exceeds 16384 words"},
       {"clamp without scalar bounds",
-       [](Bundle& b) {
+       [](Bundle &b) {
          b.program[6] = isa::assemble("v.clamp dst_space=sp dst_addr=96 src_space=acc src_addr=0 "
                                       "src2_space=sp src2_addr=0 rows=4 cols=8 broadcast=none")
                             .at(0);
        },
        "v.clamp needs broadcast=scalar"},
   };
-  for (const Case& test : cases) {
+  for (const Case &test : cases) {
     SCOPED_TRACE(test.name);
     Bundle bundle = smallBundle();
     test.mutate(bundle);
     try {
       bundle.validate();
       ADD_FAILURE() << "validate() accepted it";
-    } catch (const Error& error) {
+    } catch (const Error &error) {
       EXPECT_THAT(error.what(), HasSubstr(test.expected));
     }
     EXPECT_THAT(parseError(serializeBundle(bundle)), HasSubstr(test.expected));
@@ -386,7 +385,7 @@ TEST(Bundle, ValidateInstructionNamesIndexAndDisassembly) {
   try {
     validateInstruction(load, 12, config, 1 << 20);
     FAIL() << "accepted";
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     EXPECT_EQ(std::string(error.what()),
               "instruction 12 (" + isa::disassemble(load) +
                   "): scratchpad range [131000, 131128) exceeds 131072 words");
@@ -403,7 +402,7 @@ TEST(Bundle, SerializeRejectsUnencodableInstructions) {
   try {
     serializeBundle(bundle);
     FAIL() << "accepted";
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     EXPECT_STREQ(error.what(), "instruction 2: sync.push: from and to are both load");
   }
 }
@@ -414,7 +413,7 @@ TEST(Bundle, FileErrorsNameThePath) {
   try {
     readBundle(garbage);
     FAIL() << "accepted";
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     EXPECT_EQ(std::string(error.what()), garbage + ": not a TPU bundle (bad magic)");
   }
   std::string missing = ::testing::TempDir() + "missing.tpub";
@@ -422,7 +421,7 @@ TEST(Bundle, FileErrorsNameThePath) {
       {
         try {
           readBundle(missing);
-        } catch (const Error& error) {
+        } catch (const Error &error) {
           EXPECT_EQ(std::string(error.what()), missing + ": cannot read bundle: no such file");
           throw;
         }
@@ -432,7 +431,7 @@ TEST(Bundle, FileErrorsNameThePath) {
   try {
     writeBundle(smallBundle(), unwritable);
     FAIL() << "wrote into a missing directory";
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     EXPECT_THAT(error.what(), HasSubstr(unwritable + ": cannot write bundle"));
   }
   Bundle invalid = smallBundle();
@@ -443,5 +442,5 @@ TEST(Bundle, FileErrorsNameThePath) {
 
 TEST(Bundle, Crc32MatchesTheStandardCheckValue) {
   const std::string check = "123456789";
-  EXPECT_EQ(crc32(reinterpret_cast<const uint8_t*>(check.data()), check.size()), 0xCBF43926u);
+  EXPECT_EQ(crc32(reinterpret_cast<const uint8_t *>(check.data()), check.size()), 0xCBF43926u);
 }

@@ -7,7 +7,7 @@
 
 namespace {
 
-std::string readSourceFile(const std::string& relativePath) {
+std::string readSourceFile(const std::string &relativePath) {
   std::ifstream file(std::string(TPU_SOURCE_DIR) + "/" + relativePath);
   std::ostringstream text;
   text << file.rdbuf();

@@ -16,29 +16,29 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kPresets[] = {"tpu-8x8", "tpu-32x32", "tpu-128x128"};
+const char *const kPresets[] = {"tpu-8x8", "tpu-32x32", "tpu-128x128"};
 
 json presetJson() {
   std::ifstream file(tpu::configDirectory() + "/tpu-8x8.json");
   return json::parse(file);
 }
 
-std::string fromJsonError(const json& config) {
+std::string fromJsonError(const json &config) {
   try {
     HardwareConfig::fromJson(config, "test.json");
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     return error.what();
   }
   ADD_FAILURE() << "accepted " << config.dump();
   return {};
 }
 
-using KeyVisitor = std::function<void(const std::string& path, const json::json_pointer& pointer)>;
+using KeyVisitor = std::function<void(const std::string &path, const json::json_pointer &pointer)>;
 
 // Calls visit(dotted path, JSON pointer) for every key, objects and leaves.
-void forEachKey(const json& object, const KeyVisitor& visit, const std::string& path = "",
-                const json::json_pointer& pointer = json::json_pointer()) {
-  for (const auto& [key, value] : object.items()) {
+void forEachKey(const json &object, const KeyVisitor &visit, const std::string &path = "",
+                const json::json_pointer &pointer = json::json_pointer()) {
+  for (const auto &[key, value] : object.items()) {
     std::string keyPath = path.empty() ? key : path + "." + key;
     visit(keyPath, pointer / key);
     if (value.is_object())
@@ -46,7 +46,7 @@ void forEachKey(const json& object, const KeyVisitor& visit, const std::string& 
   }
 }
 
-std::string writeTempFile(const std::string& name, const std::string& text) {
+std::string writeTempFile(const std::string &name, const std::string &text) {
   std::string path = ::testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
@@ -55,7 +55,7 @@ std::string writeTempFile(const std::string& name, const std::string& text) {
 } // namespace
 
 TEST(HardwareConfig, PresetsLoadAndRoundTrip) {
-  for (const char* preset : kPresets) {
+  for (const char *preset : kPresets) {
     HardwareConfig config =
         HardwareConfig::fromFile(fmt::format("{}/{}.json", tpu::configDirectory(), preset));
     EXPECT_EQ(config.name, preset);
@@ -82,7 +82,7 @@ TEST(HardwareConfig, ConfigDirectoryHonoursTheEnvironment) {
 
 TEST(HardwareConfig, RejectsEachMissingKey) {
   json preset = presetJson();
-  forEachKey(preset, [&](const std::string& path, const json::json_pointer& pointer) {
+  forEachKey(preset, [&](const std::string &path, const json::json_pointer &pointer) {
     json config = preset;
     config[pointer.parent_pointer()].erase(pointer.back());
     EXPECT_EQ(fromJsonError(config), "test.json: " + path + ": missing");
@@ -91,7 +91,7 @@ TEST(HardwareConfig, RejectsEachMissingKey) {
 
 TEST(HardwareConfig, RejectsEachWronglyTypedValue) {
   json preset = presetJson();
-  forEachKey(preset, [&](const std::string& path, const json::json_pointer& pointer) {
+  forEachKey(preset, [&](const std::string &path, const json::json_pointer &pointer) {
     json config = preset;
     config[pointer] = preset[pointer].is_string() ? json(7) : json("7");
     EXPECT_THAT(fromJsonError(config), HasSubstr("test.json: " + path + ": must be"));
@@ -103,7 +103,7 @@ TEST(HardwareConfig, RejectsUnknownKeysAtEveryLevel) {
   json withExtra = preset;
   withExtra["colour"] = "blue";
   EXPECT_EQ(fromJsonError(withExtra), "test.json: colour: unknown key");
-  forEachKey(preset, [&](const std::string& path, const json::json_pointer& pointer) {
+  forEachKey(preset, [&](const std::string &path, const json::json_pointer &pointer) {
     if (!preset[pointer].is_object())
       return;
     json config = preset;
@@ -114,9 +114,9 @@ TEST(HardwareConfig, RejectsUnknownKeysAtEveryLevel) {
 
 TEST(HardwareConfig, RejectsOutOfRangeValues) {
   struct Mutation {
-    const char* pointer;
+    const char *pointer;
     json value;
-    const char* expected;
+    const char *expected;
   };
   const Mutation mutations[] = {
       {"/clock_ghz", 0, "clock_ghz: must be a number in (0, 10] (got 0)"},
@@ -146,7 +146,7 @@ TEST(HardwareConfig, RejectsOutOfRangeValues) {
       {"/dram/max_outstanding", 1025, "dram.max_outstanding: must be an integer in [1, 1024]"},
   };
   json preset = presetJson();
-  for (const Mutation& mutation : mutations) {
+  for (const Mutation &mutation : mutations) {
     json config = preset;
     config[json::json_pointer(mutation.pointer)] = mutation.value;
     EXPECT_THAT(fromJsonError(config), HasSubstr(std::string("test.json: ") + mutation.expected));
@@ -177,7 +177,7 @@ TEST(HardwareConfig, ValidateRejectsConfigsBuiltInCode) {
   try {
     config.validate("built");
     FAIL() << "accepted rows = 0";
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     EXPECT_STREQ(error.what(), "built: array.rows: must be an integer in [1, 2048] (got 0)");
   }
 }
@@ -187,7 +187,7 @@ TEST(HardwareConfig, FileErrorsNameTheFile) {
   try {
     HardwareConfig::fromFile(malformed);
     FAIL() << "accepted malformed JSON";
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     std::string message = error.what();
     EXPECT_THAT(message, HasSubstr(malformed + ": invalid JSON: parse error at line 2"));
     EXPECT_EQ(message.find('\n'), std::string::npos);
@@ -196,14 +196,14 @@ TEST(HardwareConfig, FileErrorsNameTheFile) {
   try {
     HardwareConfig::fromFile(missing);
     FAIL() << "accepted a missing file";
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     EXPECT_EQ(std::string(error.what()), missing + ": cannot read config: no such file");
   }
   std::string invalid = writeTempFile("invalid-config.json", R"({"name": "x"})");
   try {
     HardwareConfig::fromFile(invalid);
     FAIL() << "accepted an incomplete config";
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     EXPECT_THAT(error.what(), HasSubstr(invalid + ": "));
   }
 }

@@ -16,11 +16,11 @@ namespace {
 
 constexpr int kSamplesPerOpcode = 300;
 
-uint64_t maxValue(const FieldInfo& field) { return (uint64_t{1} << field.bits) - 1; }
+uint64_t maxValue(const FieldInfo &field) { return (uint64_t{1} << field.bits) - 1; }
 
-unsigned fieldOffset(const OpcodeInfo& info, Field field) {
+unsigned fieldOffset(const OpcodeInfo &info, Field field) {
   unsigned offset = kOpcodeBits;
-  for (const FieldInfo& f : info.fields) {
+  for (const FieldInfo &f : info.fields) {
     if (f.field == field)
       return offset;
     offset += f.bits;
@@ -29,9 +29,9 @@ unsigned fieldOffset(const OpcodeInfo& info, Field field) {
   return 0;
 }
 
-unsigned usedBits(const OpcodeInfo& info) {
+unsigned usedBits(const OpcodeInfo &info) {
   unsigned bits = kOpcodeBits;
-  for (const FieldInfo& field : info.fields)
+  for (const FieldInfo &field : info.fields)
     bits += field.bits;
   return bits;
 }
@@ -39,25 +39,25 @@ unsigned usedBits(const OpcodeInfo& info) {
 // Random legal instructions, biased towards 0 and each field's maximum.
 class InstructionSampler {
 public:
-  Instruction sample(const OpcodeInfo& info) {
+  Instruction sample(const OpcodeInfo &info) {
     for (;;) {
       Instruction instruction;
       instruction.opcode = info.opcode;
-      for (const FieldInfo& field : info.fields)
+      for (const FieldInfo &field : info.fields)
         instruction.set(field.field, randomValue(field));
       try {
         validateFields(instruction);
         return instruction;
-      } catch (const tpu::Error&) {
+      } catch (const tpu::Error &) {
         // An illegal enumerated value or from == to; draw again.
       }
     }
   }
 
-  std::mt19937_64& engine() { return engine_; }
+  std::mt19937_64 &engine() { return engine_; }
 
 private:
-  uint64_t randomValue(const FieldInfo& field) {
+  uint64_t randomValue(const FieldInfo &field) {
     switch (engine_() % 4) {
     case 0:
       return 0;
@@ -74,7 +74,7 @@ private:
 template <typename Function> std::string errorOf(Function function) {
   try {
     function();
-  } catch (const tpu::Error& error) {
+  } catch (const tpu::Error &error) {
     return error.what();
   }
   ADD_FAILURE() << "expected a tpu::Error";
@@ -90,13 +90,13 @@ std::string assembleError(std::string_view text) {
 TEST(OpcodeTable, IsConsistent) {
   std::set<std::string_view> mnemonics;
   std::set<unsigned> codes;
-  for (const OpcodeInfo& info : opcodeTable()) {
+  for (const OpcodeInfo &info : opcodeTable()) {
     EXPECT_TRUE(mnemonics.insert(info.mnemonic).second) << info.mnemonic;
     EXPECT_TRUE(codes.insert(static_cast<unsigned>(info.opcode)).second) << info.mnemonic;
     EXPECT_LE(usedBits(info), kInstructionBytes * 8) << info.mnemonic;
     EXPECT_FALSE(info.semantics.empty()) << info.mnemonic;
     std::set<Field> fields;
-    for (const FieldInfo& field : info.fields) {
+    for (const FieldInfo &field : info.fields) {
       EXPECT_TRUE(fields.insert(field.field).second) << info.mnemonic;
       EXPECT_GE(field.bits, 1) << info.mnemonic;
       EXPECT_LE(field.bits, 63) << info.mnemonic;
@@ -113,7 +113,7 @@ TEST(OpcodeTable, IsConsistent) {
 
 TEST(Isa, EveryOpcodeRoundTripsThroughEncodingAndAssembly) {
   InstructionSampler sampler;
-  for (const OpcodeInfo& info : opcodeTable()) {
+  for (const OpcodeInfo &info : opcodeTable()) {
     for (int sample = 0; sample < kSamplesPerOpcode; ++sample) {
       Instruction instruction = sampler.sample(info);
       std::string text = disassemble(instruction);
@@ -129,12 +129,12 @@ TEST(Isa, EveryOpcodeRoundTripsThroughEncodingAndAssembly) {
 
 TEST(Isa, AssemblerAcceptsAnyFieldOrderAndHexNumbers) {
   InstructionSampler sampler;
-  for (const OpcodeInfo& info : opcodeTable()) {
+  for (const OpcodeInfo &info : opcodeTable()) {
     Instruction instruction = sampler.sample(info);
     std::vector<FieldInfo> fields = info.fields;
     std::shuffle(fields.begin(), fields.end(), sampler.engine());
     std::string text(info.mnemonic);
-    for (const FieldInfo& field : fields)
+    for (const FieldInfo &field : fields)
       text += fmt::format(" {}={:#x}", fieldName(field.field), instruction.get(field.field));
     EXPECT_EQ(assembleLine(text), instruction) << text;
   }
@@ -175,8 +175,8 @@ TEST(Isa, MakeInstructionRejectsFieldsOfOtherOpcodes) {
 
 TEST(Isa, EncodeRejectsEachFieldOnePastItsMaximum) {
   InstructionSampler sampler;
-  for (const OpcodeInfo& info : opcodeTable())
-    for (const FieldInfo& field : info.fields) {
+  for (const OpcodeInfo &info : opcodeTable())
+    for (const FieldInfo &field : info.fields) {
       Instruction instruction = sampler.sample(info);
       instruction.set(field.field, maxValue(field) + 1);
       std::string message = errorOf([&] { encode(instruction); });
@@ -188,7 +188,7 @@ TEST(Isa, EncodeRejectsEachFieldOnePastItsMaximum) {
 
 TEST(Isa, EncodeRejectsUnusedFields) {
   InstructionSampler sampler;
-  for (const OpcodeInfo& info : opcodeTable())
+  for (const OpcodeInfo &info : opcodeTable())
     for (unsigned index = 0; index < kNumFields; ++index) {
       auto field = static_cast<Field>(index);
       if (usesField(info, field))
@@ -224,7 +224,7 @@ TEST(Isa, DecodeRejectsUnknownOpcodes) {
 
 TEST(Isa, DecodeRejectsEveryNonZeroPaddingBit) {
   InstructionSampler sampler;
-  for (const OpcodeInfo& info : opcodeTable())
+  for (const OpcodeInfo &info : opcodeTable())
     for (unsigned bit = usedBits(info); bit < kInstructionBytes * 8; ++bit) {
       EncodedInstruction bytes = encode(sampler.sample(info));
       bytes[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
@@ -235,12 +235,12 @@ TEST(Isa, DecodeRejectsEveryNonZeroPaddingBit) {
 
 TEST(Isa, DecodeRejectsInvalidEnumeratedValues) {
   // Encodes `base`, then overwrites a 2-bit field behind encode()'s back.
-  auto withTwoBitField = [](const Instruction& base, Field field, unsigned value) {
+  auto withTwoBitField = [](const Instruction &base, Field field, unsigned value) {
     EncodedInstruction bytes = encode(base);
     unsigned offset = fieldOffset(opcodeInfo(base.opcode), field);
     for (unsigned bit = 0; bit < 2; ++bit) {
       auto mask = static_cast<uint8_t>(1u << ((offset + bit) % 8));
-      uint8_t& byte = bytes[(offset + bit) / 8];
+      uint8_t &byte = bytes[(offset + bit) / 8];
       byte = ((value >> bit) & 1) ? (byte | mask) : (byte & ~mask);
     }
     return bytes;

@@ -12,12 +12,15 @@ namespace {
 
 TEST(Tolerance, FollowsTheFormula) {
   Bundle bundle = reluBundle();
-  bundle.reduction_length = 0; // treated as 1
-  EXPECT_DOUBLE_EQ(outputTolerance(bundle), std::ldexp(1.0, -8) + std::ldexp(1.0, -24));
-  bundle.reduction_length = 1024;
-  EXPECT_DOUBLE_EQ(outputTolerance(bundle), 32 * std::ldexp(1.0, -8) + 1024 * std::ldexp(1.0, -24));
+  TensorInfo &output = bundle.outputs.at(0);
+  output.reduction_length = 0; // treated as 1
+  EXPECT_DOUBLE_EQ(outputTolerance(bundle.config, output),
+                   std::ldexp(1.0, -8) + std::ldexp(1.0, -24));
+  output.reduction_length = 1024;
+  EXPECT_DOUBLE_EQ(outputTolerance(bundle.config, output),
+                   32 * std::ldexp(1.0, -8) + 1024 * std::ldexp(1.0, -24));
   bundle.config.array.dtype = isa::DType::I8;
-  EXPECT_EQ(outputTolerance(bundle), 0.0);
+  EXPECT_EQ(outputTolerance(bundle.config, output), 0.0);
 }
 
 TEST(Compare, PassesWithinTheToleranceRelativeToTheLargestExpectedValue) {

@@ -221,20 +221,27 @@ private:
     uint64_t offset = alignUp(bundle.constants.size(), kDramAlignment);
     bundle.constants.resize(offset + data.size() * kWordBytes);
     std::memcpy(bundle.constants.data() + offset, data.data(), data.size() * kWordBytes);
-    nextAddress = bundle.constants.size();
     return bundle.constant_address + offset;
   }
 
+  // The constant segment holds every constant the program reads, clamp
+  // bounds included, and is complete before anything else is placed.
   void placeConstants(mlir::func::FuncOp main) {
     bundle.constant_address = 0;
-    main.walk([&](mlir::arith::ConstantOp op) {
-      auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(op.getValue());
-      if (!data || !data.getElementType().isF32())
-        return; // reported when used
-      std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
-      auto [rows, cols] = matrixShape(op.getResult());
-      matrices[op.getResult()] = {addConstant(values), rows, cols};
+    main.walk([&](mlir::Operation *op) {
+      if (auto constant = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
+        auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+        if (!data || !data.getElementType().isF32())
+          return; // reported when used
+        std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
+        auto [rows, cols] = matrixShape(constant.getResult());
+        matrices[constant.getResult()] = {addConstant(values), rows, cols};
+      } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
+        float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
+        clampBounds[op] = {addConstant(bounds), 1, 2};
+      }
     });
+    nextAddress = bundle.constant_address + bundle.constants.size();
   }
 
   void placeInputs(mlir::func::FuncOp main) {
@@ -297,10 +304,8 @@ private:
       emitElementwise(matrixOf(unary.getInput(), &op), placeResult(unary.getResult()),
                       {{}, isa::Broadcast::None, unaryOpcode(unary.getKind())});
     } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
-      float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
-      Matrix boundsMatrix{addConstant(bounds), 1, 2};
       emitElementwise(matrixOf(clamp.getInput(), &op), placeResult(clamp.getResult()),
-                      {boundsMatrix, isa::Broadcast::Scalar, Opcode::VClamp});
+                      {clampBounds.lookup(&op), isa::Broadcast::Scalar, Opcode::VClamp});
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
       emitOutputs(ret);
     } else {
@@ -441,7 +446,7 @@ private:
       bundle.outputs.push_back(
           tensorInfo(value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
                      fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
-      bundle.reduction_length = std::max(bundle.reduction_length, reduction.lookup(value));
+      bundle.outputs.back().reduction_length = reduction.lookup(value);
     }
   }
 
@@ -450,6 +455,7 @@ private:
   ProgramBuilder builder;
   uint64_t nextAddress = 0;
   llvm::DenseMap<Value, Matrix> matrices;
+  llvm::DenseMap<mlir::Operation *, Matrix> clampBounds; // [min, max] in the constant segment
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
 };
 

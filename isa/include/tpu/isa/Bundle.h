@@ -29,6 +29,10 @@ struct TensorInfo {
   isa::DType dtype = isa::DType::F32;
   uint64_t dram_address = 0;
   Role role = Role::Input;
+  // Outputs: the longest chain of reductions (sum of K over dependent matmuls)
+  // from an input to this tensor; sets its comparison tolerance
+  // (docs/numerics.md). Zero for inputs.
+  uint64_t reduction_length = 0;
 
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * isa::dtypeBytes(dtype); }
@@ -39,12 +43,9 @@ struct Bundle {
   std::vector<isa::Instruction> program;
   std::vector<uint8_t> constants;
   uint64_t constant_address = 0;
-  uint64_t dram_bytes = 0;           // DRAM the program touches: constants, tensors, scratch
-  std::vector<TensorInfo> inputs;    // in the model's input order
-  std::vector<TensorInfo> outputs;   // in the model's output order
-  // Longest chain of reductions (sum of K over dependent matmuls) from an
-  // input to an output; sets the output-comparison tolerance (docs/numerics.md).
-  uint64_t reduction_length = 0;
+  uint64_t dram_bytes = 0;         // DRAM the program touches: constants, tensors, scratch
+  std::vector<TensorInfo> inputs;  // in the model's input order
+  std::vector<TensorInfo> outputs; // in the model's output order
   // Graph operations the instructions came from; source_of[i] indexes
   // source_ops for instruction i.
   std::vector<std::string> source_ops;
@@ -61,18 +62,18 @@ struct Bundle {
 // destination is checked for its first column only: its width is the active
 // weight tile's, which Bundle::validate() tracks through the program. Throws
 // tpu::Error "instruction INDEX (DISASSEMBLY): problem".
-void validateInstruction(const isa::Instruction& instruction, size_t index,
-                         const HardwareConfig& config, uint64_t dram_bytes);
+void validateInstruction(const isa::Instruction &instruction, size_t index,
+                         const HardwareConfig &config, uint64_t dram_bytes);
 
-std::vector<uint8_t> serializeBundle(const Bundle& bundle);
+std::vector<uint8_t> serializeBundle(const Bundle &bundle);
 // Rejects truncated, corrupt, wrong-version or inconsistent data with a
 // tpu::Error; never reads out of bounds.
-Bundle parseBundle(const std::vector<uint8_t>& bytes);
+Bundle parseBundle(const std::vector<uint8_t> &bytes);
 // Validates first, so that nothing the loader would reject gets written.
-void writeBundle(const Bundle& bundle, const std::string& path);
+void writeBundle(const Bundle &bundle, const std::string &path);
 // Errors name the path.
-Bundle readBundle(const std::string& path);
+Bundle readBundle(const std::string &path);
 
-uint32_t crc32(const uint8_t* data, size_t size);
+uint32_t crc32(const uint8_t *data, size_t size);
 
 } // namespace tpu

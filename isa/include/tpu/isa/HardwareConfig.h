@@ -14,19 +14,20 @@ namespace tpu {
 struct HardwareConfig {
   std::string name;
   struct {
-    uint32_t rows = 0;                 // R: the reduction (K) dimension a weight tile covers
-    uint32_t cols = 0;                 // C: output columns (N) a weight tile covers
-    isa::DType dtype = isa::DType::BF16; // multiply type: bf16 (fp32 accumulate) or i8 (i32 accumulate)
+    uint32_t rows = 0; // R: the reduction (K) dimension a weight tile covers
+    uint32_t cols = 0; // C: output columns (N) a weight tile covers
+    isa::DType dtype =
+        isa::DType::BF16; // multiply type: bf16 (fp32 accumulate) or i8 (i32 accumulate)
   } array;
   struct Memory {
-    uint64_t bytes = 0;  // capacity; addressed in 32-bit words
+    uint64_t bytes = 0; // capacity; addressed in 32-bit words
     uint32_t banks = 0;
     uint64_t words() const { return bytes / 4; }
   };
   Memory scratchpad;
   Memory accumulator;
   struct {
-    uint32_t lanes = 0;          // elements per cycle
+    uint32_t lanes = 0;            // elements per cycle
     uint32_t pipeline_latency = 0; // cycles from issue to first result
   } vector;
   struct {
@@ -38,13 +39,13 @@ struct HardwareConfig {
 
   // Throws tpu::Error "<origin>: <key path>: <problem>" on any missing,
   // unknown, mistyped or out-of-range field.
-  static HardwareConfig fromJson(const nlohmann::json& json, const std::string& origin);
-  static HardwareConfig fromFile(const std::string& path);
+  static HardwareConfig fromJson(const nlohmann::json &json, const std::string &origin);
+  static HardwareConfig fromFile(const std::string &path);
   // The same checks for a config built in code (e.g. one read from a bundle
   // and then modified); errors start with `origin`.
-  void validate(const std::string& origin) const;
+  void validate(const std::string &origin) const;
   nlohmann::json toJson() const;
-  bool operator==(const HardwareConfig& other) const;
+  bool operator==(const HardwareConfig &other) const;
 };
 
 // The directory holding the preset configs; TPU_CONFIG_DIR overrides it.

@@ -76,7 +76,7 @@ enum class Field : uint8_t {
   SramStride, // words between consecutive on-chip rows
   Rows,
   Cols,
-  DType,      // DType of DRAM data (DMA) or of the multiply (mxu.mm)
+  DType, // DType of DRAM data (DMA) or of the multiply (mxu.mm)
   DstSpace,
   DstAddr,
   DstStride,
@@ -111,11 +111,11 @@ struct OpcodeInfo {
   std::string_view semantics; // one sentence, for docs/isa.md
 };
 
-const std::vector<OpcodeInfo>& opcodeTable();
-const OpcodeInfo& opcodeInfo(Opcode opcode);
-const OpcodeInfo* findOpcode(uint8_t code);
-const OpcodeInfo* findMnemonic(std::string_view mnemonic);
-bool usesField(const OpcodeInfo& info, Field field);
+const std::vector<OpcodeInfo> &opcodeTable();
+const OpcodeInfo &opcodeInfo(Opcode opcode);
+const OpcodeInfo *findOpcode(uint8_t code);
+const OpcodeInfo *findMnemonic(std::string_view mnemonic);
+bool usesField(const OpcodeInfo &info, Field field);
 std::string_view fieldName(Field field);
 std::string_view fieldDescription(Field field);
 FieldFormat fieldFormat(Field field);
@@ -133,16 +133,16 @@ struct Instruction {
   std::array<uint64_t, kNumFields> values{};
 
   uint64_t get(Field field) const { return values[static_cast<unsigned>(field)]; }
-  Instruction& set(Field field, uint64_t value) {
+  Instruction &set(Field field, uint64_t value) {
     values[static_cast<unsigned>(field)] = value;
     return *this;
   }
   // The queue this instruction runs on (resolves sync.push / sync.pop).
   Queue queue() const;
-  bool operator==(const Instruction& other) const {
+  bool operator==(const Instruction &other) const {
     return opcode == other.opcode && values == other.values;
   }
-  bool operator!=(const Instruction& other) const { return !(*this == other); }
+  bool operator!=(const Instruction &other) const { return !(*this == other); }
 };
 
 // Builds an instruction, checking that every field belongs to the opcode.
@@ -154,25 +154,25 @@ using EncodedInstruction = std::array<uint8_t, kInstructionBytes>;
 
 // Throws tpu::Error naming the opcode and field when a value does not fit or a
 // field the opcode does not use is non-zero.
-EncodedInstruction encode(const Instruction& instruction);
+EncodedInstruction encode(const Instruction &instruction);
 // Throws tpu::Error on an unknown opcode, non-zero padding bits or an invalid
 // enumerated value.
-Instruction decode(const uint8_t* bytes);
+Instruction decode(const uint8_t *bytes);
 // The field checks encode() makes, for instructions built in memory: throws
 // tpu::Error naming the opcode and field when a value does not fit, an
 // enumerated value (space, dtype, broadcast, queue) is invalid, sync's from
 // equals its to, or a field the opcode does not use is non-zero.
-void validateFields(const Instruction& instruction);
+void validateFields(const Instruction &instruction);
 
 // One line, e.g. "dma.ld dram_addr=0x40 space=sp sram_addr=0 ...".
-std::string disassemble(const Instruction& instruction);
+std::string disassemble(const Instruction &instruction);
 // Parses one line of assembly (comments start with '#' or ';'). Returns
 // nullopt for a blank or comment-only line. Throws tpu::Error naming the
 // problem otherwise.
 std::optional<Instruction> assembleLine(std::string_view line);
 // Whole programs: one instruction per line. Errors name the line number.
 std::vector<Instruction> assemble(std::string_view text);
-std::string disassemble(const std::vector<Instruction>& program);
+std::string disassemble(const std::vector<Instruction> &program);
 
 // Markdown table of every opcode with its fields and semantics; docs/isa.md
 // embeds it and a test keeps the two in step.

@@ -9,9 +9,10 @@
 
 namespace tpu::runtime {
 
-// Relative tolerance for the outputs of `bundle`: u * sqrt(K) + K * 2^-24 with
-// u = 2^-8 and K = max(reduction_length, 1) on a bf16 array; 0 on an i8 array.
-double outputTolerance(const Bundle &bundle);
+// Relative tolerance for `output` on `config`'s array: u * sqrt(K) + K * 2^-24
+// with u = 2^-8 and K = max(output.reduction_length, 1) on a bf16 array; 0 on
+// an i8 array.
+double outputTolerance(const HardwareConfig &config, const TensorInfo &output);
 
 struct Comparison {
   std::string name;
