@@ -8,9 +8,9 @@
 namespace tpu::detail {
 
 // Reads a whole regular file. Throws tpu::Error "PATH: cannot read WHAT: reason".
-std::vector<uint8_t> readFile(const std::string& path, std::string_view what);
+std::vector<uint8_t> readFile(const std::string &path, std::string_view what);
 
 // Strips nlohmann's "[json.exception.parse_error.101] " prefix from a message.
-std::string_view jsonErrorText(const char* what);
+std::string_view jsonErrorText(const char *what);
 
 } // namespace tpu::detail

@@ -17,7 +17,7 @@ namespace tpu::detail {
 // A JSON value together with where it sits, for error messages.
 class JsonCursor {
 public:
-  JsonCursor(const nlohmann::json& value, std::string origin, std::string path = {});
+  JsonCursor(const nlohmann::json &value, std::string origin, std::string path = {});
 
   [[noreturn]] void fail(std::string_view problem) const;
 
@@ -33,7 +33,7 @@ public:
   double number(double exclusiveMin, double max) const;
 
 private:
-  const nlohmann::json* value_;
+  const nlohmann::json *value_;
   std::string origin_;
   std::string path_;
 };
