@@ -102,6 +102,21 @@ def ops_mix(out_dir, name, seed, opset):
     save(name, graph, [x, z], [y, k], out_dir, opset=opset)
 
 
+def tall_matmul(out_dir, name, rows, features, outputs, seed):
+    """MatMul then Relu with more rows than the 8x8 preset's accumulators (512
+    rows of 8) and scratchpad hold at once, so the compiler must tile M."""
+    rng = np.random.default_rng(seed)
+    w = weights(rng, features, outputs)
+    x = rng.standard_normal((rows, features)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, features])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, outputs])],
+        initializer=[numpy_helper.from_array(w, "w")])
+    save(name, graph, [x], [np.maximum(x @ w, 0.0)], out_dir)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
@@ -113,6 +128,7 @@ def main():
     # The oldest and newest opsets the importer takes.
     ops_mix(args.out, "ops-mix-opset11", seed=3, opset=11)
     ops_mix(args.out, "ops-mix-opset17", seed=4, opset=17)
+    tall_matmul(args.out, "tall-matmul", rows=700, features=40, outputs=24, seed=5)
 
 
 if __name__ == "__main__":
