@@ -266,7 +266,9 @@ private:
     return info;
   }
 
-  const Matrix &matrixOf(Value value, mlir::Operation *user) {
+  // By value: placing a result grows `matrices`, which would invalidate a
+  // reference held across it.
+  Matrix matrixOf(Value value, mlir::Operation *user) const {
     auto it = matrices.find(value);
     if (it == matrices.end())
       throw Error(
@@ -293,8 +295,8 @@ private:
       emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
                  placeResult(matmul.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
-      const Matrix &lhs = matrixOf(binary.getLhs(), &op);
-      const Matrix &rhs = matrixOf(binary.getRhs(), &op);
+      Matrix lhs = matrixOf(binary.getLhs(), &op);
+      Matrix rhs = matrixOf(binary.getRhs(), &op);
       isa::Broadcast broadcast = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? isa::Broadcast::None
                                  : rhs.cols == lhs.cols                       ? isa::Broadcast::Row
                                                         : isa::Broadcast::Scalar;
