@@ -94,7 +94,8 @@ public:
       constants[tensor.name()] = &tensor;
 
     mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
-    auto module = mlir::ModuleOp::create(fileLoc);
+    // Owned from the start: an error thrown mid-import must not leak the IR.
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(fileLoc);
     std::vector<mlir::Type> argTypes;
     std::vector<const onnx::ValueInfoProto *> graphInputs;
     for (const onnx::ValueInfoProto &input : graph.input()) {
@@ -104,7 +105,7 @@ public:
       argTypes.push_back(tensorType(inputShape(input)));
     }
     auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
-    module.push_back(func);
+    module->push_back(func);
     mlir::Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
     for (size_t i = 0; i < graphInputs.size(); ++i) {
@@ -123,7 +124,7 @@ public:
     for (int i = 0; i < graph.output_size(); ++i)
       func.setResultAttr(i, codegen::kTensorNameAttr,
                          builder.getStringAttr(graph.output(i).name()));
-    if (mlir::failed(mlir::verify(module)))
+    if (mlir::failed(mlir::verify(*module)))
       throw Error(fmt::format("{}: the imported graph does not verify", path));
     return module;
   }
