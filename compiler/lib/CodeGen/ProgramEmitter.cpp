@@ -325,7 +325,6 @@ private:
   // Matrix unit: for each output tile of at most C columns and as many rows
   // as the accumulators hold, accumulate over K in steps of R.
   void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y) {
-
     int64_t tileK = std::min<int64_t>(a.cols, config.array.rows);
     int64_t tileN = std::min<int64_t>(y.cols, config.array.cols);
     int64_t weightWords = tileK * tileN;
