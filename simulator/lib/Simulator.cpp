@@ -49,16 +49,6 @@ private:
   sc_core::sc_simcontext *context_;
 };
 
-// HardwareConfig::validate() checks every field's range; the timing model
-// also divides by these two.
-void checkConfig(const HardwareConfig &config) {
-  config.validate("bundle config");
-  if (!(config.dram.bytes_per_cycle > 0))
-    throw Error("bundle config: dram.bytes_per_cycle must be positive");
-  if (!(config.clock_ghz > 0))
-    throw Error("bundle config: clock_ghz must be positive");
-}
-
 void placeConstants(const Bundle &bundle, std::vector<uint8_t> &dram) {
   if (bundle.constant_address > dram.size() ||
       bundle.constants.size() > dram.size() - bundle.constant_address)
@@ -76,7 +66,8 @@ SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram) {
                             bundle.dram_bytes));
   if (bundle.program.empty())
     throw Error("the program is empty; it must end with halt");
-  checkConfig(bundle.config);
+  // The timing model divides by config values; validate() keeps them in range.
+  bundle.config.validate("bundle config");
   placeConstants(bundle, dram);
 
   FreshKernel kernel;
