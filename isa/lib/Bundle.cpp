@@ -3,6 +3,7 @@
 #include "Files.h"
 #include "JsonCursor.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/LittleEndian.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,15 +32,8 @@ constexpr size_t kCrcCoverageStart = kCrcOffset + 4;
 constexpr uint64_t kMaxDramBytes = uint64_t{1} << 34; // 16 GiB
 
 void appendLittleEndian(std::vector<uint8_t> &bytes, uint64_t value, unsigned size) {
-  for (unsigned i = 0; i < size; ++i)
-    bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
-uint64_t readLittleEndian(const uint8_t *bytes, unsigned size) {
-  uint64_t value = 0;
-  for (unsigned i = 0; i < size; ++i)
-    value |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-  return value;
+  bytes.resize(bytes.size() + size);
+  writeLittleEndian(bytes.data() + bytes.size() - size, size, value);
 }
 
 std::string describeInstruction(const Instruction &instruction) {
@@ -412,8 +406,7 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
   bytes.insert(bytes.end(), bundle.constants.begin(), bundle.constants.end());
 
   uint32_t crc = crc32(bytes.data() + kCrcCoverageStart, bytes.size() - kCrcCoverageStart);
-  for (unsigned i = 0; i < 4; ++i)
-    bytes[kCrcOffset + i] = static_cast<uint8_t>(crc >> (8 * i));
+  writeLittleEndian(bytes.data() + kCrcOffset, 4, crc);
   return bytes;
 }
 

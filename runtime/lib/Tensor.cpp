@@ -1,6 +1,7 @@
 #include "tpu/runtime/Tensor.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/LittleEndian.h"
 #include "tpu/isa/Numerics.h"
 
 #include <fmt/format.h>
@@ -55,9 +56,7 @@ const TypeInfo &typeInfo(ElementType type) {
 }
 
 double decode(const TypeInfo &type, const uint8_t *bytes) {
-  uint64_t bits = 0;
-  for (unsigned i = 0; i < type.bytes; ++i)
-    bits |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  uint64_t bits = readLittleEndian(bytes, type.bytes);
   switch (type.type) {
   case ElementType::Float32:
     return bitsFloat(static_cast<uint32_t>(bits));
@@ -100,9 +99,7 @@ uint64_t bitsOf(const TypeInfo &type, double value) {
 }
 
 void encode(const TypeInfo &type, double value, uint8_t *bytes) {
-  uint64_t bits = bitsOf(type, value);
-  for (unsigned i = 0; i < type.bytes; ++i)
-    bytes[i] = static_cast<uint8_t>(bits >> (8 * i));
+  writeLittleEndian(bytes, type.bytes, bitsOf(type, value));
 }
 
 template <typename Repeated>

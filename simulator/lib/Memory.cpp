@@ -1,26 +1,12 @@
 #include "Memory.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/LittleEndian.h"
 #include "tpu/isa/Numerics.h"
 
 #include <fmt/format.h>
 
 namespace tpu::sim {
-namespace {
-
-uint32_t readLittleEndian(const uint8_t *bytes, unsigned count) {
-  uint32_t value = 0;
-  for (unsigned i = 0; i < count; ++i)
-    value |= static_cast<uint32_t>(bytes[i]) << (8 * i);
-  return value;
-}
-
-void writeLittleEndian(uint8_t *bytes, unsigned count, uint32_t value) {
-  for (unsigned i = 0; i < count; ++i)
-    bytes[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-} // namespace
 
 void WordMemory::check(const Region &region, const char *operand) const {
   if (region.elements() == 0)
@@ -60,9 +46,9 @@ uint32_t Dram::load(uint64_t address, isa::DType dtype) const {
   switch (dtype) {
   case isa::DType::F32:
   case isa::DType::I32:
-    return readLittleEndian(bytes, 4);
+    return static_cast<uint32_t>(readLittleEndian(bytes, 4));
   case isa::DType::BF16:
-    return readLittleEndian(bytes, 2) << 16;
+    return static_cast<uint32_t>(readLittleEndian(bytes, 2)) << 16;
   case isa::DType::I8:
     return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bytes[0])));
   }

@@ -1,5 +1,6 @@
 #include "tpu/isa/Bundle.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/LittleEndian.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -91,15 +92,11 @@ std::string parseError(const std::vector<uint8_t> &bytes) {
 }
 
 void putLittleEndian(std::vector<uint8_t> &bytes, size_t offset, uint64_t value, unsigned size) {
-  for (unsigned i = 0; i < size; ++i)
-    bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
+  writeLittleEndian(bytes.data() + offset, size, value);
 }
 
 uint32_t getU32(const std::vector<uint8_t> &bytes, size_t offset) {
-  uint32_t value = 0;
-  for (unsigned i = 0; i < 4; ++i)
-    value |= static_cast<uint32_t>(bytes[offset + i]) << (8 * i);
-  return value;
+  return static_cast<uint32_t>(readLittleEndian(bytes.data() + offset, 4));
 }
 
 // The CRC covers every byte after its own field.
