@@ -43,9 +43,9 @@ struct Matrix {
 };
 
 std::pair<int64_t, int64_t> matrixShape(Value value) {
-  auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
-  int64_t cols = type.getRank() == 0 ? 1 : type.getShape().back();
-  return {type.getNumElements() / cols, cols};
+  auto shape =
+      mlir::tpu::matrixType(llvm::cast<mlir::RankedTensorType>(value.getType())).getShape();
+  return {shape[0], shape[1]};
 }
 
 std::string sourceName(mlir::Operation *op) {

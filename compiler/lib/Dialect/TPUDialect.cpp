@@ -27,6 +27,11 @@ Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.cpp.inc"
 
+RankedTensorType mlir::tpu::matrixType(RankedTensorType type) {
+  int64_t cols = type.getRank() == 0 ? 1 : type.getShape().back();
+  return RankedTensorType::get({type.getNumElements() / cols, cols}, type.getElementType());
+}
+
 LogicalResult MatMulOp::verify() {
   ArrayRef<int64_t> lhs = getLhs().getType().getShape();
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();

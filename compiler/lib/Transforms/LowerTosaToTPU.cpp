@@ -17,15 +17,6 @@ using namespace mlir::tpu;
 
 namespace {
 
-// The 2-D row-major shape the hardware sees: leading dimensions collapse into
-// rows, the last dimension is the row length.
-RankedTensorType matrixType(RankedTensorType type) {
-  ArrayRef<int64_t> shape = type.getShape();
-  int64_t cols = shape.empty() ? 1 : shape.back();
-  int64_t rows = shape.empty() ? 1 : type.getNumElements() / cols;
-  return RankedTensorType::get({rows, cols}, type.getElementType());
-}
-
 Value viewAs(PatternRewriter &rewriter, Location loc, Value value, RankedTensorType type) {
   if (value.getType() == type)
     return value;

@@ -13,3 +13,11 @@
 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.h.inc"
+
+namespace mlir::tpu {
+
+// The 2-D row-major view the hardware works on: leading dimensions collapse
+// into rows, the last dimension is the row length (a scalar is 1x1).
+RankedTensorType matrixType(RankedTensorType type);
+
+} // namespace mlir::tpu
