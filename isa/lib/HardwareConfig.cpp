@@ -24,6 +24,8 @@ constexpr double kMaxDramBytesPerCycle = 4096;
 constexpr uint64_t kMaxDramLatency = 100000;
 constexpr uint64_t kMaxDramOutstanding = 1024;
 constexpr uint64_t kBytesPerWord = 4;
+constexpr double kMaxEnergyPj = 1e6;
+constexpr double kMaxStaticMw = 1e6;
 
 // On-chip memories must be reachable by the ISA's word addresses.
 uint64_t maxMemoryKiB() {
@@ -53,7 +55,8 @@ nlohmann::json memoryJson(const HardwareConfig::Memory &memory) {
 
 HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::string &origin) {
   JsonCursor root(json, origin);
-  root.expectObject({"name", "clock_ghz", "array", "scratchpad", "accumulator", "vector", "dram"});
+  root.expectObject(
+      {"name", "clock_ghz", "array", "scratchpad", "accumulator", "vector", "dram", "energy"});
   HardwareConfig config;
   config.name = root["name"].string();
   config.clock_ghz = root["clock_ghz"].number(0, kMaxClockGHz);
@@ -84,6 +87,16 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::s
       static_cast<uint32_t>(dram["latency_cycles"].unsignedInteger(0, kMaxDramLatency));
   config.dram.max_outstanding =
       static_cast<uint32_t>(dram["max_outstanding"].unsignedInteger(1, kMaxDramOutstanding));
+
+  JsonCursor energy = root["energy"];
+  energy.expectObject({"mac_pj", "scratchpad_word_pj", "accumulator_word_pj", "vector_element_pj",
+                       "dram_byte_pj", "static_mw"});
+  config.energy.mac_pj = energy["mac_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.scratchpad_word_pj = energy["scratchpad_word_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.accumulator_word_pj = energy["accumulator_word_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.vector_element_pj = energy["vector_element_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.dram_byte_pj = energy["dram_byte_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.static_mw = energy["static_mw"].nonNegativeNumber(kMaxStaticMw);
   return config;
 }
 
@@ -121,6 +134,13 @@ nlohmann::json HardwareConfig::toJson() const {
        {{"bytes_per_cycle", dram.bytes_per_cycle},
         {"latency_cycles", dram.latency_cycles},
         {"max_outstanding", dram.max_outstanding}}},
+      {"energy",
+       {{"mac_pj", energy.mac_pj},
+        {"scratchpad_word_pj", energy.scratchpad_word_pj},
+        {"accumulator_word_pj", energy.accumulator_word_pj},
+        {"vector_element_pj", energy.vector_element_pj},
+        {"dram_byte_pj", energy.dram_byte_pj},
+        {"static_mw", energy.static_mw}}},
   };
 }
 
@@ -134,7 +154,13 @@ bool HardwareConfig::operator==(const HardwareConfig &other) const {
          vector.pipeline_latency == other.vector.pipeline_latency &&
          dram.bytes_per_cycle == other.dram.bytes_per_cycle &&
          dram.latency_cycles == other.dram.latency_cycles &&
-         dram.max_outstanding == other.dram.max_outstanding && clock_ghz == other.clock_ghz;
+         dram.max_outstanding == other.dram.max_outstanding && clock_ghz == other.clock_ghz &&
+         energy.mac_pj == other.energy.mac_pj &&
+         energy.scratchpad_word_pj == other.energy.scratchpad_word_pj &&
+         energy.accumulator_word_pj == other.energy.accumulator_word_pj &&
+         energy.vector_element_pj == other.energy.vector_element_pj &&
+         energy.dram_byte_pj == other.energy.dram_byte_pj &&
+         energy.static_mw == other.energy.static_mw;
 }
 
 std::string configDirectory() {

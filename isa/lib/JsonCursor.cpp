@@ -78,11 +78,21 @@ uint64_t JsonCursor::unsignedInteger(uint64_t min, uint64_t max) const {
 }
 
 double JsonCursor::number(double exclusiveMin, double max) const {
-  std::string expected = fmt::format("must be a number in ({}, {}]", exclusiveMin, max);
+  return boundedNumber(fmt::format("must be a number in ({}, {}]", exclusiveMin, max),
+                       [&](double value) { return value > exclusiveMin && value <= max; });
+}
+
+double JsonCursor::nonNegativeNumber(double max) const {
+  return boundedNumber(fmt::format("must be a number in [0, {}]", max),
+                       [&](double value) { return value >= 0 && value <= max; });
+}
+
+double JsonCursor::boundedNumber(const std::string &expected,
+                                 const std::function<bool(double)> &inRange) const {
   if (!value_->is_number())
     fail(expected);
   double value = value_->get<double>();
-  if (!(value > exclusiveMin && value <= max))
+  if (!inRange(value))
     fail(expected);
   return value;
 }

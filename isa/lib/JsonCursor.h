@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -31,8 +32,13 @@ public:
   uint64_t unsignedInteger(uint64_t min, uint64_t max) const;
   // A number in (exclusiveMin, max].
   double number(double exclusiveMin, double max) const;
+  // A number in [0, max].
+  double nonNegativeNumber(double max) const;
 
 private:
+  double boundedNumber(const std::string &expected,
+                       const std::function<bool(double)> &inRange) const;
+
   const nlohmann::json *value_;
   std::string origin_;
   std::string path_;

@@ -144,6 +144,10 @@ TEST(HardwareConfig, RejectsOutOfRangeValues) {
       {"/dram/latency_cycles", 100001, "dram.latency_cycles: must be an integer in [0, 100000]"},
       {"/dram/max_outstanding", 0, "dram.max_outstanding: must be an integer in [1, 1024]"},
       {"/dram/max_outstanding", 1025, "dram.max_outstanding: must be an integer in [1, 1024]"},
+      {"/energy/mac_pj", -1, "energy.mac_pj: must be a number in [0, 1000000] (got -1)"},
+      {"/energy/dram_byte_pj", "x", "energy.dram_byte_pj: must be a number in [0, 1000000]"},
+      {"/energy/static_mw", 1e7, "energy.static_mw: must be a number in [0, 1000000]"},
+      {"/energy/sram_pj", 1, "energy.sram_pj: unknown key"},
   };
   json preset = presetJson();
   for (const Mutation &mutation : mutations) {
@@ -162,6 +166,8 @@ TEST(HardwareConfig, AcceptsTheRangeLimits) {
   config["accumulator"] = {{"kib", 1}, {"banks", 1}};
   config["vector"] = {{"lanes", 4096}, {"pipeline_latency", 0}};
   config["dram"] = {{"bytes_per_cycle", 0.5}, {"latency_cycles", 0}, {"max_outstanding", 1024}};
+  config["energy"] = {{"mac_pj", 0},           {"scratchpad_word_pj", 1e6}, {"accumulator_word_pj", 0},
+                      {"vector_element_pj", 0}, {"dram_byte_pj", 0.25},      {"static_mw", 1e6}};
   HardwareConfig parsed = HardwareConfig::fromJson(config, "limits");
   EXPECT_EQ(parsed.array.dtype, tpu::isa::DType::I8);
   EXPECT_EQ(parsed.scratchpad.words(), uint64_t{1} << 22);

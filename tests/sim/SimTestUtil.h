@@ -33,6 +33,7 @@ inline HardwareConfig smallConfig(DType arrayType = DType::BF16) {
   config.dram.latency_cycles = 10;
   config.dram.max_outstanding = 1;
   config.clock_ghz = 1.0;
+  config.energy = {1.0, 2.0, 3.0, 0.5, 10.0, 100.0};
   return config;
 }
 

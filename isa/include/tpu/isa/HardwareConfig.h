@@ -35,6 +35,15 @@ struct HardwareConfig {
     uint32_t latency_cycles = 0;
     uint32_t max_outstanding = 0; // requests in flight
   } dram;
+  // Per-access energies for the report's estimate (docs/config.md).
+  struct {
+    double mac_pj = 0;              // one multiply-accumulate in the array
+    double scratchpad_word_pj = 0;  // one 32-bit scratchpad read or write
+    double accumulator_word_pj = 0; // one 32-bit accumulator read or write
+    double vector_element_pj = 0;   // one element through a vector op
+    double dram_byte_pj = 0;        // one byte moved to or from DRAM
+    double static_mw = 0;           // leakage and clock, paid every cycle
+  } energy;
   double clock_ghz = 0;
 
   // Throws tpu::Error "<origin>: <key path>: <problem>" on any missing,
