@@ -26,7 +26,7 @@ ElementType elementTypeOf(isa::DType dtype) {
 
 std::optional<sim::SimStats> SimulatorBackend::run(const Bundle &bundle,
                                                    std::vector<uint8_t> &dram) {
-  return sim::simulate(bundle, dram);
+  return sim::simulate(bundle, dram, options_);
 }
 
 Session::Session(Bundle bundle, std::string origin)

@@ -6,23 +6,31 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace tpu::sim {
 namespace {
 
 constexpr isa::Queue kDataQueues[] = {isa::Queue::Load, isa::Queue::Compute, isa::Queue::Store};
+// The kernel runs in slices of this many cycles, between which the watchdog
+// and the progress report look at the run.
+constexpr uint64_t kSliceCycles = 1 << 16;
 
 } // namespace
 
 Accelerator::Accelerator(const sc_core::sc_module_name &name, const Bundle &bundle,
-                         std::vector<uint8_t> &dram)
-    : sc_module(name), machine_(bundle.config, dram), loadFifo_("load_fifo", kQueueDepth),
-      computeFifo_("compute_fifo", kQueueDepth), storeFifo_("store_fifo", kQueueDepth),
-      controller_("controller", bundle.program, machine_), dma_("dma", machine_),
-      matrix_("matrix", machine_), vector_("vector", machine_),
-      loadQueue_("load_queue", isa::Queue::Load, machine_, {&dma_}),
-      computeQueue_("compute_queue", isa::Queue::Compute, machine_, {&matrix_, &vector_}),
-      storeQueue_("store_queue", isa::Queue::Store, machine_, {&dma_}) {
+                         std::vector<uint8_t> &dram, const SimOptions &options)
+    : sc_module(name), options_(options), machine_(bundle, dram, options),
+      loadFifo_("load_fifo", kQueueDepth), computeFifo_("compute_fifo", kQueueDepth),
+      storeFifo_("store_fifo", kQueueDepth), controller_("controller", bundle.program, machine_),
+      dmaLoad_("dma_load", Component::DmaLoad, machine_),
+      dmaStore_("dma_store", Component::DmaStore, machine_), matrix_("matrix", machine_),
+      vector_("vector", machine_),
+      loadQueue_("load_queue", isa::Queue::Load, machine_, {&dmaLoad_}, {Component::DmaLoad}),
+      computeQueue_("compute_queue", isa::Queue::Compute, machine_, {&matrix_, &vector_},
+                    {Component::Matrix, Component::Vector}),
+      storeQueue_("store_queue", isa::Queue::Store, machine_, {&dmaStore_},
+                  {Component::DmaStore}) {
   controller_.load(loadFifo_);
   controller_.compute(computeFifo_);
   controller_.store(storeFifo_);
@@ -32,19 +40,31 @@ Accelerator::Accelerator(const sc_core::sc_module_name &name, const Bundle &bund
 }
 
 SimStats Accelerator::run() {
-  // With no clock in the design the kernel returns once no event is pending:
-  // either everything has drained or the queues wait on each other.
-  sc_core::sc_start();
-  if (machine_.fault())
-    throw Error(*machine_.fault());
+  using WallClock = std::chrono::steady_clock;
+  WallClock::time_point wallStart = WallClock::now();
+  WallClock::time_point lastProgress = wallStart;
+  const Clock &clock = machine_.clock;
+  for (;;) {
+    sc_core::sc_start(clock.cycles(kSliceCycles), sc_core::SC_EXIT_ON_STARVATION);
+    if (machine_.fault())
+      throw Error(*machine_.fault());
+    if (!sc_core::sc_pending_activity())
+      break; // completed, or the queues wait on each other
+    if (options_.max_cycles != 0 && clock.now() > options_.max_cycles)
+      throw Error(fmt::format("watchdog: still running after {} cycles (--max-cycles {}): {}",
+                              clock.now(), options_.max_cycles, blockedQueues()));
+    if (options_.progress && WallClock::now() - lastProgress > std::chrono::seconds(1)) {
+      lastProgress = WallClock::now();
+      options_.progress({clock.now(), controller_.dispatched(),
+                         static_cast<uint32_t>(machine_.profiler.programSize())});
+    }
+  }
   if (!drained())
-    throw Error(deadlockReport());
+    throw Error(fmt::format("deadlock: {}", blockedQueues()));
 
-  SimStats stats = machine_.stats;
-  stats.total_cycles = machine_.clock.now();
-  double peakMacs = static_cast<double>(machine_.config.array.rows) * machine_.config.array.cols *
-                    static_cast<double>(stats.total_cycles);
-  stats.mxu_utilization = peakMacs > 0 ? static_cast<double>(stats.macs) / peakMacs : 0.0;
+  SimStats stats = machine_.profiler.finish(machine_.lastActivity(), machine_.config);
+  stats.mode = machine_.mode;
+  stats.wall_seconds = std::chrono::duration<double>(WallClock::now() - wallStart).count();
   return stats;
 }
 
@@ -56,12 +76,15 @@ bool Accelerator::drained() const {
          });
 }
 
-std::string Accelerator::deadlockReport() {
+std::string Accelerator::blockedQueues() const {
   std::vector<std::string> blocked;
   for (isa::Queue queue : kDataQueues) {
     const QueueState &state = machine_.queue(queue);
-    if (state.activity == Activity::WaitingForToken)
-      blocked.push_back(fmt::format("{} waits at pc {} ({})", isa::queueName(queue),
+    const char *doing = state.activity == Activity::WaitingForToken ? "waits"
+                        : state.activity == Activity::Executing     ? "runs"
+                                                                    : nullptr;
+    if (doing)
+      blocked.push_back(fmt::format("{} {} at pc {} ({})", isa::queueName(queue), doing,
                                     state.current.pc, isa::disassemble(state.current.instruction)));
   }
   const QueueState &controller = machine_.queue(isa::Queue::Control);
@@ -70,7 +93,7 @@ std::string Accelerator::deadlockReport() {
                                   controller.current.pc,
                                   isa::disassemble(controller.current.instruction),
                                   isa::queueName(controller.current.instruction.queue())));
-  return fmt::format("deadlock: {}", fmt::join(blocked, "; "));
+  return fmt::format("{}", fmt::join(blocked, "; "));
 }
 
 } // namespace tpu::sim

@@ -1,5 +1,6 @@
 // The top module: the controller, the three instruction queues and their
-// FIFOs, and the DMA engine, matrix unit and vector unit behind them.
+// FIFOs, and behind them the two DMA engines, the matrix unit and the vector
+// unit.
 #pragma once
 
 #include "Controller.h"
@@ -16,24 +17,27 @@ namespace tpu::sim {
 class Accelerator : public sc_core::sc_module {
 public:
   Accelerator(const sc_core::sc_module_name &name, const Bundle &bundle,
-              std::vector<uint8_t> &dram);
+              std::vector<uint8_t> &dram, const SimOptions &options);
 
   // Runs the kernel until every queue has drained; throws tpu::Error on a
-  // fault or a deadlock.
+  // fault, a deadlock or the watchdog.
   SimStats run();
 
 private:
   // Called when the kernel has run out of events: true when the program
   // completed, false when the queues wait for each other.
   bool drained() const;
-  std::string deadlockReport();
+  // What each unfinished queue is doing, for deadlock and watchdog errors.
+  std::string blockedQueues() const;
 
+  const SimOptions &options_;
   Machine machine_;
   sc_core::sc_fifo<IssuedInstruction> loadFifo_;
   sc_core::sc_fifo<IssuedInstruction> computeFifo_;
   sc_core::sc_fifo<IssuedInstruction> storeFifo_;
   Controller controller_;
-  DmaEngine dma_;
+  DmaEngine dmaLoad_;
+  DmaEngine dmaStore_;
   MatrixUnit matrix_;
   VectorUnit vector_;
   InstructionQueue loadQueue_;

@@ -1,10 +1,11 @@
 #include "Controller.h"
 
-#include "Timing.h"
-
 #include "tpu/isa/Error.h"
 
 namespace tpu::sim {
+
+// The controller dispatches one instruction per cycle.
+constexpr uint64_t kDispatchCycles = 1;
 
 Controller::Controller(const sc_core::sc_module_name &name,
                        const std::vector<isa::Instruction> &program, Machine &machine)
@@ -40,7 +41,7 @@ sc_core::sc_fifo_out<IssuedInstruction> &Controller::portFor(isa::Queue queue) {
 
 void Controller::dispatch() {
   QueueState &state = machine_.queue(isa::Queue::Control);
-  QueueStats &stats = machine_.queueStats(isa::Queue::Control);
+  Profiler &profiler = machine_.profiler;
   for (uint32_t pc = 0; pc < program_.size(); ++pc) {
     state.current = {pc, program_[pc]};
     state.activity = Activity::Executing;
@@ -54,15 +55,22 @@ void Controller::dispatch() {
           state.activity = Activity::Stalled;
         port->write(state.current);
         state.activity = Activity::Executing;
-        stats.wait_cycles += machine_.clock.now() - start;
+        profiler.stall(Component::Controller, pc, StallReason::QueueFull, start,
+                       machine_.clock.now());
       }
     } catch (const std::exception &error) {
       machine_.fail(state.current, error.what());
       return;
     }
+    uint64_t start = machine_.clock.now();
     sc_core::wait(machine_.clock.cycles(kDispatchCycles));
-    stats.instructions += 1;
-    stats.busy_cycles += kDispatchCycles;
+    // nop and halt run here; the rest are counted where they execute.
+    if (state.current.instruction.queue() == isa::Queue::Control)
+      profiler.instruction(Component::Controller, pc, start, start + kDispatchCycles);
+    else
+      profiler.busy(Component::Controller, start, start + kDispatchCycles);
+    machine_.finished(start + kDispatchCycles);
+    dispatched_ = pc + 1;
   }
   halted_ = true;
   state.activity = Activity::Idle;

@@ -21,6 +21,8 @@ public:
              Machine &machine);
   // Whether halt has been dispatched.
   bool halted() const { return halted_; }
+  // Instructions dispatched so far.
+  uint32_t dispatched() const { return dispatched_; }
 
 private:
   void dispatch();
@@ -31,6 +33,7 @@ private:
   const std::vector<isa::Instruction> &program_;
   Machine &machine_;
   bool halted_ = false;
+  uint32_t dispatched_ = 0;
 };
 
 } // namespace tpu::sim

@@ -1,15 +1,15 @@
 #include "DmaEngine.h"
 
-#include "Timing.h"
-
 namespace tpu::sim {
 
 using isa::Field;
 
-void DmaEngine::execute(const isa::Instruction &instruction) {
+void DmaEngine::execute(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
   auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
   unsigned elementBytes = isa::dtypeBytes(dtype);
-  WordMemory &memory = machine_.memory(static_cast<isa::Space>(instruction.get(Field::Space)));
+  auto space = static_cast<isa::Space>(instruction.get(Field::Space));
+  WordMemory &memory = machine_.memory(space);
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
   Region dramRegion{instruction.get(Field::DramAddr), rows, cols,
@@ -18,29 +18,37 @@ void DmaEngine::execute(const isa::Instruction &instruction) {
                     instruction.get(Field::SramStride)};
   machine_.dram.check(dramRegion, elementBytes);
   memory.check(sramRegion, "sram");
-  auto dramAddress = [&](uint64_t r, uint64_t c) {
-    return dramRegion.address + dramRegion.offset(r, c) * elementBytes;
-  };
-  uint64_t bytes = rows * cols * elementBytes;
-  sc_core::sc_time duration = machine_.clock.cycles(dmaCycles(machine_.config, bytes));
 
-  if (instruction.opcode == isa::Opcode::DmaLoad) {
-    std::vector<uint32_t> words;
-    words.reserve(sramRegion.elements());
-    for (uint64_t r = 0; r < rows; ++r)
-      for (uint64_t c = 0; c < cols; ++c)
-        words.push_back(machine_.dram.load(dramAddress(r, c), dtype));
-    machine_.stats.dram_bytes_read += bytes;
-    sc_core::wait(duration);
+  BankSet banks = machine_.banks(space).banksOf(sramRegion);
+  bool onScratchpad = space == isa::Space::Scratchpad;
+  machine_.acquireBanks(component_, issued.pc, onScratchpad ? banks : 0, onScratchpad ? 0 : banks);
+  const Clock &clock = machine_.clock;
+  uint64_t start = clock.now();
+  DramSchedule schedule = machine_.dramChannel.transfer(start, rows, cols * elementBytes);
+  bool load = instruction.opcode == isa::Opcode::DmaLoad;
+  uint64_t bytes = rows * cols * elementBytes;
+  machine_.profiler.dramBytes(issued.pc, bytes, load);
+  machine_.profiler.memoryAccess(space, load ? 0 : rows * cols, load ? rows * cols : 0);
+
+  // Operands are read at the start and results written at completion, so a
+  // program that touches the data in between without a sync sees stale values.
+  if (load) {
+    std::vector<uint32_t> words = machine_.dram.load(dramRegion, dtype);
+    clock.waitUntil(schedule.completion);
     memory.write(sramRegion, words);
   } else {
     std::vector<uint32_t> words = memory.read(sramRegion);
-    machine_.stats.dram_bytes_written += bytes;
-    sc_core::wait(duration);
-    for (uint64_t r = 0; r < rows; ++r)
-      for (uint64_t c = 0; c < cols; ++c)
-        machine_.dram.store(dramAddress(r, c), dtype, words[r * cols + c]);
+    clock.waitUntil(schedule.completion);
+    machine_.dram.store(dramRegion, dtype, words);
   }
+  machine_.releaseBanks(onScratchpad ? banks : 0, onScratchpad ? 0 : banks);
+
+  // Busy while its data is on the bus; the rest of the transfer waits on DRAM.
+  machine_.profiler.instruction(component_, issued.pc, start, schedule.completion, false);
+  for (const auto &[busStart, busEnd] : schedule.busRuns)
+    machine_.profiler.busy(component_, busStart, busEnd);
+  machine_.profiler.stall(component_, issued.pc, StallReason::Dram, start, schedule.completion);
+  machine_.finished(schedule.completion);
 }
 
 } // namespace tpu::sim

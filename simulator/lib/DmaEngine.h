@@ -1,5 +1,6 @@
-// Moves data between DRAM and the on-chip memories for the load queue
-// (dma.ld) and the store queue (dma.st), converting per element type.
+// Moves data between DRAM and the on-chip memories, one engine for the load
+// queue (dma.ld) and one for the store queue (dma.st), both on the shared
+// DRAM channel; converts per element type.
 #pragma once
 
 #include "ExecutionUnit.h"
@@ -11,13 +12,14 @@ namespace tpu::sim {
 
 class DmaEngine : public sc_core::sc_module, public ExecutionUnit {
 public:
-  DmaEngine(const sc_core::sc_module_name &name, Machine &machine)
-      : sc_module(name), machine_(machine) {}
+  DmaEngine(const sc_core::sc_module_name &name, Component component, Machine &machine)
+      : sc_module(name), component_(component), machine_(machine) {}
 
   isa::Unit unit() const override { return isa::Unit::Dma; }
-  void execute(const isa::Instruction &instruction) override;
+  void execute(const IssuedInstruction &issued) override;
 
 private:
+  Component component_;
   Machine &machine_;
 };
 

@@ -1,61 +1,79 @@
 #include "InstructionQueue.h"
 
-#include "Timing.h"
-
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
 
 namespace tpu::sim {
 
+// sync.push and sync.pop (once its token is there) occupy their queue one cycle.
+constexpr uint64_t kSyncCycles = 1;
+
 InstructionQueue::InstructionQueue(const sc_core::sc_module_name &name, isa::Queue queue,
-                                   Machine &machine, std::vector<ExecutionUnit *> units)
-    : sc_module(name), input("input"), queue_(queue), machine_(machine), units_(std::move(units)) {
+                                   Machine &machine, std::vector<ExecutionUnit *> units,
+                                   std::vector<Component> components)
+    : sc_module(name), input("input"), queue_(queue), machine_(machine), units_(std::move(units)),
+      components_(std::move(components)) {
   SC_HAS_PROCESS(InstructionQueue);
   SC_THREAD(serve);
 }
 
 void InstructionQueue::serve() {
   QueueState &state = machine_.queue(queue_);
-  QueueStats &stats = machine_.queueStats(queue_);
   for (;;) {
     state.activity = Activity::Idle;
     state.current = input.read();
     state.activity = Activity::Executing;
-    const isa::Instruction &instruction = state.current.instruction;
-    uint64_t start = machine_.clock.now();
-    uint64_t waited = 0;
     try {
-      if (instruction.opcode == isa::Opcode::SyncPush || instruction.opcode == isa::Opcode::SyncPop)
-        waited = synchronize(instruction);
-      else
-        unitFor(instruction.opcode).execute(instruction);
+      isa::Opcode opcode = state.current.instruction.opcode;
+      if (opcode == isa::Opcode::SyncPush || opcode == isa::Opcode::SyncPop) {
+        synchronize(state.current);
+      } else {
+        ExecutionUnit &unit = unitFor(opcode);
+        fence(state.current, &unit);
+        unit.execute(state.current);
+      }
     } catch (const std::exception &error) {
       machine_.fail(state.current, error.what());
       return;
     }
-    stats.instructions += 1;
-    stats.wait_cycles += waited;
-    stats.busy_cycles += machine_.clock.now() - start - waited;
   }
 }
 
-uint64_t InstructionQueue::synchronize(const isa::Instruction &instruction) {
+void InstructionQueue::synchronize(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
   auto from = static_cast<isa::Queue>(instruction.get(isa::Field::From));
   auto to = static_cast<isa::Queue>(instruction.get(isa::Field::To));
-  uint64_t waited = 0;
+  const Clock &clock = machine_.clock;
   if (instruction.opcode == isa::Opcode::SyncPush) {
+    // The token tells the other queue that everything before it is done.
+    fence(issued, nullptr);
     machine_.tokens.push(from, to);
   } else {
+    uint64_t start = clock.now();
     QueueState &state = machine_.queue(queue_);
-    uint64_t start = machine_.clock.now();
     state.activity = Activity::WaitingForToken;
     machine_.tokens.pop(from, to);
     state.activity = Activity::Executing;
-    waited = machine_.clock.now() - start;
+    stall(issued, StallReason::Token, start);
   }
-  sc_core::wait(machine_.clock.cycles(kSyncCycles));
-  return waited;
+  uint64_t start = clock.now();
+  sc_core::wait(clock.cycles(kSyncCycles));
+  machine_.profiler.instruction(components_.front(), issued.pc, start, start + kSyncCycles, false);
+  machine_.finished(start + kSyncCycles);
+}
+
+void InstructionQueue::fence(const IssuedInstruction &issued, const ExecutionUnit *except) {
+  uint64_t start = machine_.clock.now();
+  for (ExecutionUnit *unit : units_)
+    if (unit != except)
+      unit->drain();
+  stall(issued, StallReason::Fence, start);
+}
+
+void InstructionQueue::stall(const IssuedInstruction &issued, StallReason reason, uint64_t start) {
+  for (Component component : components_)
+    machine_.profiler.stall(component, issued.pc, reason, start, machine_.clock.now());
 }
 
 ExecutionUnit &InstructionQueue::unitFor(isa::Opcode opcode) const {

@@ -1,9 +1,12 @@
-// State shared by the modules of one simulation: the clock, the memories,
-// the token channels, the statistics, what each queue is doing and the first
-// fault.
+// State shared by the modules of one simulation: the clock, the memories and
+// their bank arbiters, the DRAM channel, the token channels, the profiler,
+// what each queue is doing and the first fault.
 #pragma once
 
+#include "BankArbiter.h"
+#include "DramChannel.h"
 #include "Memory.h"
+#include "Profiler.h"
 #include "TokenChannels.h"
 
 #include "tpu/isa/Bundle.h"
@@ -25,12 +28,17 @@ struct IssuedInstruction {
 // sc_fifo prints its contents through operator<<.
 std::ostream &operator<<(std::ostream &out, const IssuedInstruction &issued);
 
+// Every module is synchronous to this clock: all waits are whole periods, so
+// every event falls on a clock edge.
 class Clock {
 public:
   explicit Clock(double ghz);
   sc_core::sc_time cycles(uint64_t count) const;
   uint64_t cyclesIn(const sc_core::sc_time &duration) const;
   uint64_t now() const { return cyclesIn(sc_core::sc_time_stamp()); }
+  // Waits (in the calling thread) until cycle `cycle`; returns at once if it
+  // has passed.
+  void waitUntil(uint64_t cycle) const;
 
 private:
   sc_core::sc_time period_;
@@ -47,28 +55,43 @@ struct QueueState {
 
 class Machine {
 public:
-  Machine(const HardwareConfig &config, std::vector<uint8_t> &dram);
+  Machine(const Bundle &bundle, std::vector<uint8_t> &dram, const SimOptions &options);
 
   WordMemory &memory(isa::Space space);
+  BankArbiter &banks(isa::Space space);
   QueueState &queue(isa::Queue queue) { return queues_[static_cast<unsigned>(queue)]; }
   const QueueState &queue(isa::Queue queue) const { return queues_[static_cast<unsigned>(queue)]; }
-  QueueStats &queueStats(isa::Queue queue) { return stats.queues[static_cast<unsigned>(queue)]; }
+
+  // Waits until no other component holds a bank in `scratchpadBanks` or
+  // `accumulatorBanks`, recording the wait as a bank stall, then takes them.
+  void acquireBanks(Component who, uint32_t pc, BankSet scratchpadBanks,
+                    BankSet accumulatorBanks);
+  void releaseBanks(BankSet scratchpadBanks, BankSet accumulatorBanks);
+
   // Records the first fault as "pc N (disassembly): reason" and stops the
   // kernel.
   void fail(const IssuedInstruction &issued, const std::string &reason);
   const std::optional<std::string> &fault() const { return fault_; }
+  // The latest cycle any component finished something in.
+  void finished(uint64_t cycle) { lastActivity_ = std::max(lastActivity_, cycle); }
+  uint64_t lastActivity() const { return lastActivity_; }
 
   const HardwareConfig &config;
+  const Mode mode;
   const Clock clock;
   WordMemory scratchpad;
   WordMemory accumulator;
+  BankArbiter scratchpadBanks;
+  BankArbiter accumulatorBanks;
   Dram dram;
+  DramChannel dramChannel;
   TokenChannels tokens;
-  SimStats stats;
+  Profiler profiler;
 
 private:
   std::array<QueueState, isa::kNumQueues> queues_;
   std::optional<std::string> fault_;
+  uint64_t lastActivity_ = 0;
 };
 
 } // namespace tpu::sim

@@ -1,24 +1,190 @@
 #include "MatrixUnit.h"
 
-#include "Timing.h"
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
 
 namespace tpu::sim {
 
-MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
-    : sc_module(name), machine_(machine),
-      core_(machine.config.array.rows, machine.config.array.cols, machine.config.array.dtype) {}
+using isa::Field;
 
-void MatrixUnit::execute(const isa::Instruction &instruction) {
-  uint64_t rows = instruction.get(isa::Field::Rows);
-  if (instruction.opcode == isa::Opcode::LoadWeights) {
-    core_.loadWeights(instruction, machine_.scratchpad);
-    sc_core::wait(machine_.clock.cycles(loadWeightsCycles(rows)));
+MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
+    : sc_module(name), machine_(machine), datapath_(MatrixDatapath::create(machine.config)) {
+  SC_HAS_PROCESS(MatrixUnit);
+  SC_THREAD(completeInOrder);
+  if (machine.mode == Mode::Cycle)
+    SC_THREAD(stepArray);
+}
+
+void MatrixUnit::execute(const IssuedInstruction &issued) {
+  if (issued.instruction.opcode == isa::Opcode::LoadWeights)
+    loadWeights(issued);
+  else
+    multiply(issued);
+}
+
+void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
+  Region source{instruction.get(Field::SrcAddr), instruction.get(Field::Rows),
+                instruction.get(Field::Cols), instruction.get(Field::SrcStride)};
+  const HardwareConfig &config = machine_.config;
+  if (source.rows > config.array.rows || source.cols > config.array.cols)
+    throw Error(fmt::format("weight tile {} x {} exceeds the {} x {} array", source.rows,
+                            source.cols, config.array.rows, config.array.cols));
+  machine_.scratchpad.check(source, "src");
+
+  // The shadow plane takes new weights once the previous mxu.ldw is done and
+  // every mm that multiplied with this plane has left the array.
+  const Clock &clock = machine_.clock;
+  uint64_t waitStart = clock.now();
+  unsigned shadowPlane = activePlane_ ^ 1;
+  while (loaderFreeAt_ > clock.now() || planeUsers_[shadowPlane] > 0) {
+    if (loaderFreeAt_ > clock.now())
+      clock.waitUntil(loaderFreeAt_);
+    else
+      sc_core::wait(completed_);
+  }
+  machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
+                          clock.now());
+  BankSet banks = machine_.scratchpadBanks.banksOf(source);
+  machine_.acquireBanks(Component::Matrix, issued.pc, banks, 0);
+
+  uint64_t start = clock.now();
+  datapath_->loadPlane(shadowPlane, source, machine_.scratchpad);
+  shadowTile_ = TileShape{source.rows, source.cols};
+  // One weight row per cycle.
+  shadowReadyAt_ = loaderFreeAt_ = start + source.rows;
+  machine_.profiler.memoryAccess(isa::Space::Scratchpad, source.elements(), 0);
+  uint64_t id = nextId_++;
+  started_[id] = {issued.pc, start, banks, 0, std::nullopt};
+  scheduleCompletion(id, shadowReadyAt_);
+}
+
+void MatrixUnit::multiply(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
+  const HardwareConfig &config = machine_.config;
+  auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
+  if (dtype != config.array.dtype)
+    throw Error(fmt::format("dtype {} differs from the array's {}", isa::dtypeName(dtype),
+                            isa::dtypeName(config.array.dtype)));
+  bool flip = instruction.get(Field::Flip) != 0;
+  if (flip && !shadowTile_)
+    throw Error("flip with no weights in the shadow buffer");
+  const std::optional<TileShape> &tile = flip ? shadowTile_ : activeTile_;
+  if (!tile)
+    throw Error("no active weights (mxu.ldw, then flip=1)");
+  Region source{instruction.get(Field::SrcAddr), instruction.get(Field::Rows),
+                instruction.get(Field::Cols), instruction.get(Field::SrcStride)};
+  if (source.cols != tile->rows)
+    throw Error(fmt::format("cols {} differs from the active weight tile's {} rows", source.cols,
+                            tile->rows));
+  Region destination{instruction.get(Field::DstAddr), source.rows, tile->cols,
+                     instruction.get(Field::DstStride)};
+  machine_.scratchpad.check(source, "src");
+  machine_.accumulator.check(destination, "dst");
+
+  const Clock &clock = machine_.clock;
+  uint64_t waitStart = clock.now();
+  if (flip)
+    clock.waitUntil(shadowReadyAt_);
+  machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
+                          clock.now());
+  clock.waitUntil(feederFreeAt_); // the array is busy with the previous mm
+  BankSet scratchpadBanks = machine_.scratchpadBanks.banksOf(source);
+  BankSet accumulatorBanks = machine_.accumulatorBanks.banksOf(destination);
+  machine_.acquireBanks(Component::Matrix, issued.pc, scratchpadBanks, accumulatorBanks);
+
+  uint64_t start = clock.now();
+  if (flip) {
+    activePlane_ ^= 1;
+    activeTile_ = shadowTile_;
+    shadowTile_.reset();
+  }
+  bool accumulate = instruction.get(Field::Accumulate) != 0;
+  uint64_t id = nextId_++;
+  started_[id] = {issued.pc, start, scratchpadBanks, accumulatorBanks, activePlane_};
+  planeUsers_[activePlane_] += 1;
+  uint64_t m = source.rows, k = source.cols, n = destination.cols;
+  machine_.profiler.macs(issued.pc, m * k * n);
+  machine_.profiler.memoryAccess(isa::Space::Scratchpad, m * k, 0);
+  machine_.profiler.memoryAccess(isa::Space::Accumulator, accumulate ? m * n : 0, m * n);
+  if (m == 0 || n == 0) {
+    scheduleCompletion(id, start); // nothing enters the array
     return;
   }
-  MatMulResult result = core_.multiply(instruction, machine_.scratchpad, machine_.accumulator);
-  machine_.stats.macs += result.macs;
-  sc_core::wait(machine_.clock.cycles(matmulCycles(machine_.config, rows)));
-  core_.writeBack(result, machine_.accumulator);
+  feederFreeAt_ = start + m; // one activation row per cycle
+  MatMulOp op{id, source, destination, accumulate, activePlane_, start};
+  if (machine_.mode == Mode::Fast) {
+    datapath_->multiply(op, machine_.scratchpad, machine_.accumulator);
+    // The last result (row m-1, column n-1) leaves the bottom of the array at
+    // start + (m-1) + (R-1) + (n-1) and is written in the cycle after.
+    scheduleCompletion(id, start + m + config.array.rows + n - 1);
+  } else {
+    datapath_->feed(op);
+    fed_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void MatrixUnit::drain() {
+  while (!started_.empty())
+    sc_core::wait(completed_);
+}
+
+void MatrixUnit::scheduleCompletion(uint64_t id, uint64_t cycle) {
+  completions_.emplace(cycle, id);
+  scheduled_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void MatrixUnit::complete(uint64_t id, uint64_t cycle) {
+  auto it = started_.find(id);
+  const Started &started = it->second;
+  machine_.releaseBanks(started.scratchpadBanks, started.accumulatorBanks);
+  if (started.plane)
+    planeUsers_[*started.plane] -= 1;
+  machine_.profiler.instruction(Component::Matrix, started.pc, started.start, cycle);
+  machine_.finished(cycle);
+  started_.erase(it);
+  completed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void MatrixUnit::completeInOrder() {
+  for (;;) {
+    if (completions_.empty()) {
+      sc_core::wait(scheduled_);
+      continue;
+    }
+    auto next = completions_.begin();
+    uint64_t now = machine_.clock.now();
+    if (next->first > now) {
+      sc_core::wait(machine_.clock.cycles(next->first - now), scheduled_);
+      continue;
+    }
+    complete(next->second, next->first);
+    completions_.erase(next);
+  }
+}
+
+// Steps the PE registers. Cycles before now are safe to step, and so are all
+// cycles before feederFreeAt_: no mm can start entering the array earlier.
+void MatrixUnit::stepArray() {
+  const Clock &clock = machine_.clock;
+  for (;;) {
+    if (datapath_->empty()) {
+      sc_core::wait(fed_);
+      nextArrayCycle_ = clock.now();
+      continue;
+    }
+    uint64_t now = clock.now();
+    uint64_t limit = std::max(now, feederFreeAt_);
+    if (nextArrayCycle_ < limit) {
+      for (const Completion &completion :
+           datapath_->step(nextArrayCycle_, limit, machine_.scratchpad, machine_.accumulator))
+        scheduleCompletion(completion.id, completion.cycle);
+      nextArrayCycle_ = limit;
+      continue;
+    }
+    sc_core::wait(clock.cycles(nextArrayCycle_ + 1 - now), fed_);
+  }
 }
 
 } // namespace tpu::sim

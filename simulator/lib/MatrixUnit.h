@@ -1,12 +1,24 @@
-// The weight-stationary R x C matrix unit (mxu.ldw, mxu.mm): MatrixCore's
-// arithmetic with the first, simple timing model of Timing.h.
+// The weight-stationary R x C matrix unit (mxu.ldw, mxu.mm), pipelined: an
+// mm starts feeding as soon as the previous one has fed its last row, and
+// the next weight tile loads into the shadow plane while the array computes
+// (docs/simulator.md#matrix-unit gives the timing in closed form).
+//
+// The front end (execute) decides when an instruction starts, the same way in
+// both modes. What happens next depends on the mode: in fast mode the data
+// path computes the whole mm at once and completion is scheduled from the
+// closed form; in cycle mode a clocked process steps the PE registers and an
+// mm completes when its last result actually leaves the array.
 #pragma once
 
 #include "ExecutionUnit.h"
 #include "Machine.h"
-#include "MatrixCore.h"
+#include "MatrixDatapath.h"
 
 #include <systemc>
+
+#include <map>
+#include <memory>
+#include <optional>
 
 namespace tpu::sim {
 
@@ -15,11 +27,42 @@ public:
   MatrixUnit(const sc_core::sc_module_name &name, Machine &machine);
 
   isa::Unit unit() const override { return isa::Unit::Matrix; }
-  void execute(const isa::Instruction &instruction) override;
+  void execute(const IssuedInstruction &issued) override;
+  void drain() override;
 
 private:
+  struct TileShape {
+    uint64_t rows = 0, cols = 0;
+  };
+  // An instruction between its start and its completion.
+  struct Started {
+    uint32_t pc;
+    uint64_t start;
+    BankSet scratchpadBanks, accumulatorBanks;
+    std::optional<unsigned> plane; // mm: the weight plane it multiplies with
+  };
+
+  void loadWeights(const IssuedInstruction &issued);
+  void multiply(const IssuedInstruction &issued);
+  void complete(uint64_t id, uint64_t cycle);
+  void scheduleCompletion(uint64_t id, uint64_t cycle);
+  // Processes: completions at their cycle; in cycle mode, the PE array.
+  void completeInOrder();
+  void stepArray();
+
   Machine &machine_;
-  MatrixCore core_;
+  std::unique_ptr<MatrixDatapath> datapath_;
+  unsigned activePlane_ = 0;
+  std::optional<TileShape> activeTile_, shadowTile_;
+  uint64_t shadowReadyAt_ = 0;    // the shadow plane's mxu.ldw has finished
+  uint64_t loaderFreeAt_ = 0;     // no mxu.ldw is writing the shadow plane
+  uint64_t feederFreeAt_ = 0;     // the next mm may start entering the array
+  unsigned planeUsers_[2] = {0, 0}; // started, uncompleted mms per plane
+  uint64_t nextId_ = 0;
+  std::map<uint64_t, Started> started_;
+  std::multimap<uint64_t, uint64_t> completions_; // cycle -> id
+  uint64_t nextArrayCycle_ = 0;                   // cycle mode: the first cycle not yet stepped
+  sc_core::sc_event completed_, scheduled_, fed_;
 };
 
 } // namespace tpu::sim

@@ -6,6 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Dram copies f32/i32 rows as host words");
+
 namespace tpu::sim {
 
 void WordMemory::check(const Region &region, const char *operand) const {
@@ -68,6 +72,36 @@ void Dram::store(uint64_t address, isa::DType dtype, uint32_t word) {
                              static_cast<uint32_t>(saturateInt8(static_cast<int32_t>(word))));
   }
   throw Error(fmt::format("invalid dtype {}", static_cast<unsigned>(dtype)));
+}
+
+std::vector<uint32_t> Dram::load(const Region &region, isa::DType dtype) const {
+  unsigned elementBytes = isa::dtypeBytes(dtype);
+  std::vector<uint32_t> words(region.elements());
+  for (uint64_t r = 0; r < region.rows; ++r) {
+    uint64_t address = region.address + region.offset(r, 0) * elementBytes;
+    uint32_t *row = words.data() + r * region.cols;
+    if (dtype == isa::DType::F32 || dtype == isa::DType::I32) {
+      std::memcpy(row, bytes_.data() + address, region.cols * 4); // the host is little-endian
+      continue;
+    }
+    for (uint64_t c = 0; c < region.cols; ++c)
+      row[c] = load(address + c * elementBytes, dtype);
+  }
+  return words;
+}
+
+void Dram::store(const Region &region, isa::DType dtype, const std::vector<uint32_t> &words) {
+  unsigned elementBytes = isa::dtypeBytes(dtype);
+  for (uint64_t r = 0; r < region.rows; ++r) {
+    uint64_t address = region.address + region.offset(r, 0) * elementBytes;
+    const uint32_t *row = words.data() + r * region.cols;
+    if (dtype == isa::DType::F32 || dtype == isa::DType::I32) {
+      std::memcpy(bytes_.data() + address, row, region.cols * 4);
+      continue;
+    }
+    for (uint64_t c = 0; c < region.cols; ++c)
+      store(address + c * elementBytes, dtype, row[c]);
+  }
 }
 
 } // namespace tpu::sim

@@ -38,6 +38,7 @@ public:
   // The region's words, row-major.
   std::vector<uint32_t> read(const Region &region) const;
   void write(const Region &region, const std::vector<uint32_t> &words);
+  const uint32_t *data() const { return words_.data(); }
   const std::string &name() const { return name_; }
 
 private:
@@ -56,6 +57,9 @@ public:
   uint32_t load(uint64_t address, isa::DType dtype) const;
   // Narrows an on-chip word to `dtype` and writes it at `address`.
   void store(uint64_t address, isa::DType dtype, uint32_t word);
+  // The same for every element of a region, row-major.
+  std::vector<uint32_t> load(const Region &region, isa::DType dtype) const;
+  void store(const Region &region, isa::DType dtype, const std::vector<uint32_t> &words);
 
 private:
   std::vector<uint8_t> &bytes_;

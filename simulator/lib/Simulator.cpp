@@ -5,7 +5,6 @@
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -60,7 +59,21 @@ void placeConstants(const Bundle &bundle, std::vector<uint8_t> &dram) {
 
 } // namespace
 
-SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram) {
+const char *modeName(Mode mode) { return mode == Mode::Cycle ? "cycle" : "fast"; }
+
+const char *componentName(Component component) {
+  static const char *const names[kNumComponents] = {"controller", "dma_load", "matrix", "vector",
+                                                    "dma_store"};
+  return names[static_cast<unsigned>(component)];
+}
+
+const char *stallReasonName(StallReason reason) {
+  static const char *const names[kNumStallReasons] = {"token", "dram",  "bank",
+                                                      "weights", "fence", "queue_full"};
+  return names[static_cast<unsigned>(reason)];
+}
+
+SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram, const SimOptions &options) {
   if (dram.size() != bundle.dram_bytes)
     throw Error(fmt::format("the DRAM image has {} bytes; the bundle needs {}", dram.size(),
                             bundle.dram_bytes));
@@ -72,45 +85,11 @@ SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram) {
 
   FreshKernel kernel;
   try {
-    Accelerator accelerator("accelerator", bundle, dram);
+    Accelerator accelerator("accelerator", bundle, dram, options);
     return accelerator.run();
   } catch (const sc_core::sc_report &report) {
     throw Error(fmt::format("SystemC: {}", report.get_msg()));
   }
-}
-
-nlohmann::json toJson(const SimStats &stats) {
-  nlohmann::json queues = nlohmann::json::object();
-  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
-    const QueueStats &queue = stats.queues[q];
-    queues[std::string(isa::queueName(static_cast<isa::Queue>(q)))] = {
-        {"instructions", queue.instructions},
-        {"busy_cycles", queue.busy_cycles},
-        {"wait_cycles", queue.wait_cycles}};
-  }
-  return {{"total_cycles", stats.total_cycles},
-          {"dram_bytes_read", stats.dram_bytes_read},
-          {"dram_bytes_written", stats.dram_bytes_written},
-          {"macs", stats.macs},
-          {"mxu_utilization", stats.mxu_utilization},
-          {"queues", queues}};
-}
-
-std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
-  std::string text = fmt::format("total cycles: {} ({:.3f} us at {} GHz)\n", stats.total_cycles,
-                                 static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
-                                 config.clock_ghz);
-  text += fmt::format("DRAM: {} bytes read, {} bytes written\n", stats.dram_bytes_read,
-                      stats.dram_bytes_written);
-  text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", stats.macs,
-                      100 * stats.mxu_utilization, config.array.rows, config.array.cols);
-  text += fmt::format("{:<8} {:>12} {:>12} {:>12}\n", "queue", "instructions", "busy", "wait");
-  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
-    const QueueStats &queue = stats.queues[q];
-    text += fmt::format("{:<8} {:>12} {:>12} {:>12}\n", isa::queueName(static_cast<isa::Queue>(q)),
-                        queue.instructions, queue.busy_cycles, queue.wait_cycles);
-  }
-  return text;
 }
 
 } // namespace tpu::sim

@@ -1,7 +1,5 @@
 #include "VectorUnit.h"
 
-#include "Timing.h"
-
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Numerics.h"
 
@@ -110,7 +108,8 @@ Region secondSource(const isa::Instruction &instruction, uint64_t rows, uint64_t
 
 } // namespace
 
-void VectorUnit::execute(const isa::Instruction &instruction) {
+void VectorUnit::execute(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
   Opcode opcode = instruction.opcode;
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
@@ -123,6 +122,17 @@ void VectorUnit::execute(const isa::Instruction &instruction) {
   Region destinationRegion{instruction.get(Field::DstAddr), rows, destinationCols, destinationCols};
   source.check(sourceRegion, "src");
   destination.check(destinationRegion, "dst");
+  auto sourceSpace = static_cast<isa::Space>(instruction.get(Field::SrcSpace));
+  auto destinationSpace = static_cast<isa::Space>(instruction.get(Field::DstSpace));
+  // Per Space: the banks the operands touch and the words read.
+  std::array<BankSet, 2> banks{};
+  std::array<uint64_t, 2> reads{};
+  auto touch = [&](isa::Space space, const Region &region, bool read) {
+    banks[static_cast<unsigned>(space)] |= machine_.banks(space).banksOf(region);
+    reads[static_cast<unsigned>(space)] += read ? region.elements() : 0;
+  };
+  touch(sourceSpace, sourceRegion, true);
+  touch(destinationSpace, destinationRegion, false);
 
   // Operands are read now, results written on completion (ExecutionUnit.h).
   std::vector<uint32_t> results;
@@ -144,6 +154,7 @@ void VectorUnit::execute(const isa::Instruction &instruction) {
         machine_.memory(static_cast<isa::Space>(instruction.get(Field::Src2Space)));
     Region source2Region = secondSource(instruction, rows, cols);
     source2.check(source2Region, "src2");
+    touch(static_cast<isa::Space>(instruction.get(Field::Src2Space)), source2Region, true);
     // Row and scalar broadcasts repeat src2's single row; scalar its one column.
     auto second = [&](uint64_t r, uint64_t c) {
       return bitsFloat(
@@ -161,8 +172,22 @@ void VectorUnit::execute(const isa::Instruction &instruction) {
     for (uint32_t word : source.read(sourceRegion))
       results.push_back(applyUnary(opcode, word));
   }
-  sc_core::wait(machine_.clock.cycles(vectorCycles(machine_.config, rows, cols)));
+  BankSet scratchpadBanks = banks[static_cast<unsigned>(isa::Space::Scratchpad)];
+  BankSet accumulatorBanks = banks[static_cast<unsigned>(isa::Space::Accumulator)];
+  machine_.acquireBanks(Component::Vector, issued.pc, scratchpadBanks, accumulatorBanks);
+  uint64_t start = machine_.clock.now();
+  // The pipeline takes `lanes` elements of one row per cycle.
+  const auto &vector = machine_.config.vector;
+  uint64_t end = start + vector.pipeline_latency + rows * ((cols + vector.lanes - 1) / vector.lanes);
+  machine_.clock.waitUntil(end);
   destination.write(destinationRegion, results);
+  machine_.releaseBanks(scratchpadBanks, accumulatorBanks);
+  machine_.profiler.instruction(Component::Vector, issued.pc, start, end);
+  machine_.profiler.vectorElements(rows * cols);
+  for (isa::Space space : {isa::Space::Scratchpad, isa::Space::Accumulator})
+    machine_.profiler.memoryAccess(space, reads[static_cast<unsigned>(space)], 0);
+  machine_.profiler.memoryAccess(destinationSpace, 0, destinationRegion.elements());
+  machine_.finished(end);
 }
 
 } // namespace tpu::sim

@@ -15,7 +15,7 @@ public:
       : sc_module(name), machine_(machine) {}
 
   isa::Unit unit() const override { return isa::Unit::Vector; }
-  void execute(const isa::Instruction &instruction) override;
+  void execute(const IssuedInstruction &issued) override;
 
 private:
   Machine &machine_;

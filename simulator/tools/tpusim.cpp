@@ -9,9 +9,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace {
 
@@ -22,7 +26,26 @@ struct Options {
   std::string bundlePath;
   std::string dataDirectory;
   std::string reportPath;
+  std::string tracePath;
+  std::string vcdPath;
+  std::vector<std::string> vcdSignals;
+  sim::Mode mode = sim::Mode::Fast;
+  uint64_t maxCycles = 0;
 };
+
+void writeText(const std::string &path, const std::string &text, const char *what) {
+  std::ofstream file(path);
+  file << text;
+  if (!file.flush())
+    throw Error(fmt::format("{}: cannot write the {}", path, what));
+}
+
+// Long runs show where they are on a terminal, on one line that is then cleared.
+void showProgress(const sim::Progress &progress) {
+  std::fprintf(stderr, "\rtpusim: cycle %llu, %u of %u instructions dispatched ",
+               static_cast<unsigned long long>(progress.cycle), progress.dispatched,
+               progress.program_size);
+}
 
 void setInputs(runtime::Session &session, const fs::path &directory) {
   for (size_t index = 0; index < session.bundle().inputs.size(); ++index) {
@@ -55,7 +78,7 @@ std::vector<runtime::Comparison> checkOutputs(const runtime::Session &session,
 
 nlohmann::json report(const Options &options, const Bundle &bundle, const sim::SimStats &stats,
                       const std::vector<runtime::Comparison> &comparisons) {
-  nlohmann::json json = sim::toJson(stats);
+  nlohmann::json json = sim::toJson(stats, bundle.config);
   json["bundle"] = options.bundlePath;
   json["config"] = bundle.config.name;
   json["clock_ghz"] = bundle.config.clock_ghz;
@@ -76,8 +99,31 @@ int run(const Options &options) {
   const Bundle &bundle = session.bundle();
   if (!options.dataDirectory.empty())
     setInputs(session, options.dataDirectory);
-  runtime::SimulatorBackend backend;
-  sim::SimStats stats = *session.run(backend);
+  sim::SimOptions simOptions;
+  simOptions.mode = options.mode;
+  simOptions.trace = !options.tracePath.empty() || !options.vcdPath.empty();
+  simOptions.max_cycles = options.maxCycles;
+  bool progressShown = false;
+  if (isatty(STDERR_FILENO))
+    simOptions.progress = [&](const sim::Progress &progress) {
+      showProgress(progress);
+      progressShown = true;
+    };
+  runtime::SimulatorBackend backend(simOptions);
+  sim::SimStats stats;
+  try {
+    stats = *session.run(backend);
+  } catch (...) {
+    if (progressShown)
+      std::fprintf(stderr, "\r\033[K");
+    throw;
+  }
+  if (progressShown)
+    std::fprintf(stderr, "\r\033[K");
+  if (!options.tracePath.empty())
+    writeText(options.tracePath, sim::traceJson(stats, bundle).dump() + "\n", "trace");
+  if (!options.vcdPath.empty())
+    writeText(options.vcdPath, sim::vcd(stats, bundle, options.vcdSignals), "VCD");
 
   fmt::print("{}: config {} ({}x{} {}), {} instructions\n", options.bundlePath, bundle.config.name,
              bundle.config.array.rows, bundle.config.array.cols,
@@ -87,12 +133,9 @@ int run(const Options &options) {
   if (!options.dataDirectory.empty())
     comparisons = checkOutputs(session, options.dataDirectory);
 
-  if (!options.reportPath.empty()) {
-    std::ofstream file(options.reportPath);
-    file << report(options, bundle, stats, comparisons).dump(2) << '\n';
-    if (!file.flush())
-      throw Error(fmt::format("{}: cannot write the report", options.reportPath));
-  }
+  if (!options.reportPath.empty())
+    writeText(options.reportPath, report(options, bundle, stats, comparisons).dump(2) + "\n",
+              "report");
   bool pass = std::all_of(comparisons.begin(), comparisons.end(),
                           [](const runtime::Comparison &c) { return c.pass; });
   return pass ? 0 : 1;
@@ -101,9 +144,10 @@ int run(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"Runs a compiled bundle (.tpub) on the cycle-approximate SystemC simulator and "
-               "prints the total cycles with DRAM traffic, MACs, MXU utilization and per-queue "
-               "busy cycles. Exits 1 on any error or output mismatch.",
+  CLI::App app{"Runs a compiled bundle (.tpub) on the cycle-accurate SystemC simulator and prints "
+               "cycles, MXU utilization, DRAM and SRAM traffic, an energy estimate, busy, stalled "
+               "and idle cycles per unit and the longest source operations. Exits 1 on any "
+               "error or output mismatch.",
                "tpusim"};
   Options options;
   app.add_option("bundle", options.bundlePath, "The bundle to run")->required();
@@ -114,5 +158,22 @@ int main(int argc, char **argv) {
                  "docs/numerics.md");
   app.add_option("--report", options.reportPath,
                  "Also write the statistics (and comparisons) as JSON to this file");
+  const std::map<std::string, sim::Mode> modes{{"cycle", sim::Mode::Cycle},
+                                               {"fast", sim::Mode::Fast}};
+  app.add_option("--mode", options.mode,
+                 "cycle: step the matrix unit's PE registers every cycle; fast: compute each "
+                 "matmul at once. Both give the same outputs and cycle counts (default: fast)")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+  app.add_option("--trace", options.tracePath,
+                 "Write a Chrome/Perfetto trace (trace-event JSON, one track per unit) to this "
+                 "file; open it in ui.perfetto.dev");
+  app.add_option("--vcd", options.vcdPath,
+                 "Write a VCD of per-unit busy, stalled and pc signals to this file");
+  app.add_option("--vcd-signals", options.vcdSignals,
+                 "Only these VCD signals, e.g. matrix.busy,dma_load.pc (units: controller, "
+                 "dma_load, matrix, matrix_weights, vector, dma_store; signals: busy, stalled, pc)")
+      ->delimiter(',');
+  app.add_option("--max-cycles", options.maxCycles,
+                 "Watchdog: stop with an error once the run passes this many cycles");
   return tpu::runTool(app, argc, argv, [&] { return run(options); });
 }

@@ -2,11 +2,15 @@
 #pragma once
 
 #include "tpu/isa/Bundle.h"
+#include "tpu/isa/Error.h"
 #include "tpu/isa/Numerics.h"
 #include "tpu/sim/Simulator.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace tpu::sim::test {
@@ -191,6 +195,48 @@ inline float referenceBF16(float value) {
   int exponent;
   double mantissa = std::frexp(static_cast<double>(value), &exponent); // [0.5, 1)
   return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(mantissa, 8)), exponent - 8));
+}
+
+// Statistics that must not depend on the mode.
+inline void expectSameStats(const SimStats &cycle, const SimStats &fast) {
+  EXPECT_EQ(cycle.total_cycles, fast.total_cycles);
+  EXPECT_EQ(cycle.macs, fast.macs);
+  EXPECT_EQ(cycle.dram_bytes_read, fast.dram_bytes_read);
+  EXPECT_EQ(cycle.dram_bytes_written, fast.dram_bytes_written);
+  EXPECT_EQ(cycle.scratchpad.reads, fast.scratchpad.reads);
+  EXPECT_EQ(cycle.accumulator.writes, fast.accumulator.writes);
+  for (unsigned c = 0; c < kNumComponents; ++c) {
+    EXPECT_EQ(cycle.components[c].busy, fast.components[c].busy) << componentName(Component(c));
+    EXPECT_EQ(cycle.components[c].stalled, fast.components[c].stalled)
+        << componentName(Component(c));
+    EXPECT_EQ(cycle.components[c].instructions, fast.components[c].instructions);
+  }
+}
+
+// Every simulator test runs its program in both modes, which must leave the
+// same DRAM, count the same cycles and fail with the same error; returns the
+// cycle mode's statistics.
+inline SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram) {
+  std::vector<uint8_t> fastDram = dram;
+  SimStats stats[2];
+  std::string errors[2];
+  std::vector<uint8_t> *images[2] = {&dram, &fastDram};
+  for (Mode mode : {Mode::Cycle, Mode::Fast}) {
+    unsigned index = mode == Mode::Cycle ? 0 : 1;
+    SimOptions options;
+    options.mode = mode;
+    try {
+      stats[index] = tpu::sim::simulate(bundle, *images[index], options);
+    } catch (const Error &error) {
+      errors[index] = error.what();
+    }
+  }
+  EXPECT_EQ(errors[0], errors[1]) << "cycle and fast mode fail differently";
+  if (!errors[0].empty())
+    throw Error(errors[0]);
+  EXPECT_TRUE(dram == fastDram) << "cycle and fast mode leave different DRAM";
+  expectSameStats(stats[0], stats[1]);
+  return stats[0];
 }
 
 } // namespace tpu::sim::test

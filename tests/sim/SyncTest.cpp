@@ -51,8 +51,8 @@ TEST(Sync, TokensAccumulate) {
                   pop(Queue::Load, Queue::Store), pop(Queue::Load, Queue::Store), halt()},
                  dram.size());
   SimStats stats = simulate(bundle, dram);
-  EXPECT_EQ(stats.queue(Queue::Load).instructions, 2u);
-  EXPECT_EQ(stats.queue(Queue::Store).instructions, 2u);
+  EXPECT_EQ(stats.component(Component::DmaLoad).instructions, 2u);
+  EXPECT_EQ(stats.component(Component::DmaStore).instructions, 2u);
 }
 
 TEST(Sync, PopThatCanNeverBeSatisfiedIsADeadlock) {

@@ -1,13 +1,30 @@
-// The cycle counts of docs/simulator.md on programs small enough to follow by hand.
+// The timing model of docs/simulator.md, checked against closed forms: the
+// DRAM channel, the matrix unit (one mm over many shapes and array sizes, and
+// chains of weight tiles that overlap), the vector unit, banks and the queues.
+// simulate() runs every program in cycle mode (the PE registers stepped one
+// cycle at a time) and in fast mode, and requires both to agree.
 #include "SimTestUtil.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <tuple>
+
 namespace tpu::sim::test {
 namespace {
 
-// smallConfig(): DRAM latency 10 cycles at 8 bytes per cycle, vector latency
-// 2 with 4 lanes, a 4 x 4 array.
+const WorkStats &opcodeStats(const SimStats &stats, Opcode opcode) {
+  std::string_view name = isa::opcodeInfo(opcode).mnemonic;
+  auto it = std::find_if(stats.by_opcode.begin(), stats.by_opcode.end(),
+                         [&](const WorkStats &work) { return work.name == name; });
+  if (it == stats.by_opcode.end())
+    throw Error(std::string("no ") + std::string(name) + " ran");
+  return *it;
+}
+
+// smallConfig(): DRAM latency 10 cycles at 8 bytes per cycle with one
+// request outstanding, vector latency 2 with 4 lanes, a 4 x 4 array, one
+// bank per memory.
 TEST(Timing, LoadComputeStorePipeline) {
   std::vector<uint8_t> dram(256);
   Bundle bundle = makeBundle(
@@ -19,40 +36,258 @@ TEST(Timing, LoadComputeStorePipeline) {
       dram.size());
   SimStats stats = simulate(bundle, dram);
   // Instruction pc is dispatched at cycle pc.
-  // load:    dma.ld 32 bytes 0..14 (10 + 32/8), push 14..15 (token at 14)
-  // compute: pop from 2, token at 14, done 15; v.relu 15..19 (2 + 2 rows * ceil(4/4)); push 19..20
-  // store:   pop from 5, token at 19, done 20; dma.st 20..34
-  EXPECT_EQ(stats.total_cycles, 34u);
-  EXPECT_EQ(stats.queue(Queue::Load).busy_cycles, 15u);
-  EXPECT_EQ(stats.queue(Queue::Load).wait_cycles, 0u);
-  EXPECT_EQ(stats.queue(Queue::Compute).busy_cycles, 6u);
-  EXPECT_EQ(stats.queue(Queue::Compute).wait_cycles, 12u);
-  EXPECT_EQ(stats.queue(Queue::Compute).instructions, 3u);
-  EXPECT_EQ(stats.queue(Queue::Store).busy_cycles, 15u);
-  EXPECT_EQ(stats.queue(Queue::Store).wait_cycles, 14u);
-  EXPECT_EQ(stats.queue(Queue::Control).instructions, 8u);
+  // load:    dma.ld, two 16-byte requests one at a time: 0 + 10 latency, bus 10..12;
+  //          12 + 10, bus 22..24. push 24..25 (token at 24).
+  // compute: pop from 2, token at 24, done 25; v.relu 25..29 (2 + 2 rows * ceil(4/4));
+  //          push 29..30.
+  // store:   pop from 5, token at 29, done 30; dma.st 30 + 10, bus 40..42; 42 + 10, bus 52..54.
+  EXPECT_EQ(stats.total_cycles, 54u);
+  const ComponentStats &load = stats.component(Component::DmaLoad);
+  EXPECT_EQ(load.busy, 4u);
+  EXPECT_EQ(load.stalled[unsigned(StallReason::Dram)], 20u);
+  EXPECT_EQ(load.idle, 54u - 24);
+  const ComponentStats &vector = stats.component(Component::Vector);
+  EXPECT_EQ(vector.busy, 4u);
+  EXPECT_EQ(vector.stalled[unsigned(StallReason::Token)], 22u); // 2..24
+  EXPECT_EQ(vector.instructions, 1u);
+  const ComponentStats &store = stats.component(Component::DmaStore);
+  EXPECT_EQ(store.busy, 4u);
+  EXPECT_EQ(store.stalled[unsigned(StallReason::Token)], 24u); // 5..29
+  EXPECT_EQ(store.stalled[unsigned(StallReason::Dram)], 20u);
+  EXPECT_EQ(stats.component(Component::Controller).busy, 8u);
   EXPECT_EQ(stats.dram_bytes_read, 32u);
   EXPECT_EQ(stats.dram_bytes_written, 32u);
+  EXPECT_EQ(stats.scratchpad.writes, 8u + 8);
+  EXPECT_EQ(stats.scratchpad.reads, 8u + 8);
   EXPECT_EQ(stats.macs, 0u);
-  EXPECT_EQ(stats.mxu_utilization, 0.0);
+  // Energy from the config's per-access figures: 64 DRAM bytes at 10 pJ,
+  // 32 scratchpad words at 2 pJ, 8 vector elements at 0.5 pJ, 100 mW static.
+  EXPECT_DOUBLE_EQ(stats.energy.dram_pj, 640.0);
+  EXPECT_DOUBLE_EQ(stats.energy.scratchpad_pj, 64.0);
+  EXPECT_DOUBLE_EQ(stats.energy.vector_pj, 4.0);
+  EXPECT_DOUBLE_EQ(stats.energy.static_pj, 100.0 * 54);
 }
 
-TEST(Timing, MatrixUnitAndUtilization) {
-  std::vector<uint8_t> dram(64);
-  MatMulFields mm;
-  mm.rows = 5;
-  mm.cols = 3;
-  mm.srcStride = 3;
-  mm.dstStride = 2;
-  mm.flip = true;
-  Bundle bundle = makeBundle({loadWeights(100, 2, 3, 2), matMul(mm), halt()}, dram.size());
-  SimStats stats = simulate(bundle, dram);
-  // ldw: 3 rows, 0..3; mm: 5 + R + C - 1 = 12 cycles, 3..15.
-  EXPECT_EQ(stats.total_cycles, 15u);
-  EXPECT_EQ(stats.queue(Queue::Compute).busy_cycles, 15u);
-  EXPECT_EQ(stats.macs, 5u * 3 * 2);
-  EXPECT_DOUBLE_EQ(stats.mxu_utilization, 30.0 / (4 * 4 * 15));
+// One dma.ld of `rows` requests of `rowBytes`: with O requests outstanding,
+// latency L and b = ceil(rowBytes / bandwidth) bus cycles per request, the
+// transfer ends at L + n b when O b >= L + b (the bus is the limit), else
+// each wave of O requests costs L + b: floor((n-1)/O) (L + b) + L + ((n-1) mod O + 1) b.
+uint64_t transferCycles(uint64_t rows, uint64_t rowBytes, double bandwidth, uint64_t latency,
+                        uint64_t outstanding) {
+  uint64_t b = static_cast<uint64_t>(std::ceil(static_cast<double>(rowBytes) / bandwidth));
+  if (rows == 0)
+    return 0;
+  if (outstanding * b >= latency + b)
+    return latency + rows * b;
+  return (rows - 1) / outstanding * (latency + b) + latency + ((rows - 1) % outstanding + 1) * b;
 }
+
+class DramTransfer
+    : public ::testing::TestWithParam<std::tuple<uint64_t, uint64_t, double, uint32_t, uint32_t>> {
+};
+
+TEST_P(DramTransfer, MatchesTheClosedForm) {
+  auto [rows, cols, bandwidth, latency, outstanding] = GetParam();
+  HardwareConfig config = smallConfig();
+  config.dram.bytes_per_cycle = bandwidth;
+  config.dram.latency_cycles = latency;
+  config.dram.max_outstanding = outstanding;
+  std::vector<uint8_t> dram(4096);
+  Bundle bundle = makeBundle(
+      {dmaLoad(0, cols, Space::Scratchpad, 0, cols, rows, cols, DType::F32), halt()}, dram.size(),
+      config);
+  SimStats stats = simulate(bundle, dram);
+  uint64_t expected = transferCycles(rows, cols * 4, bandwidth, latency, outstanding);
+  EXPECT_EQ(stats.total_cycles, std::max<uint64_t>(expected, 2)); // halt dispatches at 1
+  EXPECT_EQ(stats.component(Component::DmaLoad).busy,
+            rows * static_cast<uint64_t>(std::ceil(cols * 4 / bandwidth)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DramTransfer,
+    ::testing::Values(std::make_tuple(1, 4, 8.0, 10, 1), std::make_tuple(8, 4, 8.0, 10, 1),
+                      std::make_tuple(8, 4, 8.0, 10, 2), std::make_tuple(8, 4, 8.0, 10, 6),
+                      std::make_tuple(8, 4, 8.0, 10, 16), std::make_tuple(7, 3, 2.5, 0, 1),
+                      std::make_tuple(16, 16, 64.0, 100, 4), std::make_tuple(16, 16, 64.0, 100, 32),
+                      std::make_tuple(5, 1, 0.5, 3, 2), std::make_tuple(0, 4, 8.0, 10, 1),
+                      std::make_tuple(9, 20, 16.0, 7, 3), std::make_tuple(12, 8, 32.0, 40, 5)));
+
+// An array of R x C with memories large enough for every shape below.
+HardwareConfig arrayConfig(uint32_t rows, uint32_t cols) {
+  HardwareConfig config = smallConfig();
+  config.name = "test-array";
+  config.array.rows = rows;
+  config.array.cols = cols;
+  config.scratchpad = {512 * 1024, 1};
+  config.accumulator = {512 * 1024, 1};
+  config.dram.bytes_per_cycle = 64;
+  config.dram.max_outstanding = 16;
+  return config;
+}
+
+// C = A (m x k) * W (k x n): bf16 operands, fp32 sum in order from +0.
+std::vector<float> referenceProduct(const std::vector<float> &a, const std::vector<float> &w,
+                                    size_t m, size_t k, size_t n) {
+  std::vector<float> c(m * n);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (size_t r = 0; r < k; ++r)
+        sum += referenceBF16(a[i * k + r]) * referenceBF16(w[r * n + j]);
+      c[i * n + j] = sum;
+    }
+  return c;
+}
+
+struct Chain {
+  uint32_t arrayRows, arrayCols;
+  uint64_t m, k, n;
+  unsigned tiles; // weight tiles, each loaded and multiplied (mm accumulates after the first)
+};
+
+// The documented closed form for a chain of tiles t = 0, 1, ...: ldw(t), then
+// mm(t) with flip, all in the compute queue, starting at cycle t0:
+//   ldw_start(t) = max(mm_start(t-1), ldw_start(t-1) + k, mm_end(t-2)),
+//   mm_start(t)  = max(ldw_start(t) + k, mm_start(t-1) + m),
+//   mm_end(t)    = mm_start(t) + m + R + n - 1.
+struct ChainTimes {
+  std::vector<uint64_t> ldwStart, mmStart, mmEnd;
+};
+
+ChainTimes closedForm(const Chain &chain, uint64_t t0) {
+  ChainTimes times;
+  for (unsigned t = 0; t < chain.tiles; ++t) {
+    uint64_t ldw = t0;
+    if (t >= 1)
+      ldw = std::max({ldw, times.mmStart[t - 1], times.ldwStart[t - 1] + chain.k});
+    if (t >= 2)
+      ldw = std::max(ldw, times.mmEnd[t - 2]);
+    uint64_t mm = ldw + chain.k;
+    if (t >= 1)
+      mm = std::max(mm, times.mmStart[t - 1] + chain.m);
+    times.ldwStart.push_back(ldw);
+    times.mmStart.push_back(mm);
+    times.mmEnd.push_back(mm + chain.m + chain.arrayRows + chain.n - 1);
+  }
+  return times;
+}
+
+class MatrixTiming : public ::testing::TestWithParam<Chain> {};
+
+TEST_P(MatrixTiming, MatchesTheClosedFormAndTheReference) {
+  const Chain &chain = GetParam();
+  const uint64_t m = chain.m, k = chain.k, n = chain.n;
+  // DRAM: A (m x k) at 0, W (k x n) after it, C (m x n) after that; on chip
+  // A and W in the scratchpad, C in the accumulator.
+  uint64_t wAddress = 4 * m * k, cAddress = wAddress + 4 * k * n;
+  uint64_t spW = m * k;
+  std::vector<uint8_t> dram(cAddress + 4 * m * n);
+  std::vector<float> a = testValues(m * k, 11), w = testValues(k * n, 12);
+  putFloats(dram, 0, a);
+  putFloats(dram, wAddress, w);
+
+  std::vector<Instruction> compute;
+  for (unsigned t = 0; t < chain.tiles; ++t) {
+    compute.push_back(loadWeights(spW, n, k, n));
+    MatMulFields mm;
+    mm.srcAddr = 0;
+    mm.srcStride = k;
+    mm.dstStride = n;
+    mm.rows = m;
+    mm.cols = k;
+    mm.flip = true;
+    mm.accumulate = t > 0;
+    compute.push_back(matMul(mm));
+  }
+  Bundle bundle = makeBundle(
+      loadComputeStore({dmaLoad(0, k, Space::Scratchpad, 0, k, m, k, DType::F32),
+                        dmaLoad(wAddress, n, Space::Scratchpad, spW, n, k, n, DType::F32)},
+                       compute,
+                       {dmaStore(cAddress, n, Space::Accumulator, 0, n, m, n, DType::F32)}),
+      dram.size(), arrayConfig(chain.arrayRows, chain.arrayCols));
+
+  // Per-instruction times from both modes' traces, which must agree.
+  std::vector<TraceEvent> events[2];
+  for (Mode mode : {Mode::Cycle, Mode::Fast}) {
+    std::vector<uint8_t> image = dram;
+    SimOptions options;
+    options.mode = mode;
+    options.trace = true;
+    SimStats stats = tpu::sim::simulate(bundle, image, options);
+    for (const TraceEvent &event : stats.events)
+      if (event.component == Component::Matrix && !event.stall &&
+          isa::opcodeInfo(bundle.program[event.pc].opcode).unit == isa::Unit::Matrix)
+        events[mode == Mode::Cycle ? 0 : 1].push_back(event);
+  }
+  ASSERT_EQ(events[0].size(), 2u * chain.tiles);
+  ASSERT_EQ(events[1].size(), events[0].size());
+
+  std::sort(events[0].begin(), events[0].end(),
+            [](const TraceEvent &x, const TraceEvent &y) { return x.pc < y.pc; });
+  uint64_t t0 = events[0][0].start; // the first ldw starts once the operands are in
+  ChainTimes expected = closedForm(chain, t0);
+  for (unsigned t = 0; t < chain.tiles; ++t) {
+    const TraceEvent &ldw = events[0][2 * t], &mm = events[0][2 * t + 1];
+    EXPECT_EQ(ldw.start, expected.ldwStart[t]) << "ldw " << t;
+    EXPECT_EQ(ldw.end, expected.ldwStart[t] + k) << "ldw " << t;
+    EXPECT_EQ(mm.start, expected.mmStart[t]) << "mm " << t;
+    EXPECT_EQ(mm.end, expected.mmEnd[t]) << "mm " << t;
+  }
+  for (const TraceEvent &fast : events[1]) {
+    auto same = std::find_if(events[0].begin(), events[0].end(),
+                             [&](const TraceEvent &e) { return e.pc == fast.pc; });
+    EXPECT_EQ(same->start, fast.start);
+    EXPECT_EQ(same->end, fast.end);
+  }
+
+  // The data: every tile adds the same product, in order.
+  SimStats stats = simulate(bundle, dram);
+  EXPECT_EQ(stats.macs, chain.tiles * m * k * n);
+  std::vector<float> product = referenceProduct(a, w, m, k, n), expectedC = product;
+  for (unsigned t = 1; t < chain.tiles; ++t)
+    for (size_t i = 0; i < expectedC.size(); ++i)
+      expectedC[i] += product[i];
+  std::vector<float> c = getFloats(dram, cAddress, m * n);
+  for (size_t i = 0; i < c.size(); ++i)
+    ASSERT_EQ(floatBits(c[i]), floatBits(expectedC[i])) << "element " << i;
+}
+
+std::vector<Chain> matrixCases() {
+  std::vector<Chain> cases;
+  // One mm over many shapes per array size, ragged tiles included.
+  const std::pair<uint32_t, uint32_t> arrays[] = {{1, 1},  {4, 4},  {8, 8},   {16, 16},
+                                                  {8, 16}, {16, 8}, {32, 32}, {128, 128}};
+  for (auto [rows, cols] : arrays) {
+    uint64_t half = std::max<uint64_t>(1, rows / 2);
+    const std::tuple<uint64_t, uint64_t, uint64_t> shapes[] = {
+        {1, 1, 1},
+        {1, rows, cols},
+        {5, rows, cols},
+        {2 * rows + 3, std::max<uint64_t>(1, rows - 1), std::max<uint64_t>(1, cols - 1)},
+        {17, half, 1},
+        {rows, 1, cols},
+        {3, half, std::max<uint64_t>(1, cols / 3)}};
+    for (auto [m, k, n] : shapes)
+      cases.push_back({rows, cols, m, k, n, 1});
+  }
+  // Chains of weight tiles: the shadow plane loads while the array computes;
+  // with few rows per tile the weights are the bottleneck, with many the
+  // activations, and with one the draining of the plane before a reload.
+  const Chain chains[] = {{4, 4, 1, 4, 4, 5},     {4, 4, 2, 3, 2, 4},    {4, 4, 12, 4, 4, 4},
+                          {8, 8, 8, 8, 8, 3},     {8, 8, 30, 8, 8, 3},   {8, 4, 5, 8, 3, 6},
+                          {16, 16, 4, 16, 16, 4}, {16, 16, 64, 7, 9, 3}, {32, 32, 40, 32, 32, 3}};
+  cases.insert(cases.end(), std::begin(chains), std::end(chains));
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(ArraysAndShapes, MatrixTiming, ::testing::ValuesIn(matrixCases()),
+                         [](const ::testing::TestParamInfo<Chain> &info) {
+                           const Chain &c = info.param;
+                           return std::to_string(c.arrayRows) + "x" + std::to_string(c.arrayCols) +
+                                  "_m" + std::to_string(c.m) + "_k" + std::to_string(c.k) + "_n" +
+                                  std::to_string(c.n) + "_tiles" + std::to_string(c.tiles) + "_" +
+                                  std::to_string(info.index);
+                         });
 
 TEST(Timing, VectorLanesAndDispatchBound) {
   std::vector<uint8_t> dram(64);
@@ -67,7 +302,48 @@ TEST(Timing, VectorLanesAndDispatchBound) {
   nops.push_back(halt());
   SimStats stats = simulate(makeBundle(nops, dram.size()), dram);
   EXPECT_EQ(stats.total_cycles, 10u);
-  EXPECT_EQ(stats.queue(Queue::Control).busy_cycles, 10u);
+  EXPECT_EQ(stats.component(Component::Controller).busy, 10u);
+  EXPECT_EQ(opcodeStats(stats, Opcode::Nop).instructions, 9u);
+}
+
+TEST(Timing, BankConflictsSerialiseComponents) {
+  // Two scratchpad banks of 128 words. A long dma.ld into bank 0 and a v.copy
+  // (issued at cycle 1) reading bank 0 or bank 1.
+  HardwareConfig config = smallConfig();
+  config.scratchpad = {1024, 2};
+  std::vector<uint8_t> dram(1024);
+  auto run = [&](uint64_t copySource) {
+    Bundle bundle = makeBundle(
+        {dmaLoad(0, 4, Space::Scratchpad, 0, 4, 4, 4, DType::F32),
+         vectorUnary(Opcode::VCopy, {Space::Accumulator, 0}, {Space::Scratchpad, copySource}, 1,
+                     4),
+         halt()},
+        dram.size(), config);
+    return simulate(bundle, dram);
+  };
+  // dma.ld: four 16-byte requests, one outstanding: 4 * (10 + 2) = 48 cycles.
+  // The copy takes 2 + 1 = 3 cycles: 1..4 from bank 1, 48..51 from bank 0.
+  SimStats apart = run(128);
+  EXPECT_EQ(apart.total_cycles, 48u);
+  EXPECT_EQ(apart.component(Component::Vector).stalled[unsigned(StallReason::Bank)], 0u);
+  SimStats together = run(64);
+  EXPECT_EQ(together.total_cycles, 51u);
+  EXPECT_EQ(together.component(Component::Vector).stalled[unsigned(StallReason::Bank)], 47u);
+}
+
+TEST(Timing, TheTwoDmaQueuesShareTheBus) {
+  // A load and a store of 4 rows of 16 bytes each, issued at cycles 0 and 1,
+  // 16 requests may be outstanding: the load holds the bus 10..18, the store's
+  // data is ready at 11 and follows on the bus, 18..26.
+  HardwareConfig config = smallConfig();
+  config.dram.max_outstanding = 16;
+  std::vector<uint8_t> dram(1024);
+  Bundle bundle = makeBundle({dmaLoad(0, 4, Space::Scratchpad, 0, 4, 4, 4, DType::F32),
+                              dmaStore(512, 4, Space::Accumulator, 0, 4, 4, 4, DType::F32), halt()},
+                             dram.size(), config);
+  SimStats stats = simulate(bundle, dram);
+  EXPECT_EQ(stats.total_cycles, 26u);
+  EXPECT_EQ(stats.component(Component::DmaStore).stalled[unsigned(StallReason::Dram)], 25u - 8);
 }
 
 TEST(Timing, CyclesDoNotDependOnTheClock) {
@@ -76,8 +352,8 @@ TEST(Timing, CyclesDoNotDependOnTheClock) {
   fast.clock_ghz = 2.7;
   Bundle bundle = makeBundle({dmaLoad(0, 4, Space::Scratchpad, 0, 4, 3, 4, DType::BF16), halt()},
                              dram.size(), fast);
-  // 24 bytes: 10 + ceil(24 / 8) = 13.
-  EXPECT_EQ(simulate(bundle, dram).total_cycles, 13u);
+  // Three 8-byte requests, one at a time: 3 * (10 + 1).
+  EXPECT_EQ(simulate(bundle, dram).total_cycles, 33u);
 }
 
 } // namespace

@@ -25,8 +25,12 @@ public:
 // The SystemC simulator (tpu::sim::simulate).
 class SimulatorBackend : public Backend {
 public:
+  explicit SimulatorBackend(sim::SimOptions options = {}) : options_(std::move(options)) {}
   std::string name() const override { return "simulator"; }
   std::optional<sim::SimStats> run(const Bundle &bundle, std::vector<uint8_t> &dram) override;
+
+private:
+  sim::SimOptions options_;
 };
 
 class Session {

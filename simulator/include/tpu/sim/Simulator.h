@@ -1,4 +1,4 @@
-// The cycle-approximate simulator of the accelerator (docs/simulator.md).
+// The cycle-accurate simulator of the accelerator (docs/simulator.md).
 //
 // This header is free of SystemC so that the compiler and the runtime can use
 // the simulator without its kernel headers.
@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,21 +21,110 @@ namespace tpu::sim {
 // full the controller stalls.
 constexpr unsigned kQueueDepth = 32;
 
-struct QueueStats {
-  uint64_t instructions = 0; // executed on this queue (control: dispatched)
-  uint64_t busy_cycles = 0;  // executing instructions
-  uint64_t wait_cycles = 0;  // blocked in sync.pop (control: on a full queue)
+// How the matrix unit computes; both give the same outputs and cycles.
+enum class Mode {
+  Cycle, // the PE array stepped cycle by cycle over its registers
+  Fast,  // each mxu.mm computed at once, completing when the PE array would
+};
+const char *modeName(Mode mode);
+
+// The parts of the machine the report accounts for, one trace track each.
+enum class Component { Controller, DmaLoad, Matrix, Vector, DmaStore };
+constexpr unsigned kNumComponents = 5;
+const char *componentName(Component component);
+
+// Why a component that is not busy cannot proceed.
+enum class StallReason {
+  Token,     // its queue waits in sync.pop
+  Dram,      // a transfer waits for DRAM latency or for the bus
+  Bank,      // an on-chip bank it needs is held by another component
+  Weights,   // mxu.ldw waits for the array to drain the bank, or mxu.mm for mxu.ldw
+  Fence,     // the compute queue waits for the matrix unit's earlier instructions
+  QueueFull, // the controller waits for room in a queue
+};
+constexpr unsigned kNumStallReasons = 6;
+const char *stallReasonName(StallReason reason);
+
+struct ComponentStats {
+  uint64_t instructions = 0;
+  uint64_t busy = 0;
+  std::array<uint64_t, kNumStallReasons> stalled{}; // indexed by StallReason
+  uint64_t idle = 0;                                // total - busy - all stalls
+};
+
+// Cycles and work attributed to one opcode or one source graph operation.
+struct WorkStats {
+  std::string name;
+  uint64_t instructions = 0;
+  uint64_t cycles = 0; // summed instruction durations; overlapping ones count each
+  uint64_t first_cycle = 0;
+  uint64_t last_cycle = 0; // the span [first_cycle, last_cycle) its instructions cover
+  uint64_t macs = 0;
+  uint64_t dram_bytes = 0;
+  double mxu_utilization = 0; // macs / (R * C * span)
+};
+
+struct MemoryTraffic {
+  uint64_t reads = 0; // 32-bit words
+  uint64_t writes = 0;
+};
+
+struct EnergyEstimate {
+  double mac_pj = 0;
+  double scratchpad_pj = 0;
+  double accumulator_pj = 0;
+  double vector_pj = 0;
+  double dram_pj = 0;
+  double static_pj = 0;
+  double total_pj() const {
+    return mac_pj + scratchpad_pj + accumulator_pj + vector_pj + dram_pj + static_pj;
+  }
+};
+
+// One span on a component's track: an instruction, or a stall with its reason.
+struct TraceEvent {
+  Component component;
+  uint32_t pc;
+  uint64_t start;
+  uint64_t end;
+  bool stall = false;
+  StallReason reason = StallReason::Token;
 };
 
 struct SimStats {
+  Mode mode = Mode::Fast;
   uint64_t total_cycles = 0;
   uint64_t dram_bytes_read = 0;
   uint64_t dram_bytes_written = 0;
   uint64_t macs = 0;
-  double mxu_utilization = 0;                       // macs / (R * C * total_cycles)
-  std::array<QueueStats, isa::kNumQueues> queues{}; // indexed by isa::Queue
+  uint64_t vector_elements = 0;
+  double mxu_utilization = 0; // macs / (R * C * total_cycles)
+  MemoryTraffic scratchpad;
+  MemoryTraffic accumulator;
+  EnergyEstimate energy;
+  std::array<ComponentStats, kNumComponents> components{}; // indexed by Component
+  std::vector<WorkStats> by_opcode;                        // opcodes that ran, table order
+  std::vector<WorkStats> by_source_op;                     // the bundle's source_ops order
+  std::vector<TraceEvent> events;                          // when SimOptions::trace
+  double wall_seconds = 0;                                 // host time of the run
 
-  const QueueStats &queue(isa::Queue q) const { return queues[static_cast<unsigned>(q)]; }
+  const ComponentStats &component(Component c) const {
+    return components[static_cast<unsigned>(c)];
+  }
+};
+
+struct Progress {
+  uint64_t cycle = 0;
+  uint32_t dispatched = 0; // instructions dispatched by the controller
+  uint32_t program_size = 0;
+};
+
+struct SimOptions {
+  Mode mode = Mode::Fast;
+  bool trace = false;      // record SimStats::events
+  uint64_t max_cycles = 0; // watchdog: fail past this many cycles (0: no limit)
+  // Called about once a second of host time while the simulation runs.
+  std::function<void(const Progress &)> progress;
 };
 
 // Runs the bundle's program to completion on `dram`, which must hold exactly
@@ -44,15 +134,22 @@ struct SimStats {
 // so any number of simulations can run one after another in a process (not
 // concurrently from several threads).
 //
-// Throws tpu::Error "pc N (disassembly): reason" for an illegal instruction
-// and "deadlock: ..." when every unfinished queue waits for a token that can
-// never arrive.
-SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram);
+// Throws tpu::Error "pc N (disassembly): reason" for an illegal instruction,
+// "deadlock: ..." when every unfinished queue waits for a token that can
+// never arrive, and "watchdog: ..." past SimOptions::max_cycles.
+SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram, const SimOptions &options = {});
 
-// The report keys of docs/simulator.md: totals, MACs, utilization, per queue.
-nlohmann::json toJson(const SimStats &stats);
-// A few human-readable lines: cycles, DRAM traffic, MACs, utilization and a
-// per-queue table.
+// The report of docs/simulator.md (without the trace events).
+nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config);
+// A readable summary: cycles, traffic, utilization, energy, and tables per
+// component and per source operation.
 std::string formatSummary(const SimStats &stats, const HardwareConfig &config);
+// Chrome / Perfetto trace-event JSON: one track per component, instruction
+// spans named by opcode and source operation; needs SimOptions::trace.
+nlohmann::json traceJson(const SimStats &stats, const Bundle &bundle);
+// A VCD of per-component busy, stall and pc signals; `signals` selects them by
+// name ("matrix.busy", "dma_load.pc", ...); empty selects all. Needs
+// SimOptions::trace. Throws tpu::Error on an unknown signal name.
+std::string vcd(const SimStats &stats, const Bundle &bundle, const std::vector<std::string> &signals);
 
 } // namespace tpu::sim
