@@ -45,13 +45,13 @@ SimStats Accelerator::run() {
   WallClock::time_point lastProgress = wallStart;
   const Clock &clock = machine_.clock;
   for (;;) {
-    sc_core::sc_start(clock.cycles(kSliceCycles), sc_core::SC_EXIT_ON_STARVATION);
+    sc_core::sc_start(clock.cycles(kSliceCycles));
     if (machine_.fault())
       throw Error(*machine_.fault());
     if (!sc_core::sc_pending_activity())
       break; // completed, or the queues wait on each other
     if (options_.max_cycles != 0 && clock.now() > options_.max_cycles)
-      throw Error(fmt::format("watchdog: still running after {} cycles (--max-cycles {}): {}",
+      throw Error(fmt::format("watchdog: still running after {} cycles (limit {}): {}",
                               clock.now(), options_.max_cycles, blockedQueues()));
     if (options_.progress && WallClock::now() - lastProgress > std::chrono::seconds(1)) {
       lastProgress = WallClock::now();

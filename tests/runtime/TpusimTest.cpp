@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace tpu::runtime::test {
@@ -60,11 +62,105 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
             std::string::npos)
       << result.out;
   nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
-  for (const char *key : {"total_cycles", "dram_bytes_read", "dram_bytes_written",
-                          "mxu_utilization", "macs", "queues", "config", "outputs"})
+  for (const char *key :
+       {"mode", "total_cycles", "dram_bytes_read", "dram_bytes_written", "dram_bandwidth",
+        "mxu_utilization", "macs", "sram", "energy_pj", "units", "by_instruction",
+        "by_source_op", "config", "outputs", "wall_seconds", "simulated_macs_per_second"})
     EXPECT_TRUE(report.contains(key)) << key;
   EXPECT_EQ(report["dram_bytes_read"], 32);
   EXPECT_EQ(report["outputs"][0]["pass"], true);
+  EXPECT_EQ(report["mode"], "fast");
+  // Every unit's cycles add up to the total.
+  uint64_t total = report["total_cycles"];
+  for (const auto &[unit, stats] : report["units"].items()) {
+    uint64_t sum = stats["busy"].get<uint64_t>() + stats["idle"].get<uint64_t>();
+    for (const auto &[reason, cycles] : stats["stalled"].items())
+      sum += cycles.get<uint64_t>();
+    EXPECT_EQ(sum, total) << unit;
+  }
+  EXPECT_EQ(report["sram"]["scratchpad"]["writes"], 16); // dma.ld 8 words, v.relu 8
+  EXPECT_EQ(report["by_source_op"][0]["name"], "Relu");
+  EXPECT_EQ(report["by_source_op"][0]["instructions"], 8);
+  EXPECT_GT(report["energy_pj"]["total"].get<double>(), 0.0);
+}
+
+TEST_F(Tpusim, CycleModeGivesTheSameCycles) {
+  writeCase();
+  Result fast = run(directory.file("relu.tpub") + " --data " + directory.file("data") +
+                    " --report " + directory.file("fast.json"));
+  Result cycle = run(directory.file("relu.tpub") + " --mode=cycle --data " +
+                     directory.file("data") + " --report " + directory.file("cycle.json"));
+  EXPECT_EQ(cycle.exitCode, 0) << cycle.err;
+  nlohmann::json fastReport = nlohmann::json::parse(readText(directory.file("fast.json")));
+  nlohmann::json cycleReport = nlohmann::json::parse(readText(directory.file("cycle.json")));
+  EXPECT_EQ(cycleReport["mode"], "cycle");
+  EXPECT_EQ(cycleReport["total_cycles"], fastReport["total_cycles"]);
+  EXPECT_EQ(cycleReport["units"], fastReport["units"]);
+  EXPECT_EQ(run(directory.file("relu.tpub") + " --mode=slow").exitCode, 1);
+}
+
+// The trace-event format as ui.perfetto.dev and chrome://tracing read it:
+// metadata naming one thread (track) per unit, complete events ("X") with
+// non-negative times that never overlap on a track.
+TEST_F(Tpusim, TraceIsWellFormedTraceEventJson) {
+  writeCase();
+  Result result = run(directory.file("relu.tpub") + " --data " + directory.file("data") +
+                      " --trace " + directory.file("trace.json"));
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  nlohmann::json trace = nlohmann::json::parse(readText(directory.file("trace.json")));
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+  std::map<int, std::string> tracks;
+  std::map<int, std::vector<std::pair<double, double>>> spans;
+  for (const nlohmann::json &event : trace["traceEvents"]) {
+    ASSERT_TRUE(event.contains("ph") && event.contains("pid") && event.contains("name"));
+    if (event["ph"] == "M" && event["name"] == "thread_name")
+      tracks[event["tid"].get<int>()] = event["args"]["name"];
+    if (event["ph"] == "X") {
+      ASSERT_TRUE(event["ts"].is_number() && event["dur"].is_number()) << event;
+      EXPECT_GE(event["ts"].get<double>(), 0.0);
+      EXPECT_GT(event["dur"].get<double>(), 0.0);
+      spans[event["tid"].get<int>()].emplace_back(event["ts"], event["ts"].get<double>() +
+                                                                   event["dur"].get<double>());
+    }
+  }
+  std::set<std::string> names;
+  for (const auto &[tid, name] : tracks)
+    names.insert(name);
+  EXPECT_EQ(names, (std::set<std::string>{"controller", "dma_load", "matrix", "matrix_weights",
+                                          "vector", "dma_store"}));
+  for (auto &[tid, list] : spans) {
+    EXPECT_TRUE(tracks.count(tid)) << "events on an unnamed track " << tid;
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i)
+      EXPECT_LE(list[i - 1].second, list[i].first + 1e-9) << tracks[tid];
+  }
+  // The relu runs on the vector track, named by opcode and source op.
+  bool relu = false;
+  for (const nlohmann::json &event : trace["traceEvents"])
+    relu = relu || (event["ph"] == "X" && event["name"] == "v.relu Relu" &&
+                    tracks[event["tid"].get<int>()] == "vector");
+  EXPECT_TRUE(relu);
+}
+
+TEST_F(Tpusim, VcdHasTheChosenSignals) {
+  writeCase();
+  Result result = run(directory.file("relu.tpub") + " --vcd " + directory.file("run.vcd") +
+                      " --vcd-signals vector.busy,dma_load.pc");
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  std::string vcd = readText(directory.file("run.vcd"));
+  EXPECT_NE(vcd.find("$timescale 1 ps $end"), std::string::npos);
+  // Signals come in unit order, whatever the order asked for.
+  EXPECT_NE(vcd.find("$scope module dma_load $end\n$var wire 32 s0 pc $end"), std::string::npos)
+      << vcd;
+  EXPECT_NE(vcd.find("$scope module vector $end\n$var wire 1 s1 busy $end"), std::string::npos)
+      << vcd;
+  EXPECT_EQ(vcd.find("stalled"), std::string::npos);
+  EXPECT_NE(vcd.find("$enddefinitions $end\n#0\n"), std::string::npos);
+  EXPECT_NE(vcd.find("\n1s1\n"), std::string::npos);
+  Result bad = run(directory.file("relu.tpub") + " --vcd " + directory.file("run.vcd") +
+                   " --vcd-signals vector.bogus");
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("unknown VCD signal 'vector.bogus'"), std::string::npos) << bad.err;
 }
 
 TEST_F(Tpusim, MismatchExitsOne) {

@@ -109,6 +109,29 @@ TEST(Errors, IllFormedInstructions) {
   EXPECT_EQ(message.rfind(expectedError(0, badSpace, ""), 0), 0u) << message;
 }
 
+TEST(Errors, WatchdogStopsARunPastItsLimit) {
+  // 16 requests of 100000 cycles' latency, one at a time: 1.6 million cycles.
+  HardwareConfig config = smallConfig();
+  config.dram.latency_cycles = 100000;
+  std::vector<uint8_t> dram(256);
+  Bundle bundle = makeBundle({dmaLoad(0, 1, Space::Scratchpad, 0, 1, 16, 1, DType::F32), halt()},
+                             dram.size(), config);
+  SimOptions options;
+  options.max_cycles = 1000;
+  try {
+    tpu::sim::simulate(bundle, dram, options);
+    FAIL() << "expected the watchdog";
+  } catch (const Error &error) {
+    // The watchdog looks between slices of 65536 cycles.
+    EXPECT_STREQ(error.what(), "watchdog: still running after 65536 cycles (limit 1000): load "
+                               "runs at pc 0 (dma.ld dram_addr=0x0 dram_stride=1 "
+                               "space=sp sram_addr=0 sram_stride=1 rows=16 cols=1 "
+                               "dtype=f32)");
+  }
+  options.max_cycles = 2000000;
+  EXPECT_EQ(tpu::sim::simulate(bundle, dram, options).total_cycles, 16u * 100001);
+}
+
 TEST(Errors, HaltMustComeLast) {
   Instruction nop = isa::makeInstruction(Opcode::Nop, {});
   EXPECT_EQ(errorOf({nop}), expectedError(0, nop, "the program must end with halt"));
