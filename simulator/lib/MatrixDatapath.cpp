@@ -29,35 +29,45 @@ template <> struct Element<uint32_t> {
   static uint32_t accumulate(uint32_t previous, uint32_t sum) { return previous + sum; }
 };
 
-// out (m x n, zeroed) += a (m x k) * w (k x n, rows wStride apart), each
-// output summed over k in ascending order. Four rows share each weight row.
+// out (m x n) = a (m x k) * w (k x n, rows wStride apart), each output
+// summed over k in ascending order from +0. Blocks of 4 rows x 32 columns
+// keep their sums in registers while k runs; the rest goes row by row.
+constexpr size_t kBlockRows = 4, kBlockCols = 32;
+
+template <typename T>
+[[gnu::always_inline]] inline void gemmBlock(const T *a, size_t k, const T *w, size_t wStride,
+                                             size_t n, T *out) {
+  T sums[kBlockRows][kBlockCols] = {};
+  for (size_t i = 0; i < k; ++i) {
+    const T *__restrict wi = w + i * wStride;
+    for (size_t q = 0; q < kBlockRows; ++q) {
+      T aq = a[q * k + i];
+      for (size_t j = 0; j < kBlockCols; ++j)
+        sums[q][j] = sums[q][j] + aq * wi[j];
+    }
+  }
+  for (size_t q = 0; q < kBlockRows; ++q)
+    for (size_t j = 0; j < kBlockCols; ++j)
+      out[q * n + j] = sums[q][j];
+}
+
 template <typename T>
 [[gnu::always_inline]] inline void gemmBody(const T *a, size_t m, size_t k, const T *w,
                                             size_t wStride, size_t n, T *out) {
-  size_t r = 0;
-  for (; r + 4 <= m; r += 4) {
-    T *__restrict o0 = out + r * n;
-    T *__restrict o1 = o0 + n;
-    T *__restrict o2 = o1 + n;
-    T *__restrict o3 = o2 + n;
-    for (size_t i = 0; i < k; ++i) {
-      const T *__restrict wi = w + i * wStride;
-      T a0 = a[r * k + i], a1 = a[(r + 1) * k + i], a2 = a[(r + 2) * k + i],
-        a3 = a[(r + 3) * k + i];
-      for (size_t j = 0; j < n; ++j) {
-        o0[j] = o0[j] + a0 * wi[j];
-        o1[j] = o1[j] + a1 * wi[j];
-        o2[j] = o2[j] + a2 * wi[j];
-        o3[j] = o3[j] + a3 * wi[j];
-      }
-    }
-  }
-  for (; r < m; ++r) {
+  size_t blockedRows = m - m % kBlockRows, blockedCols = n - n % kBlockCols;
+  for (size_t r = 0; r < blockedRows; r += kBlockRows)
+    for (size_t j = 0; j < blockedCols; j += kBlockCols)
+      gemmBlock(a + r * k, k, w + j, wStride, n, out + r * n + j);
+  for (size_t r = 0; r < m; ++r) {
+    size_t firstCol = r < blockedRows ? blockedCols : 0;
+    if (firstCol == n)
+      continue;
     T *__restrict o = out + r * n;
+    std::fill(o + firstCol, o + n, T{});
     for (size_t i = 0; i < k; ++i) {
       const T *__restrict wi = w + i * wStride;
       T ai = a[r * k + i];
-      for (size_t j = 0; j < n; ++j)
+      for (size_t j = firstCol; j < n; ++j)
         o[j] = o[j] + ai * wi[j];
     }
   }
@@ -131,7 +141,7 @@ public:
     for (size_t r = 0; r < m; ++r)
       for (size_t i = 0; i < k; ++i)
         activations_[r * k + i] = Element<T>::fromWord(scratchpad.read(op.source.at(r, i)));
-    sums_.assign(m * n, T{});
+    sums_.resize(m * n);
     gemm(activations_.data(), m, k, planes_[op.plane].data(), cols_, n, sums_.data());
     for (size_t r = 0; r < m; ++r)
       for (size_t j = 0; j < n; ++j)
