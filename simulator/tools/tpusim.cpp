@@ -27,6 +27,7 @@ struct Options {
   std::string dataDirectory;
   std::string reportPath;
   std::string tracePath;
+  std::string outputDirectory;
   std::string vcdPath;
   std::vector<std::string> vcdSignals;
   sim::Mode mode = sim::Mode::Fast;
@@ -120,6 +121,13 @@ int run(const Options &options) {
   }
   if (progressShown)
     std::fprintf(stderr, "\r\033[K");
+  if (!options.outputDirectory.empty()) {
+    fs::create_directories(options.outputDirectory);
+    for (size_t index = 0; index < bundle.outputs.size(); ++index)
+      runtime::writeTensor(session.output(index),
+                           (fs::path(options.outputDirectory) / fmt::format("output_{}.pb", index))
+                               .string());
+  }
   if (!options.tracePath.empty())
     writeText(options.tracePath, sim::traceJson(stats, bundle).dump() + "\n", "trace");
   if (!options.vcdPath.empty())
@@ -164,6 +172,8 @@ int main(int argc, char **argv) {
                  "cycle: step the matrix unit's PE registers every cycle; fast: compute each "
                  "matmul at once. Both give the same outputs and cycle counts (default: fast)")
       ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+  app.add_option("--outputs", options.outputDirectory,
+                 "Write output N as DIR/output_N.pb (ONNX TensorProto), creating DIR");
   app.add_option("--trace", options.tracePath,
                  "Write a Chrome/Perfetto trace (trace-event JSON, one track per unit) to this "
                  "file; open it in ui.perfetto.dev");

@@ -6,13 +6,24 @@ set -euo pipefail
 tpuc=$1 tpusim=$2 model=$3 config=$4 out=$5
 mkdir -p "$out"
 "$tpuc" "$model/model.onnx" --config "$config" -o "$out/model.tpub"
-"$tpusim" "$out/model.tpub" --data "$model/test_data_set_0" --report "$out/report.json"
+# Both fidelities: the PE-level cycle mode and the fast mode must give the
+# same outputs bit for bit and the same cycles.
+for mode in cycle fast; do
+  "$tpusim" "$out/model.tpub" --mode "$mode" --data "$model/test_data_set_0" \
+    --report "$out/report-$mode.json" --outputs "$out/outputs-$mode"
+done
+for output in "$out"/outputs-cycle/*.pb; do
+  cmp "$output" "$out/outputs-fast/$(basename "$output")"
+done
 # The report carries the keys scripts rely on, with a positive cycle count.
-/usr/bin/python3 - "$out/report.json" <<'PY'
+/usr/bin/python3 - "$out/report-cycle.json" "$out/report-fast.json" <<'PY'
 import json, sys
-report = json.load(open(sys.argv[1]))
-for key in ("total_cycles", "dram_bytes_read", "dram_bytes_written", "mxu_utilization"):
-    assert key in report, f"report lacks {key}"
-assert report["total_cycles"] > 0 and report["dram_bytes_read"] > 0
-assert 0 < report["mxu_utilization"] <= 1, report["mxu_utilization"]
+cycle, fast = (json.load(open(path)) for path in sys.argv[1:3])
+for key in ("total_cycles", "dram_bytes_read", "dram_bytes_written", "mxu_utilization", "units",
+            "energy_pj", "by_source_op"):
+    assert key in cycle, f"report lacks {key}"
+assert cycle["total_cycles"] > 0 and cycle["dram_bytes_read"] > 0
+assert 0 < cycle["mxu_utilization"] <= 1, cycle["mxu_utilization"]
+for key in ("total_cycles", "dram_bytes_read", "dram_bytes_written", "macs", "units", "sram"):
+    assert cycle[key] == fast[key], f"{key}: cycle mode {cycle[key]}, fast mode {fast[key]}"
 PY
