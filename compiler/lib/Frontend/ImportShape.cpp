@@ -114,24 +114,27 @@ Tensor Importer::importConcat(const Node &node) {
 }
 
 // Elements start, start + step, ... (count of them) along axis, step > 0:
-// a slice, and for steps over 1 a reshape that puts each kept element at
-// the head of a group of `step`.
+// a slice, and for steps over 1 a reshape into groups of `step` whose heads
+// are kept.
 Value Importer::stridedSlice(Value input, int64_t axis, int64_t start, int64_t step, int64_t count,
                              mlir::Location loc) {
   Shape shape = shapeOf(input), begin(shape.size(), 0), size = shape;
   begin[axis] = start;
-  size[axis] = (count - 1) * step + 1;
+  size[axis] = step == 1 ? count : std::min(count * step, shape[axis] - start);
   Value result = slice(input, begin, size, loc);
   if (step == 1)
     return result;
+  // Pad the last group to a whole `step` when the input ends inside it.
   std::vector<int64_t> padding(2 * shape.size(), 0);
-  padding[2 * axis + 1] = step - 1;
+  padding[2 * axis + 1] = count * step - size[axis];
+  if (padding[2 * axis + 1] > 0)
+    result = pad(result, padding, loc);
   Shape grouped = size;
   grouped[axis] = count;
   grouped.insert(grouped.begin() + axis + 1, step);
   Shape headsBegin(grouped.size(), 0), heads = grouped;
   heads[axis + 1] = 1;
-  result = slice(reshape(pad(result, padding, loc), grouped, loc), headsBegin, heads, loc);
+  result = slice(reshape(result, grouped, loc), headsBegin, heads, loc);
   size[axis] = count;
   return reshape(result, size, loc);
 }
