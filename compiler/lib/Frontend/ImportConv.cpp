@@ -69,7 +69,8 @@ Window slidingWindow(const Node &node, const Shape &nchw, std::array<int64_t, 2>
       // ONNX versions disagree on whether it exists.
       if (ceilMode && (output - 1) * stride >= size + begin)
         node.fail("ceil_mode would start the last window in the padding");
-      window.ceilExtra[d] = (output - 1) * stride + extent - (size + begin + end);
+      if (ceilMode)
+        window.ceilExtra[d] = (output - 1) * stride + extent - (size + begin + end);
     }
     window.pad[2 * d] = begin;
     window.pad[2 * d + 1] = end;
