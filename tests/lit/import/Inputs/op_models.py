@@ -309,8 +309,67 @@ def reshape_flatten_nhwc():
                 {"f": c.reshape(1, -1), "r": c.reshape(3, 9)}, {"w": w, "shape": ints(3, -1)})
 
 
+# --- models the importer must reject, for errors.test --------------------------
+
+def rejected(op, attrs=None, shape=(1, 2, 4, 4), inputs=("x",), outputs=("y",), constants=None,
+             opset=13):
+    nodes = [node(op, inputs, outputs, **(attrs or {}))]
+    return case(nodes, {"x": randn(0, *shape)}, dict.fromkeys(outputs), constants, opset)[0]
+
+
+W = {"w": randn(0, 3, 2, 3, 3)}
+BN = {n: np.ones(2, f32) for n in ("s", "b", "m", "v")}
+ERRORS = {
+    "conv-auto-pad": lambda: rejected("Conv", dict(auto_pad="FOO"), inputs="xw", constants=W),
+    "conv-pads-and-auto-pad": lambda: rejected(
+        "Conv", dict(auto_pad="SAME_UPPER", pads=[1, 1, 1, 1]), inputs="xw", constants=W),
+    "conv-1d": lambda: rejected("Conv", shape=(1, 2, 8), inputs="xw",
+                                constants={"w": randn(0, 3, 2, 3)}),
+    "conv-group": lambda: rejected("Conv", dict(group=2), inputs="xw", constants=W),
+    "maxpool-indices": lambda: rejected("MaxPool", dict(kernel_shape=[2, 2]),
+                                        outputs=("y", "indices")),
+    "maxpool-dilations": lambda: rejected("MaxPool", dict(kernel_shape=[2, 2], dilations=[2, 2])),
+    "maxpool-no-kernel": lambda: rejected("MaxPool"),
+    "maxpool-ceil-window-in-padding": lambda: rejected(
+        "MaxPool", dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1)),
+    "batchnorm-training-mode": lambda: rejected(
+        "BatchNormalization", dict(training_mode=1), inputs="xsbmv", constants=BN, opset=15),
+    "batchnorm-statistics": lambda: rejected(
+        "BatchNormalization", inputs="xsbmv", outputs=("y", "mean"), constants=BN),
+    "batchnorm-variable-mean": lambda: case(
+        [node("BatchNormalization", "xsbmv")], {"x": randn(0, 1, 2, 4, 4), "m": randn(1, 2)},
+        {"y": None}, {n: BN[n] for n in "sbv"})[0],
+    "layernorm-mean-output": lambda: rejected(
+        "LayerNormalization", inputs="xs", outputs=("y", "mean"),
+        constants={"s": np.ones(4, f32)}, opset=17),
+    "layernorm-opset13": lambda: rejected("LayerNormalization", inputs="xs",
+                                          constants={"s": np.ones(4, f32)}),
+    "slice-variable-starts": lambda: case(
+        [node("Slice", ["x", "starts", "ends"])], {"x": randn(0, 4), "starts": randn(1, 1)},
+        {"y": None}, {"ends": ints(2)})[0],
+    "slice-step-zero": lambda: rejected("Slice", shape=(4,), inputs=["x", "s", "e", "a", "st"],
+                                        constants={"s": ints(0), "e": ints(2), "a": ints(0),
+                                                   "st": ints(0)}),
+    "slice-empty": lambda: rejected("Slice", shape=(4,), inputs=["x", "s", "e"],
+                                    constants={"s": ints(3), "e": ints(1)}),
+    "leakyrelu-alpha": lambda: rejected("LeakyRelu", dict(alpha=2.0)),
+    "softmax-axis": lambda: rejected("Softmax", dict(axis=4)),
+    "reduce-repeated-axes": lambda: rejected("ReduceMean", dict(axes=[1, -3])),
+    "clip-variable-min": lambda: case([node("Clip", ["x", "lo"])],
+                                      {"x": randn(0, 4), "lo": randn(1, 1)}, {"y": None})[0],
+    "transpose-perm": lambda: rejected("Transpose", dict(perm=[0, 0, 1, 2])),
+    "concat-shapes": lambda: case([node("Concat", ["x", "z"], axis=0)],
+                                  {"x": randn(0, 2, 3), "z": randn(1, 2, 4)}, {"y": None})[0],
+    "matmul-batch": lambda: case([node("MatMul", ["x", "z"])],
+                                 {"x": randn(0, 2, 4, 5), "z": randn(1, 3, 5, 6)}, {"y": None})[0],
+    "add-shapes": lambda: case([node("Add", ["x", "z"])],
+                               {"x": randn(0, 2, 3), "z": randn(1, 4)}, {"y": None})[0],
+}
+
 if __name__ == "__main__":
     if sys.argv[1] == "--list":
         print("\n".join(KINDS))
+    elif sys.argv[1] in ERRORS:
+        onnx.save(ERRORS[sys.argv[1]](), sys.argv[2])
     else:
         onnx.save(KINDS[sys.argv[1]]()[0], sys.argv[2])
