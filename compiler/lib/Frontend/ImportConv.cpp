@@ -17,6 +17,11 @@ struct Window {
   // Rows and columns beyond the bottom and right pads that ceil_mode needs
   // for its last, partial windows; they count in no average.
   std::array<int64_t, 2> ceilExtra{0, 0};
+  // Input rows and columns after the last window, cut off: TOSA wants the
+  // windows to tile the padded input exactly (its avg_pool2d divisors
+  // count from both ends), so unused end padding is dropped first and
+  // unused input after it.
+  std::array<int64_t, 2> crop{0, 0};
 
   std::array<int64_t, 4> tosaPad() const {
     return {pad[0], pad[1] + ceilExtra[0], pad[2], pad[3] + ceilExtra[1]};
@@ -69,8 +74,14 @@ Window slidingWindow(const Node &node, const Shape &nchw, std::array<int64_t, 2>
       // ONNX versions disagree on whether it exists.
       if (ceilMode && (output - 1) * stride >= size + begin)
         node.fail("ceil_mode would start the last window in the padding");
-      if (ceilMode)
-        window.ceilExtra[d] = (output - 1) * stride + extent - (size + begin + end);
+    }
+    int64_t excess = size + begin + end - ((output - 1) * stride + extent);
+    if (excess < 0) {
+      window.ceilExtra[d] = -excess;
+    } else {
+      int64_t unusedPad = std::min(excess, end);
+      end -= unusedPad;
+      window.crop[d] = excess - unusedPad;
     }
     window.pad[2 * d] = begin;
     window.pad[2 * d + 1] = end;
@@ -91,6 +102,14 @@ void requireImage(const Node &node, const Shape &shape) {
 }
 
 } // namespace
+
+Value Importer::windowInput(const Tensor &x, const std::array<int64_t, 2> &crop,
+                            mlir::Location loc) {
+  Value image = toNHWC(x, loc);
+  Shape shape = shapeOf(image);
+  return slice(image, {0, 0, 0, 0}, {shape[0], shape[1] - crop[0], shape[2] - crop[1], shape[3]},
+               loc);
+}
 
 Tensor Importer::importConv(const Node &node) {
   node.expectInputs(2, 3);
@@ -114,7 +133,7 @@ Tensor Importer::importConv(const Node &node) {
   if (shapeOf(bias) != Shape{outChannels})
     node.fail("bias must have shape [{}]", outChannels);
 
-  Value image = toNHWC(x, node.loc);
+  Value image = windowInput(x, window.crop, node.loc);
   auto pad = builder.getDenseI64ArrayAttr(window.tosaPad());
   auto stride = builder.getDenseI64ArrayAttr(window.stride);
   auto dilation = builder.getDenseI64ArrayAttr(window.dilation);
@@ -167,7 +186,7 @@ Tensor Importer::importMaxPool(const Node &node) {
   // TOSA pads a max pool with the lowest value, so padding never wins.
   return {builder.create<mlir::tosa::MaxPool2dOp>(
               node.loc, tensorType({xs[0], window.output[0], window.output[1], xs[1]}),
-              toNHWC(x, node.loc), builder.getDenseI64ArrayAttr(window.kernel),
+              windowInput(x, window.crop, node.loc), builder.getDenseI64ArrayAttr(window.kernel),
               builder.getDenseI64ArrayAttr(window.stride),
               builder.getDenseI64ArrayAttr(window.tosaPad())),
           Layout::NHWC};
@@ -179,7 +198,7 @@ Tensor Importer::importAveragePool(const Node &node) {
   Shape xs = onnxShape(x);
   requireImage(node, xs);
   Window window = slidingWindow(node, xs, kernelShape(node), node.intAttr("ceil_mode", 0));
-  Value image = toNHWC(x, node.loc);
+  Value image = windowInput(x, window.crop, node.loc);
   // tosa.avg_pool2d divides by the number of input elements in the window,
   // as count_include_pad=0 does. With count_include_pad=1 the ONNX pads are
   // made real zeros first; the ceil_mode overhang still does not count.

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -149,6 +150,9 @@ private:
   Tensor importLeakyRelu(const Node &node);
   // ImportConv.cpp
   Tensor importConv(const Node &node);
+  // A convolution's or pool's input in NHWC without the rows and columns
+  // after its last window.
+  Value windowInput(const Tensor &x, const std::array<int64_t, 2> &crop, mlir::Location loc);
   Tensor importMaxPool(const Node &node);
   Tensor importAveragePool(const Node &node);
   Tensor importGlobalAveragePool(const Node &node);
