@@ -208,12 +208,7 @@ Tensor Importer::importAveragePool(const Node &node) {
                 node.loc);
     poolPad = {0, window.ceilExtra[0], 0, window.ceilExtra[1]};
   }
-  return {builder.create<mlir::tosa::AvgPool2dOp>(
-              node.loc, tensorType({xs[0], window.output[0], window.output[1], xs[1]}), image,
-              builder.getDenseI64ArrayAttr(window.kernel),
-              builder.getDenseI64ArrayAttr(window.stride), builder.getDenseI64ArrayAttr(poolPad),
-              mlir::TypeAttr::get(builder.getF32Type())),
-          Layout::NHWC};
+  return {averagePool(image, window.kernel, window.stride, poolPad, node.loc), Layout::NHWC};
 }
 
 Tensor Importer::importGlobalAveragePool(const Node &node) {
@@ -221,12 +216,20 @@ Tensor Importer::importGlobalAveragePool(const Node &node) {
   Tensor x = input(node, 0);
   Shape xs = onnxShape(x);
   requireImage(node, xs);
-  return {builder.create<mlir::tosa::AvgPool2dOp>(
-              node.loc, tensorType({xs[0], 1, 1, xs[1]}), toNHWC(x, node.loc),
-              builder.getDenseI64ArrayAttr({xs[2], xs[3]}), builder.getDenseI64ArrayAttr({1, 1}),
-              builder.getDenseI64ArrayAttr({0, 0, 0, 0}),
-              mlir::TypeAttr::get(builder.getF32Type())),
+  return {averagePool(toNHWC(x, node.loc), {xs[2], xs[3]}, {1, 1}, {0, 0, 0, 0}, node.loc),
           Layout::NHWC};
+}
+
+Value Importer::averagePool(Value image, llvm::ArrayRef<int64_t> kernel,
+                            llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> pad,
+                            mlir::Location loc) {
+  Shape shape = shapeOf(image);
+  for (int d = 0; d < 2; ++d)
+    shape[1 + d] = (shape[1 + d] + pad[2 * d] + pad[2 * d + 1] - kernel[d]) / stride[d] + 1;
+  return builder.create<mlir::tosa::AvgPool2dOp>(
+      loc, tensorType(shape), image, builder.getDenseI64ArrayAttr(kernel),
+      builder.getDenseI64ArrayAttr(stride), builder.getDenseI64ArrayAttr(pad),
+      mlir::TypeAttr::get(builder.getF32Type()));
 }
 
 // Inference form only: y = x * s + t with s = scale / sqrt(var + epsilon)

@@ -156,6 +156,9 @@ private:
   Tensor importMaxPool(const Node &node);
   Tensor importAveragePool(const Node &node);
   Tensor importGlobalAveragePool(const Node &node);
+  // tosa.avg_pool2d on an NHWC image; pad is TOSA's [top, bottom, left, right].
+  Value averagePool(Value image, llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
+                    llvm::ArrayRef<int64_t> pad, mlir::Location loc);
   Tensor importBatchNormalization(const Node &node);
   // ImportNormalization.cpp
   Tensor importSoftmax(const Node &node);
