@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Generates the bundled models in ONNX test-data layout.
+"""Generates the model zoo in ONNX test-data layout.
 
-models/NAME/model.onnx plus models/NAME/test_data_set_0/{input,output}_N.pb,
-with inputs drawn from fixed seeds and expected outputs computed by numpy in
-fp32. Nothing is downloaded.
+NAME/model.onnx plus NAME/test_data_set_0/{input,output}_N.pb, with weights
+and inputs drawn from fixed seeds and expected outputs computed by numpy in
+fp32. Nothing is downloaded. By default the small models are written to
+models/ (they are committed); large ones (resnet18) only with --only, which
+the build does into build/models.
 """
 import argparse
+import math
 import os
 
 import numpy as np
@@ -29,6 +32,88 @@ def save(name, graph, inputs, outputs, out_dir, opset=OPSET):
             tensor = numpy_helper.from_array(array.astype(np.float32), info.name)
             with open(os.path.join(data_dir, f"{kind}_{index}.pb"), "wb") as f:
                 f.write(tensor.SerializeToString())
+
+
+# numpy references, written from the operator definitions and independent of
+# the ONNX graphs they check. Images are NCHW; pads are (top, left, bottom, right).
+
+def pad2d(x, pads, fill):
+    top, left, bottom, right = pads
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+
+
+def windows(padded, kernel, strides, dilations=(1, 1)):
+    """im2col: [N, C, OH, OW, KH, KW] views of an already padded input."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    oh = (padded.shape[2] - (kh - 1) * dh - 1) // sh + 1
+    ow = (padded.shape[3] - (kw - 1) * dw - 1) // sw + 1
+    rows = (np.arange(oh) * sh)[:, None] + np.arange(kh) * dh  # [OH, KH]
+    cols = (np.arange(ow) * sw)[:, None] + np.arange(kw) * dw  # [OW, KW]
+    return padded[:, :, rows[:, None, :, None], cols[None, :, None, :]]
+
+
+def conv2d(x, w, b=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1):
+    oc, cg, kh, kw = w.shape
+    cols = windows(pad2d(x, pads, 0.0), (kh, kw), strides, dilations)
+    outs = []
+    for g in range(group):
+        wg = w[g * (oc // group):(g + 1) * (oc // group)]
+        outs.append(np.einsum("nchwij,ocij->nohw", cols[:, g * cg:(g + 1) * cg], wg,
+                              dtype=np.float64, optimize=True))
+    y = np.concatenate(outs, axis=1)
+    if b is not None:
+        y = y + b[None, :, None, None]
+    return y.astype(np.float32)
+
+
+def ceil_overhang(shape, kernel, strides, pads):
+    """Rows and columns past the end pads that ceil_mode's last windows reach."""
+    extra = []
+    for size, k, s, begin, end in zip(shape[2:], kernel, strides, pads[:2], pads[2:]):
+        span = size + begin + end - k
+        extra.append(-(-span // s) * s - span)
+    return (0, 0, extra[0], extra[1])
+
+
+def max_pool(x, kernel, strides, pads=(0, 0, 0, 0), ceil_mode=False):
+    extra = ceil_overhang(x.shape, kernel, strides, pads) if ceil_mode else (0, 0, 0, 0)
+    padded = pad2d(pad2d(x, pads, -np.inf), extra, -np.inf)
+    return windows(padded, kernel, strides).max(axis=(4, 5))
+
+
+def avg_pool(x, kernel, strides, pads=(0, 0, 0, 0), ceil_mode=False, count_include_pad=False):
+    """The divisor counts the input, the pads when count_include_pad, never
+    the ceil_mode overhang."""
+    extra = ceil_overhang(x.shape, kernel, strides, pads) if ceil_mode else (0, 0, 0, 0)
+    total = windows(pad2d(pad2d(x, pads, 0.0), extra, 0.0), kernel, strides).sum(axis=(4, 5))
+    ones = np.ones((1, 1) + x.shape[2:])
+    counted = pad2d(pad2d(ones, pads, float(count_include_pad)), extra, 0.0)
+    return (total / windows(counted, kernel, strides).sum(axis=(4, 5))).astype(np.float32)
+
+
+def batch_norm(x, scale, bias, mean, var, epsilon=1e-5):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    inv = scale / np.sqrt(var + epsilon)
+    return ((x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)).astype(np.float32)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def layer_norm(x, scale, bias, axis=-1, epsilon=1e-5):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    centered = x - x.mean(axis=axes, keepdims=True)
+    return centered / np.sqrt((centered ** 2).mean(axis=axes, keepdims=True) + epsilon) * scale + bias
+
+
+def erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
 
 
 def weights(rng, *shape):
@@ -117,18 +202,233 @@ def tall_matmul(out_dir, name, rows, features, outputs, seed):
     save(name, graph, [x], [np.maximum(x @ w, 0.0)], out_dir)
 
 
+class Net:
+    """Builds an ONNX graph and, beside it, its numpy reference: each method
+    adds one node and computes the node's value with the references above.
+    Values are (name, array) pairs; weights come from one seeded generator."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.initializers = [], []
+
+    def param(self, name, array):
+        array = np.asarray(array, dtype=np.float32)
+        self.initializers.append(numpy_helper.from_array(array, name))
+        return name, array
+
+    def node(self, op, inputs, name, value, **attrs):
+        self.nodes.append(helper.make_node(op, [i[0] for i in inputs], [name], name=name, **attrs))
+        return name, np.asarray(value, dtype=np.float32)
+
+    def conv(self, x, channels, kernel, name, stride=1, pad=0, group=1, bias=True):
+        fan_in = x[1].shape[1] // group * kernel * kernel
+        w = self.param(name + ".w", self.rng.standard_normal(
+            (channels, x[1].shape[1] // group, kernel, kernel)) * np.sqrt(2.0 / fan_in))
+        inputs = [x, w]
+        b = None
+        if bias:
+            b = self.param(name + ".b", self.rng.standard_normal(channels) * 0.1)
+            inputs.append(b)
+        value = conv2d(x[1], w[1], None if b is None else b[1], (stride, stride), (pad,) * 4,
+                       group=group)
+        return self.node("Conv", inputs, name, value, kernel_shape=[kernel, kernel],
+                         strides=[stride, stride], pads=[pad] * 4, group=group)
+
+    def batch_norm(self, x, name, gain=1.0):
+        c = x[1].shape[1]
+        scale = self.param(name + ".scale", gain * (1.0 + 0.1 * self.rng.standard_normal(c)))
+        bias = self.param(name + ".bias", 0.1 * self.rng.standard_normal(c))
+        mean = self.param(name + ".mean", 0.1 * self.rng.standard_normal(c))
+        var = self.param(name + ".var", 0.5 + self.rng.random(c))
+        value = batch_norm(x[1], scale[1], bias[1], mean[1], var[1])
+        return self.node("BatchNormalization", [x, scale, bias, mean, var], name, value)
+
+    def relu(self, x, name):
+        return self.node("Relu", [x], name, np.maximum(x[1], 0.0))
+
+    def relu6(self, x, name):
+        """ReLU6 as PyTorch exports it: Clip with constant bounds (opset 11+)."""
+        lo, hi = self.param(name + ".min", 0.0), self.param(name + ".max", 6.0)
+        return self.node("Clip", [x, lo, hi], name, np.clip(x[1], 0.0, 6.0))
+
+    def add(self, a, b, name):
+        return self.node("Add", [a, b], name, a[1] + b[1])
+
+    def linear(self, x, features, name, trans_b=False):
+        """MatMul + Add on the last axis, or Gemm (transB=1) for 2-D inputs."""
+        w = self.rng.standard_normal((x[1].shape[-1], features)) / np.sqrt(x[1].shape[-1])
+        b = self.param(name + ".b", 0.1 * self.rng.standard_normal(features))
+        value = x[1] @ w.astype(np.float32) + b[1]
+        if trans_b:
+            return self.node("Gemm", [x, self.param(name + ".w", w.T), b], name, value, transB=1)
+        product = self.node("MatMul", [x, self.param(name + ".w", w)], name + ".matmul",
+                            x[1] @ w.astype(np.float32))
+        return self.node("Add", [product, b], name, value)
+
+    def layer_norm(self, x, name):
+        h = x[1].shape[-1]
+        scale = self.param(name + ".scale", 1.0 + 0.1 * self.rng.standard_normal(h))
+        bias = self.param(name + ".bias", 0.1 * self.rng.standard_normal(h))
+        return self.node("LayerNormalization", [x, scale, bias], name,
+                         layer_norm(x[1], scale[1], bias[1]), axis=-1, epsilon=1e-5)
+
+    def shape(self, name, dims):
+        self.initializers.append(numpy_helper.from_array(np.array(dims, dtype=np.int64), name))
+        return name, None
+
+    def save(self, out_dir, name, inputs, outputs, opset=OPSET):
+        graph = helper.make_graph(
+            self.nodes, name,
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape)) for n, v in inputs],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
+             for n, v in outputs],
+            initializer=self.initializers)
+        save(name, graph, [v for _, v in inputs], [v for _, v in outputs], out_dir, opset)
+
+
+def image(net, *shape):
+    return "x", net.rng.standard_normal(shape).astype(np.float32)
+
+
+def lenet5(out_dir, name, seed):
+    """LeNet-5 on 1x1x32x32: conv 5x5 (6) -> ReLU -> max pool 2 -> conv 5x5 (16)
+    -> ReLU -> average pool 2 -> Flatten -> 120 -> 84 -> 10 (Gemm, transB=1)."""
+    net = Net(seed)
+    x = image(net, 1, 1, 32, 32)
+    h = net.relu(net.conv(x, 6, 5, "conv1"), "relu1")
+    h = net.node("MaxPool", [h], "pool1", max_pool(h[1], (2, 2), (2, 2)), kernel_shape=[2, 2],
+                 strides=[2, 2])
+    h = net.relu(net.conv(h, 16, 5, "conv2"), "relu2")
+    h = net.node("AveragePool", [h], "pool2", avg_pool(h[1], (2, 2), (2, 2)),
+                 kernel_shape=[2, 2], strides=[2, 2])
+    h = net.node("Flatten", [h], "flatten", h[1].reshape(1, -1), axis=1)
+    h = net.relu(net.linear(h, 120, "fc1", trans_b=True), "relu3")
+    h = net.relu(net.linear(h, 84, "fc2", trans_b=True), "relu4")
+    y = net.linear(h, 10, "fc3", trans_b=True)
+    net.save(out_dir, name, [x], [y])
+
+
+def basic_block(net, x, channels, stride, name):
+    """ResNet basic block: conv-bn-relu-conv-bn, + x (or its 1x1 downsample), relu."""
+    h = net.conv(x, channels, 3, name + ".conv1", stride=stride, pad=1, bias=False)
+    h = net.relu(net.batch_norm(h, name + ".bn1"), name + ".relu1")
+    h = net.conv(h, channels, 3, name + ".conv2", pad=1, bias=False)
+    # A small last gain keeps the residual sum O(1) through many blocks.
+    h = net.batch_norm(h, name + ".bn2", gain=0.5)
+    if stride != 1 or x[1].shape[1] != channels:
+        x = net.conv(x, channels, 1, name + ".downsample", stride=stride, bias=False)
+        x = net.batch_norm(x, name + ".downsample.bn", gain=0.5)
+    return net.relu(net.add(h, x, name + ".add"), name + ".relu2")
+
+
+def resnet_block(out_dir, name, seed):
+    net = Net(seed)
+    x = image(net, 1, 64, 16, 16)
+    net.save(out_dir, name, [x], [basic_block(net, x, 64, 1, "block")])
+
+
+def resnet18(out_dir, name, seed, size=64, classes=1000):
+    """torchvision's ResNet-18 structure at a small input."""
+    net = Net(seed)
+    x = image(net, 1, 3, size, size)
+    h = net.conv(x, 64, 7, "conv1", stride=2, pad=3, bias=False)
+    h = net.relu(net.batch_norm(h, "bn1"), "relu")
+    h = net.node("MaxPool", [h], "maxpool", max_pool(h[1], (3, 3), (2, 2), (1, 1, 1, 1)),
+                 kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    for stage, channels in enumerate((64, 128, 256, 512), start=1):
+        for block in range(2):
+            stride = 2 if stage > 1 and block == 0 else 1
+            h = basic_block(net, h, channels, stride, f"layer{stage}.{block}")
+    h = net.node("GlobalAveragePool", [h], "avgpool", h[1].mean(axis=(2, 3), keepdims=True))
+    h = net.node("Flatten", [h], "flatten", h[1].reshape(1, -1), axis=1)
+    net.save(out_dir, name, [x], [net.linear(h, classes, "fc", trans_b=True)])
+
+
+def mobilenet_v2_block(out_dir, name, seed, channels=16, expansion=6, size=16):
+    """Inverted residual: 1x1 expand-BN-ReLU6, 3x3 depthwise-BN-ReLU6, 1x1
+    project-BN, + x."""
+    net = Net(seed)
+    x = image(net, 1, channels, size, size)
+    wide = channels * expansion
+    h = net.conv(x, wide, 1, "expand", bias=False)
+    h = net.relu6(net.batch_norm(h, "expand.bn"), "expand.relu6")
+    h = net.conv(h, wide, 3, "depthwise", pad=1, group=wide, bias=False)
+    h = net.relu6(net.batch_norm(h, "depthwise.bn"), "depthwise.relu6")
+    h = net.batch_norm(net.conv(h, channels, 1, "project", bias=False), "project.bn")
+    net.save(out_dir, name, [x], [net.add(h, x, "add")])
+
+
+def bert_layer(out_dir, name, seed, seq=32, hidden=64, heads=4, ffn=256):
+    """A BERT encoder layer (opset 17 for LayerNormalization): multi-head
+    self-attention, residual, LayerNorm, GELU MLP, residual, LayerNorm. GELU
+    is the exact erf form PyTorch exports: x * 0.5 * (1 + erf(x / sqrt 2))."""
+    net = Net(seed)
+    x = "x", net.rng.standard_normal((1, seq, hidden)).astype(np.float32)
+    d = hidden // heads
+
+    def split_heads(t, name, perm):
+        r = net.node("Reshape", [t, net.shape(name + ".shape", [1, seq, heads, d])],
+                     name + ".reshape", t[1].reshape(1, seq, heads, d))
+        return net.node("Transpose", [r], name + ".transpose", r[1].transpose(perm), perm=perm)
+
+    q = split_heads(net.linear(x, hidden, "query"), "query", [0, 2, 1, 3])
+    k = split_heads(net.linear(x, hidden, "key"), "key", [0, 2, 3, 1])
+    v = split_heads(net.linear(x, hidden, "value"), "value", [0, 2, 1, 3])
+    scores = net.node("MatMul", [q, k], "scores", q[1] @ k[1])
+    scale = net.param("scale", np.sqrt(d))
+    scores = net.node("Div", [scores, scale], "scaled", scores[1] / scale[1])
+    probs = net.node("Softmax", [scores], "softmax", softmax(scores[1], axis=-1), axis=-1)
+    context = net.node("MatMul", [probs, v], "context", probs[1] @ v[1])
+    context = net.node("Transpose", [context], "context.transpose",
+                       context[1].transpose(0, 2, 1, 3), perm=[0, 2, 1, 3])
+    context = net.node("Reshape", [context, net.shape("context.shape", [1, seq, hidden])],
+                       "context.reshape", context[1].reshape(1, seq, hidden))
+    attention = net.linear(context, hidden, "attention.output")
+    h = net.layer_norm(net.add(attention, x, "attention.residual"), "attention.norm")
+
+    f = net.linear(h, ffn, "intermediate")
+    sqrt2, one, half = (net.param(n, v) for n, v in (("sqrt2", np.sqrt(2.0)), ("one", 1.0),
+                                                     ("half", 0.5)))
+    e = net.node("Erf", [net.node("Div", [f, sqrt2], "gelu.div", f[1] / sqrt2[1])], "gelu.erf",
+                 erf(f[1] / sqrt2[1]))
+    e = net.node("Add", [e, one], "gelu.add", e[1] + 1.0)
+    g = net.node("Mul", [f, e], "gelu.mul", f[1] * e[1])
+    g = net.node("Mul", [g, half], "gelu", gelu(f[1]))
+    out = net.add(net.linear(g, hidden, "output"), h, "output.residual")
+    net.save(out_dir, name, [x], [net.layer_norm(out, "output.norm")], opset=17)
+
+
+# Committed under models/ (small); generated into the build tree (large).
+SMALL_MODELS = {
+    # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
+    "mlp": lambda out: mlp(out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1),
+    # Every dimension ragged on every preset, K below one array height.
+    "mlp-ragged": lambda out: mlp(out, "mlp-ragged", batch=5, features=20, hidden=37, classes=3,
+                                  seed=2),
+    # The oldest and newest opsets the importer takes.
+    "ops-mix-opset11": lambda out: ops_mix(out, "ops-mix-opset11", seed=3, opset=11),
+    "ops-mix-opset17": lambda out: ops_mix(out, "ops-mix-opset17", seed=4, opset=17),
+    "tall-matmul": lambda out: tall_matmul(out, "tall-matmul", rows=700, features=40, outputs=24,
+                                           seed=5),
+    "lenet5": lambda out: lenet5(out, "lenet5", seed=6),
+    "resnet-block": lambda out: resnet_block(out, "resnet-block", seed=7),
+    "mobilenetv2-block": lambda out: mobilenet_v2_block(out, "mobilenetv2-block", seed=8),
+    "bert-layer": lambda out: bert_layer(out, "bert-layer", seed=9),
+}
+LARGE_MODELS = {
+    # ~11.7M parameters (47 MB): too large for git.
+    "resnet18": lambda out: resnet18(out, "resnet18", seed=10),
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
+    parser.add_argument("--only", action="append", choices=sorted({**SMALL_MODELS, **LARGE_MODELS}),
+                        help="generate just this model (repeatable); by default every small one")
     args = parser.parse_args()
-    # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
-    mlp(args.out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1)
-    # Every dimension ragged on every preset, K below one array height.
-    mlp(args.out, "mlp-ragged", batch=5, features=20, hidden=37, classes=3, seed=2)
-    # The oldest and newest opsets the importer takes.
-    ops_mix(args.out, "ops-mix-opset11", seed=3, opset=11)
-    ops_mix(args.out, "ops-mix-opset17", seed=4, opset=17)
-    tall_matmul(args.out, "tall-matmul", rows=700, features=40, outputs=24, seed=5)
+    for name in args.only or SMALL_MODELS:
+        {**SMALL_MODELS, **LARGE_MODELS}[name](args.out)
 
 
 if __name__ == "__main__":

@@ -15,3 +15,4 @@ config.environment["TPU_CONFIG_DIR"] = os.path.join(config.tpu_source_dir, "conf
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.tpu_source_dir, "models")))
 config.substitutions.append(("%configs", os.path.join(config.tpu_source_dir, "configs")))
+config.substitutions.append(("%generated_models", config.tpu_generated_models))

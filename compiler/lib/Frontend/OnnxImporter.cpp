@@ -1,30 +1,25 @@
 // ONNX -> TOSA. Shapes are computed here from the operator semantics, not
 // taken from the model's value_info, so a model that lies about a shape
-// cannot produce wrong code.
+// cannot produce wrong code. The operators themselves are imported by the
+// Import*.cpp files, one family each.
 #include "tpu/Frontend/OnnxImporter.h"
 
+#include "Importer.h"
+
 #include "tpu/CodeGen/ProgramEmitter.h"
-#include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <onnx/onnx_pb.h>
-
+#include <climits>
+#include <cstring>
 #include <fstream>
-#include <limits>
-#include <map>
+#include <functional>
 
 namespace tpu::frontend {
+namespace detail {
 namespace {
-
-using mlir::Value;
-using Shape = std::vector<int64_t>;
 
 constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 17;
@@ -35,9 +30,7 @@ std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::stri
                             tensor.data_type()));
   if (tensor.has_data_location() && tensor.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(fmt::format("{}: external tensor data is not supported", what));
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims())
-    count *= dim;
+  int64_t count = elementCount({tensor.dims().begin(), tensor.dims().end()});
   std::vector<float> values;
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
@@ -54,22 +47,40 @@ std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::stri
   return values;
 }
 
+// Integer tensors (shapes, axes, slice bounds) come as int64 or int32.
 std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::string &what) {
-  if (tensor.data_type() != onnx::TensorProto::INT64)
-    throw Error(fmt::format("{}: expected an int64 tensor", what));
-  if (tensor.has_raw_data()) {
-    std::vector<int64_t> values(tensor.raw_data().size() / sizeof(int64_t));
-    std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(int64_t));
+  const std::string &raw = tensor.raw_data();
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::INT64: {
+    if (!tensor.has_raw_data())
+      return {tensor.int64_data().begin(), tensor.int64_data().end()};
+    std::vector<int64_t> values(raw.size() / sizeof(int64_t));
+    std::memcpy(values.data(), raw.data(), values.size() * sizeof(int64_t));
     return values;
   }
-  return {tensor.int64_data().begin(), tensor.int64_data().end()};
+  case onnx::TensorProto::INT32: {
+    if (!tensor.has_raw_data())
+      return {tensor.int32_data().begin(), tensor.int32_data().end()};
+    std::vector<int32_t> values(raw.size() / sizeof(int32_t));
+    std::memcpy(values.data(), raw.data(), values.size() * sizeof(int32_t));
+    return {values.begin(), values.end()};
+  }
+  default:
+    throw Error(fmt::format("{}: expected an int64 or int32 tensor", what));
+  }
 }
 
-Shape tensorShape(const onnx::TensorProto &tensor) {
-  return {tensor.dims().begin(), tensor.dims().end()};
+using ImportFn = std::function<Tensor(Importer &, const Node &)>;
+
+} // namespace
+
+int64_t elementCount(const Shape &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  return count;
 }
 
-// numpy broadcasting of two shapes; nullopt when incompatible.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   Shape result(std::max(a.size(), b.size()));
   for (size_t i = 0; i < result.size(); ++i) {
@@ -82,333 +93,293 @@ std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   return result;
 }
 
-class Importer {
-public:
-  Importer(mlir::MLIRContext &context, std::string path)
-      : context(context), builder(&context), path(std::move(path)) {}
+void Node::expectInputs(int lo, int hi) const {
+  if (proto.input_size() < lo || proto.input_size() > hi || proto.output_size() < 1)
+    fail("expected {} to {} inputs and one output, got {} and {}", lo, hi, proto.input_size(),
+         proto.output_size());
+}
 
-  mlir::OwningOpRef<mlir::ModuleOp> run(const onnx::ModelProto &model) {
-    checkOpset(model);
-    const onnx::GraphProto &graph = model.graph();
-    for (const onnx::TensorProto &tensor : graph.initializer())
-      constants[tensor.name()] = &tensor;
+void Node::rejectOutputsFrom(int first, const char *outputs) const {
+  for (int i = first; i < proto.output_size(); ++i)
+    if (hasOutput(i))
+      fail("the {} output is not supported", outputs);
+}
 
-    mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
-    // Owned from the start: an error thrown mid-import must not leak the IR.
-    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(fileLoc);
-    std::vector<mlir::Type> argTypes;
-    std::vector<const onnx::ValueInfoProto *> graphInputs;
-    for (const onnx::ValueInfoProto &input : graph.input()) {
-      if (constants.count(input.name()))
-        continue; // old exporters list initializers as inputs too
-      graphInputs.push_back(&input);
-      argTypes.push_back(tensorType(inputShape(input)));
-    }
-    auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
-    module->push_back(func);
-    mlir::Block *entry = func.addEntryBlock();
-    builder.setInsertionPointToStart(entry);
-    for (size_t i = 0; i < graphInputs.size(); ++i) {
-      values[graphInputs[i]->name()] = entry->getArgument(i);
-      func.setArgAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graphInputs[i]->name()));
-    }
+const onnx::AttributeProto *Node::attr(const std::string &name) const {
+  for (const onnx::AttributeProto &attribute : proto.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
 
-    for (int index = 0; index < graph.node_size(); ++index)
-      importNode(graph.node(index), index);
+int64_t Node::intAttr(const std::string &name, int64_t fallback) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->i() : fallback;
+}
 
-    std::vector<Value> results;
-    for (const onnx::ValueInfoProto &output : graph.output())
-      results.push_back(value(output.name(), fmt::format("graph output '{}'", output.name())));
-    builder.create<mlir::func::ReturnOp>(fileLoc, results);
-    func.setType(builder.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
-    for (int i = 0; i < graph.output_size(); ++i)
-      func.setResultAttr(i, codegen::kTensorNameAttr,
-                         builder.getStringAttr(graph.output(i).name()));
-    if (mlir::failed(mlir::verify(*module)))
-      throw Error(fmt::format("{}: the imported graph does not verify", path));
-    return module;
+float Node::floatAttr(const std::string &name, float fallback) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->f() : fallback;
+}
+
+std::string Node::stringAttr(const std::string &name, const std::string &fallback) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  return attribute ? attribute->s() : fallback;
+}
+
+std::optional<std::vector<int64_t>> Node::intsAttr(const std::string &name) const {
+  const onnx::AttributeProto *attribute = attr(name);
+  if (!attribute)
+    return std::nullopt;
+  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+}
+
+int64_t Node::normalizeAxis(int64_t axis, int64_t rank) const {
+  if (axis < -rank || axis >= rank)
+    fail("axis {} is out of range for rank {}", axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
+  checkOpset(model);
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    constants[tensor.name()] = &tensor;
+
+  mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
+  // Owned from the start: an error thrown mid-import must not leak the IR.
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(fileLoc);
+  std::vector<mlir::Type> argTypes;
+  std::vector<const onnx::ValueInfoProto *> graphInputs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (constants.count(input.name()))
+      continue; // old exporters list initializers as inputs too
+    graphInputs.push_back(&input);
+    argTypes.push_back(tensorType(graphInputShape(input)));
+  }
+  auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
+  module->push_back(func);
+  mlir::Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  for (size_t i = 0; i < graphInputs.size(); ++i) {
+    values[graphInputs[i]->name()] = {entry->getArgument(i)};
+    func.setArgAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graphInputs[i]->name()));
   }
 
-private:
-  void checkOpset(const onnx::ModelProto &model) {
-    for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
-      if (!opset.domain().empty() && opset.domain() != "ai.onnx")
-        continue;
-      if (opset.version() < kMinOpset || opset.version() > kMaxOpset)
-        throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {})", path,
-                                opset.version(), kMinOpset, kMaxOpset));
-      return;
-    }
-    throw Error(fmt::format("{}: the model imports no default-domain opset", path));
-  }
+  for (int index = 0; index < graph.node_size(); ++index)
+    importNode(graph.node(index), index);
 
-  Shape inputShape(const onnx::ValueInfoProto &input) {
-    const auto &type = input.type().tensor_type();
-    if (type.elem_type() != onnx::TensorProto::FLOAT)
-      throw Error(fmt::format("{}: input '{}' must be float32", path, input.name()));
-    Shape shape;
-    for (const auto &dim : type.shape().dim()) {
-      if (!dim.has_dim_value() || dim.dim_value() <= 0)
-        throw Error(fmt::format("{}: input '{}' has a dynamic or empty dimension; static shapes "
-                                "are required",
-                                path, input.name()));
-      shape.push_back(dim.dim_value());
-    }
-    return shape;
-  }
+  std::vector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output())
+    results.push_back(toOnnxLayout(
+        lookup(output.name(), fmt::format("{}: graph output '{}'", path, output.name())), fileLoc));
+  builder.create<mlir::func::ReturnOp>(fileLoc, results);
+  func.setType(builder.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graph.output(i).name()));
+  if (mlir::failed(mlir::verify(*module)))
+    throw Error(fmt::format("{}: the imported graph does not verify", path));
+  return module;
+}
 
-  mlir::RankedTensorType tensorType(const Shape &shape) {
-    return mlir::RankedTensorType::get(shape, builder.getF32Type());
+void Importer::checkOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import()) {
+    if (!opsetId.domain().empty() && opsetId.domain() != "ai.onnx")
+      continue;
+    if (opsetId.version() < kMinOpset || opsetId.version() > kMaxOpset)
+      throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {})", path,
+                              opsetId.version(), kMinOpset, kMaxOpset));
+    opset = opsetId.version();
+    return;
   }
+  throw Error(fmt::format("{}: the model imports no default-domain opset", path));
+}
 
-  static Shape shapeOf(Value value) {
-    auto shape = llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
-    return {shape.begin(), shape.end()};
+Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
+  const auto &type = input.type().tensor_type();
+  if (type.elem_type() != onnx::TensorProto::FLOAT)
+    throw Error(fmt::format("{}: input '{}' must be float32", path, input.name()));
+  Shape shape;
+  for (const auto &dim : type.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() <= 0)
+      throw Error(fmt::format("{}: input '{}' has a dynamic or empty dimension; static shapes "
+                              "are required",
+                              path, input.name()));
+    shape.push_back(dim.dim_value());
   }
+  return shape;
+}
 
-  Value constantTensor(const Shape &shape, llvm::ArrayRef<float> data, mlir::Location loc) {
-    auto type = tensorType(shape);
-    return builder.create<mlir::tosa::ConstOp>(loc, type, mlir::DenseElementsAttr::get(type, data));
+void Importer::importNode(const onnx::NodeProto &proto, int index) {
+  // The opset-independent part of each operator's contract; opset
+  // differences are handled inside the import functions (`opset`).
+  static const std::map<std::string, ImportFn> table = {
+      {"Gemm", &Importer::importGemm},
+      {"MatMul", &Importer::importMatMul},
+      {"Add", [](Importer &im,
+                 const Node &n) { return im.importElementwise<mlir::tosa::AddOp>(n, 2, 2); }},
+      {"Sub", [](Importer &im,
+                 const Node &n) { return im.importElementwise<mlir::tosa::SubOp>(n, 2, 2); }},
+      {"Mul", [](Importer &im,
+                 const Node &n) { return im.importElementwise<mlir::tosa::MulOp>(n, 2, 2); }},
+      {"Pow", [](Importer &im,
+                 const Node &n) { return im.importElementwise<mlir::tosa::PowOp>(n, 2, 2); }},
+      {"Max",
+       [](Importer &im, const Node &n) {
+         return im.importElementwise<mlir::tosa::MaximumOp>(n, 1, INT_MAX);
+       }},
+      {"Min",
+       [](Importer &im, const Node &n) {
+         return im.importElementwise<mlir::tosa::MinimumOp>(n, 1, INT_MAX);
+       }},
+      {"Div", &Importer::importDiv},
+      {"Sigmoid", &Importer::importUnary<mlir::tosa::SigmoidOp>},
+      {"Tanh", &Importer::importUnary<mlir::tosa::TanhOp>},
+      {"Erf", &Importer::importUnary<mlir::tosa::ErfOp>},
+      {"Relu", &Importer::importRelu},
+      {"Clip", &Importer::importClip},
+      {"LeakyRelu", &Importer::importLeakyRelu},
+      {"Conv", &Importer::importConv},
+      {"MaxPool", &Importer::importMaxPool},
+      {"AveragePool", &Importer::importAveragePool},
+      {"GlobalAveragePool", &Importer::importGlobalAveragePool},
+      {"BatchNormalization", &Importer::importBatchNormalization},
+      {"Softmax", &Importer::importSoftmax},
+      {"LayerNormalization", &Importer::importLayerNormalization},
+      {"ReduceMean", &Importer::importReduceMean},
+      {"ReduceSum", &Importer::importReduceSum},
+      {"Identity", &Importer::importIdentity},
+      {"Reshape", &Importer::importReshape},
+      {"Flatten", &Importer::importFlatten},
+      {"Transpose", &Importer::importTranspose},
+      {"Concat", &Importer::importConcat},
+      {"Slice", &Importer::importSlice},
+  };
+  const std::string &op = proto.op_type();
+  std::string name = proto.name().empty() ? fmt::format("{}_{}", op, index) : proto.name();
+  Node node(proto, fmt::format("{}: node '{}' ({})", path, name, op),
+            mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op))));
+  if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+    node.fail("domain '{}' is not supported", proto.domain());
+  if (op == "Constant") {
+    const onnx::AttributeProto *value = node.attr("value");
+    if (!value)
+      node.fail("only the 'value' form is supported");
+    constants[proto.output(0)] = &value->t();
+    return;
   }
+  auto it = table.find(op);
+  if (it == table.end())
+    node.fail("operator is not supported yet");
+  values[proto.output(0)] = it->second(*this, node);
+}
 
-  Value value(const std::string &name, const std::string &what) {
-    if (auto it = values.find(name); it != values.end())
-      return it->second;
-    if (auto it = constants.find(name); it != constants.end()) {
-      Value constant = constantTensor(tensorShape(*it->second), tensorFloats(*it->second, what),
-                                      builder.getUnknownLoc());
-      values[name] = constant;
-      return constant;
-    }
-    throw Error(fmt::format("{}: {} uses '{}', which no earlier node produces", path, what, name));
-  }
-
-  Value reshape(Value input, const Shape &shape, mlir::Location loc) {
-    if (shapeOf(input) == shape)
-      return input;
-    return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape), input,
-                                                 builder.getDenseI64ArrayAttr(shape));
-  }
-
-  Value transpose2D(Value input, mlir::Location loc) {
-    Shape shape = shapeOf(input);
-    auto permsType = mlir::RankedTensorType::get({2}, builder.getI32Type());
-    Value perms = builder.create<mlir::tosa::ConstOp>(
-        loc, permsType, mlir::DenseElementsAttr::get(permsType, llvm::ArrayRef<int32_t>{1, 0}));
-    return builder.create<mlir::tosa::TransposeOp>(loc, tensorType({shape[1], shape[0]}), input,
-                                                   perms);
-  }
-
-  // 2-D matrix product as TOSA spells it: rank-3 tosa.matmul with batch 1.
-  Value matmul2D(Value a, Value b, mlir::Location loc) {
-    Shape as = shapeOf(a), bs = shapeOf(b);
-    Value product = builder.create<mlir::tosa::MatMulOp>(loc, tensorType({1, as[0], bs[1]}),
-                                                         reshape(a, {1, as[0], as[1]}, loc),
-                                                         reshape(b, {1, bs[0], bs[1]}, loc));
-    return reshape(product, {as[0], bs[1]}, loc);
-  }
-
-  Value clamp(Value input, float lo, float hi, mlir::Location loc) {
-    return builder.create<mlir::tosa::ClampOp>(
-        loc, input.getType(), input, builder.getI64IntegerAttr(std::numeric_limits<int64_t>::min()),
-        builder.getI64IntegerAttr(std::numeric_limits<int64_t>::max()), builder.getF32FloatAttr(lo),
-        builder.getF32FloatAttr(hi));
-  }
-
-  template <typename TosaOp>
-  Value elementwise(Value a, Value b, const std::string &what, mlir::Location loc) {
-    Shape as = shapeOf(a), bs = shapeOf(b);
-    std::optional<Shape> shape = broadcastShapes(as, bs);
-    if (!shape)
-      throw Error(fmt::format("{}: shapes [{}] and [{}] do not broadcast", what, fmt::join(as, ","),
-                              fmt::join(bs, ",")));
-    // TOSA broadcasts only between equal ranks: prepend ones to the shorter.
-    auto toRank = [&](Value v, Shape s) {
-      s.insert(s.begin(), shape->size() - s.size(), 1);
-      return reshape(v, s, loc);
-    };
-    a = toRank(a, as);
-    b = toRank(b, bs);
-    if constexpr (std::is_same_v<TosaOp, mlir::tosa::MulOp>)
-      return builder.create<TosaOp>(loc, tensorType(*shape), a, b, builder.getI8IntegerAttr(0));
-    else
-      return builder.create<TosaOp>(loc, tensorType(*shape), a, b);
-  }
-
-  float floatAttr(const onnx::NodeProto &node, const std::string &name, float fallback) {
-    for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.name() == name)
-        return attr.f();
-    return fallback;
-  }
-
-  int64_t intAttr(const onnx::NodeProto &node, const std::string &name, int64_t fallback) {
-    for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.name() == name)
-        return attr.i();
-    return fallback;
-  }
-
-  // The value of an optional constant input, for inputs the hardware needs
-  // at compile time (Clip bounds, Reshape shapes).
-  const onnx::TensorProto *constantInput(const onnx::NodeProto &node, int index,
-                                         const std::string &what) {
-    if (index >= node.input_size() || node.input(index).empty())
-      return nullptr;
-    auto it = constants.find(node.input(index));
-    if (it == constants.end())
-      throw Error(
-          fmt::format("{}: input {} ('{}') must be a constant", what, index, node.input(index)));
+Tensor Importer::lookup(const std::string &name, const std::string &what) {
+  if (auto it = values.find(name); it != values.end())
     return it->second;
+  if (auto it = constants.find(name); it != constants.end()) {
+    const onnx::TensorProto &tensor = *it->second;
+    Tensor result{constant({tensor.dims().begin(), tensor.dims().end()}, tensorFloats(tensor, what),
+                           builder.getUnknownLoc())};
+    values[name] = result;
+    return result;
   }
+  throw Error(fmt::format("{} uses '{}', which no earlier node produces", what, name));
+}
 
-  void requireInputs(const onnx::NodeProto &node, int lo, int hi, const std::string &what) {
-    if (node.input_size() < lo || node.input_size() > hi || node.output_size() < 1)
-      throw Error(fmt::format("{}: expected {} to {} inputs and one output, got {} and {}", what,
-                              lo, hi, node.input_size(), node.output_size()));
+Value Importer::toOnnxLayout(const Tensor &tensor, mlir::Location loc) {
+  return tensor.layout == Layout::NHWC ? transpose(tensor.value, kToNCHW, loc) : tensor.value;
+}
+
+Value Importer::toNHWC(const Tensor &tensor, mlir::Location loc) {
+  return tensor.layout == Layout::NHWC ? tensor.value : transpose(tensor.value, kToNHWC, loc);
+}
+
+Shape Importer::onnxShape(const Tensor &tensor) {
+  Shape shape = shapeOf(tensor.value);
+  if (tensor.layout == Layout::NHWC)
+    return {shape[0], shape[3], shape[1], shape[2]};
+  return shape;
+}
+
+const onnx::TensorProto *Importer::constantInput(const Node &node, int index) {
+  if (!node.hasInput(index))
+    return nullptr;
+  auto it = constants.find(node.proto.input(index));
+  if (it == constants.end())
+    node.fail("input {} ('{}') must be a constant", index, node.proto.input(index));
+  return it->second;
+}
+
+std::vector<float> Importer::constantFloats(const Node &node, int index) {
+  const onnx::TensorProto *tensor = constantInput(node, index);
+  return tensor ? tensorFloats(*tensor, node.what) : std::vector<float>{};
+}
+
+std::vector<int64_t> Importer::constantInts(const Node &node, int index) {
+  const onnx::TensorProto *tensor = constantInput(node, index);
+  return tensor ? tensorInts(*tensor, node.what) : std::vector<int64_t>{};
+}
+
+Shape Importer::shapeOf(Value value) {
+  auto shape = llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+
+Value Importer::constant(const Shape &shape, llvm::ArrayRef<float> data, mlir::Location loc) {
+  auto type = tensorType(shape);
+  return builder.create<mlir::tosa::ConstOp>(loc, type, mlir::DenseElementsAttr::get(type, data));
+}
+
+Value Importer::reshape(Value input, const Shape &shape, mlir::Location loc) {
+  if (shapeOf(input) == shape)
+    return input;
+  return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape), input,
+                                               builder.getDenseI64ArrayAttr(shape));
+}
+
+Value Importer::transpose(Value input, llvm::ArrayRef<int32_t> perm, mlir::Location loc) {
+  Shape shape = shapeOf(input), permuted;
+  for (int32_t axis : perm)
+    permuted.push_back(shape[axis]);
+  auto permsType =
+      mlir::RankedTensorType::get({static_cast<int64_t>(perm.size())}, builder.getI32Type());
+  Value perms = builder.create<mlir::tosa::ConstOp>(loc, permsType,
+                                                    mlir::DenseElementsAttr::get(permsType, perm));
+  return builder.create<mlir::tosa::TransposeOp>(loc, tensorType(permuted), input, perms);
+}
+
+Value Importer::slice(Value input, const Shape &start, const Shape &size, mlir::Location loc) {
+  if (shapeOf(input) == size)
+    return input;
+  return builder.create<mlir::tosa::SliceOp>(loc, tensorType(size), input,
+                                             builder.getDenseI64ArrayAttr(start),
+                                             builder.getDenseI64ArrayAttr(size));
+}
+
+Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc) {
+  Shape shape = shapeOf(input);
+  std::vector<int32_t> padding;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    padding.push_back(static_cast<int32_t>(lowHigh[2 * i]));
+    padding.push_back(static_cast<int32_t>(lowHigh[2 * i + 1]));
+    shape[i] += lowHigh[2 * i] + lowHigh[2 * i + 1];
   }
+  auto paddingType = mlir::RankedTensorType::get({static_cast<int64_t>(shapeOf(input).size()), 2},
+                                                 builder.getI32Type());
+  Value paddingValue = builder.create<mlir::tosa::ConstOp>(
+      loc, paddingType, mlir::DenseElementsAttr::get(paddingType, llvm::ArrayRef(padding)));
+  return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape), input, paddingValue);
+}
 
-  void importNode(const onnx::NodeProto &node, int index) {
-    const std::string &op = node.op_type();
-    std::string name = node.name().empty() ? fmt::format("{}_{}", op, index) : node.name();
-    std::string what = fmt::format("{}: node '{}' ({})", path, name, op);
-    mlir::Location loc =
-        mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op)));
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw Error(fmt::format("{}: domain '{}' is not supported", what, node.domain()));
-    auto input = [&](int i) { return value(node.input(i), what); };
-    Value result;
+Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
+  return builder.create<mlir::tosa::ClampOp>(
+      loc, input.getType(), input, builder.getI64IntegerAttr(std::numeric_limits<int64_t>::min()),
+      builder.getI64IntegerAttr(std::numeric_limits<int64_t>::max()), builder.getF32FloatAttr(lo),
+      builder.getF32FloatAttr(hi));
+}
 
-    if (op == "Gemm") {
-      requireInputs(node, 2, 3, what);
-      Value a = input(0), b = input(1);
-      if (shapeOf(a).size() != 2 || shapeOf(b).size() != 2)
-        throw Error(fmt::format("{}: A and B must be 2-D", what));
-      if (intAttr(node, "transA", 0))
-        a = transpose2D(a, loc);
-      if (intAttr(node, "transB", 0))
-        b = transpose2D(b, loc);
-      if (shapeOf(a)[1] != shapeOf(b)[0])
-        throw Error(fmt::format("{}: inner dimensions differ ({} vs {})", what, shapeOf(a)[1],
-                                shapeOf(b)[0]));
-      result = matmul2D(a, b, loc);
-      if (float alpha = floatAttr(node, "alpha", 1.0f); alpha != 1.0f)
-        result =
-            elementwise<mlir::tosa::MulOp>(result, constantTensor({1, 1}, {alpha}, loc), what, loc);
-      if (node.input_size() == 3 && !node.input(2).empty()) {
-        Value c = input(2);
-        if (float beta = floatAttr(node, "beta", 1.0f); beta != 1.0f)
-          c = elementwise<mlir::tosa::MulOp>(c, constantTensor({1}, {beta}, loc), what, loc);
-        result = elementwise<mlir::tosa::AddOp>(result, c, what, loc);
-        if (shapeOf(result) != Shape{shapeOf(a)[0], shapeOf(b)[1]})
-          throw Error(fmt::format("{}: C does not broadcast to the output shape", what));
-      }
-    } else if (op == "MatMul") {
-      requireInputs(node, 2, 2, what);
-      Value a = input(0), b = input(1);
-      if (shapeOf(a).size() != 2 || shapeOf(b).size() != 2)
-        throw Error(fmt::format("{}: only 2-D operands are supported yet, got ranks {} and {}",
-                                what, shapeOf(a).size(), shapeOf(b).size()));
-      if (shapeOf(a)[1] != shapeOf(b)[0])
-        throw Error(fmt::format("{}: inner dimensions differ ({} vs {})", what, shapeOf(a)[1],
-                                shapeOf(b)[0]));
-      result = matmul2D(a, b, loc);
-    } else if (op == "Relu") {
-      requireInputs(node, 1, 1, what);
-      result = clamp(input(0), 0.0f, std::numeric_limits<float>::max(), loc);
-    } else if (op == "Clip") {
-      requireInputs(node, 1, 3, what);
-      float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-      if (auto *min = constantInput(node, 1, what))
-        lo = tensorFloats(*min, what).at(0);
-      if (auto *max = constantInput(node, 2, what))
-        hi = tensorFloats(*max, what).at(0);
-      result = clamp(input(0), lo, hi, loc);
-    } else if (op == "Add") {
-      requireInputs(node, 2, 2, what);
-      result = elementwise<mlir::tosa::AddOp>(input(0), input(1), what, loc);
-    } else if (op == "Sub") {
-      requireInputs(node, 2, 2, what);
-      result = elementwise<mlir::tosa::SubOp>(input(0), input(1), what, loc);
-    } else if (op == "Mul") {
-      requireInputs(node, 2, 2, what);
-      result = elementwise<mlir::tosa::MulOp>(input(0), input(1), what, loc);
-    } else if (op == "Max" || op == "Min") {
-      requireInputs(node, 2, 2, what);
-      result = op == "Max" ? elementwise<mlir::tosa::MaximumOp>(input(0), input(1), what, loc)
-                           : elementwise<mlir::tosa::MinimumOp>(input(0), input(1), what, loc);
-    } else if (op == "Identity") {
-      requireInputs(node, 1, 1, what);
-      result = input(0);
-    } else if (op == "Flatten") {
-      requireInputs(node, 1, 1, what);
-      Shape shape = shapeOf(input(0));
-      int64_t axis = intAttr(node, "axis", 1);
-      if (axis < 0)
-        axis += shape.size();
-      if (axis < 0 || axis > static_cast<int64_t>(shape.size()))
-        throw Error(fmt::format("{}: axis {} out of range", what, intAttr(node, "axis", 1)));
-      int64_t outer = 1, inner = 1;
-      for (size_t i = 0; i < shape.size(); ++i)
-        (static_cast<int64_t>(i) < axis ? outer : inner) *= shape[i];
-      result = reshape(input(0), {outer, inner}, loc);
-    } else if (op == "Reshape") {
-      requireInputs(node, 2, 2, what);
-      result = reshape(input(0), reshapeTarget(node, shapeOf(input(0)), what), loc);
-    } else if (op == "Constant") {
-      for (const onnx::AttributeProto &attr : node.attribute())
-        if (attr.name() == "value")
-          constants[node.output(0)] = &attr.t();
-      if (!constants.count(node.output(0)))
-        throw Error(fmt::format("{}: only the 'value' form is supported", what));
-      return;
-    } else {
-      throw Error(fmt::format("{}: operator is not supported yet", what));
-    }
-    values[node.output(0)] = result;
-  }
-
-  Shape reshapeTarget(const onnx::NodeProto &node, const Shape &inputShape,
-                      const std::string &what) {
-    const onnx::TensorProto *shapeTensor = constantInput(node, 1, what);
-    if (!shapeTensor)
-      throw Error(fmt::format("{}: the shape input is required", what));
-    Shape target = tensorInts(*shapeTensor, what);
-    int64_t total = 1, known = 1, inferred = -1;
-    for (int64_t dim : inputShape)
-      total *= dim;
-    for (size_t i = 0; i < target.size(); ++i) {
-      if (target[i] == 0 && !intAttr(node, "allowzero", 0))
-        target[i] = i < inputShape.size() ? inputShape[i] : 0;
-      if (target[i] == -1) {
-        if (inferred >= 0)
-          throw Error(fmt::format("{}: more than one -1 in the shape", what));
-        inferred = i;
-      } else if (target[i] <= 0) {
-        throw Error(fmt::format("{}: invalid dimension {} in the shape", what, target[i]));
-      } else {
-        known *= target[i];
-      }
-    }
-    if (inferred >= 0 && known > 0 && total % known == 0)
-      target[inferred] = total / known;
-    int64_t product = 1;
-    for (int64_t dim : target)
-      product *= dim;
-    if (product != total)
-      throw Error(fmt::format("{}: cannot reshape [{}] to [{}]", what, fmt::join(inputShape, ","),
-                              fmt::join(target, ",")));
-    return target;
-  }
-
-  mlir::MLIRContext &context;
-  mlir::OpBuilder builder;
-  std::string path;
-  std::map<std::string, Value> values;
-  std::map<std::string, const onnx::TensorProto *> constants;
-};
-
-} // namespace
+} // namespace detail
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context) {
   std::ifstream file(path, std::ios::binary);
@@ -418,7 +389,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIR
   if (!model.ParseFromIstream(&file) || !model.has_graph())
     throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
-  return Importer(context, path).run(model);
+  return detail::Importer(context, path).run(model);
 }
 
 } // namespace tpu::frontend

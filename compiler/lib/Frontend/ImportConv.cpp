@@ -1,0 +1,266 @@
+// Convolutions, pools and BatchNormalization. TOSA's versions are NHWC: the
+// input is transposed to NHWC unless it already is, and the result stays NHWC
+// (see Layout in Importer.h).
+#include "Importer.h"
+
+#include <array>
+#include <cmath>
+
+namespace tpu::frontend::detail {
+namespace {
+
+// The sliding window of a 2-D convolution or pool, in TOSA's terms.
+struct Window {
+  std::array<int64_t, 2> kernel, stride, dilation, output;
+  // The ONNX pads, in TOSA's order: top, bottom, left, right.
+  std::array<int64_t, 4> pad;
+  // Rows and columns beyond the bottom and right pads that ceil_mode needs
+  // for its last, partial windows; they count in no average.
+  std::array<int64_t, 2> ceilExtra{0, 0};
+  // Input rows and columns after the last window, cut off: TOSA wants the
+  // windows to tile the padded input exactly (its avg_pool2d divisors
+  // count from both ends), so unused end padding is dropped first and
+  // unused input after it.
+  std::array<int64_t, 2> crop{0, 0};
+
+  std::array<int64_t, 4> tosaPad() const {
+    return {pad[0], pad[1] + ceilExtra[0], pad[2], pad[3] + ceilExtra[1]};
+  }
+};
+
+std::array<int64_t, 2> pairAttr(const Node &node, const char *name, int64_t fallback) {
+  std::optional<std::vector<int64_t>> values = node.intsAttr(name);
+  if (!values)
+    return {fallback, fallback};
+  if (values->size() != 2 || (*values)[0] < 1 || (*values)[1] < 1)
+    node.fail("{} [{}] must be two positive values", name, fmt::join(*values, ","));
+  return {(*values)[0], (*values)[1]};
+}
+
+// Output size and padding along H and W from kernel_shape, strides,
+// dilations, pads, auto_pad and (pools) ceil_mode, as the ONNX operator
+// documentation defines them.
+Window slidingWindow(const Node &node, const Shape &nchw, std::array<int64_t, 2> kernel,
+                     bool ceilMode) {
+  Window window{kernel, pairAttr(node, "strides", 1), pairAttr(node, "dilations", 1), {}, {}};
+  std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
+  std::optional<std::vector<int64_t>> pads = node.intsAttr("pads");
+  if (autoPad != "NOTSET" && pads)
+    node.fail("pads cannot be combined with auto_pad '{}'", autoPad);
+  if (pads && (pads->size() != 4 || *std::min_element(pads->begin(), pads->end()) < 0))
+    node.fail("pads [{}] must be four non-negative values", fmt::join(*pads, ","));
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    node.fail("auto_pad '{}' is not supported", autoPad);
+
+  for (int d = 0; d < 2; ++d) {
+    int64_t size = nchw[2 + d], stride = window.stride[d];
+    int64_t extent = (kernel[d] - 1) * window.dilation[d] + 1;
+    // ONNX pads are [begin H, begin W, end H, end W].
+    int64_t begin = pads ? (*pads)[d] : 0, end = pads ? (*pads)[2 + d] : 0;
+    int64_t output;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      output = (size + stride - 1) / stride;
+      int64_t total = std::max<int64_t>(0, (output - 1) * stride + extent - size);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else {
+      int64_t span = size + begin + end - extent;
+      if (span < 0)
+        node.fail("the window ({}) is larger than the padded input ({})", extent,
+                  size + begin + end);
+      output = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+      // A last window starting in the end padding holds no input element;
+      // ONNX versions disagree on whether it exists.
+      if (ceilMode && (output - 1) * stride >= size + begin)
+        node.fail("ceil_mode would start the last window in the padding");
+    }
+    int64_t excess = size + begin + end - ((output - 1) * stride + extent);
+    if (excess < 0) {
+      window.ceilExtra[d] = -excess;
+    } else {
+      int64_t unusedPad = std::min(excess, end);
+      end -= unusedPad;
+      window.crop[d] = excess - unusedPad;
+    }
+    window.pad[2 * d] = begin;
+    window.pad[2 * d + 1] = end;
+    window.output[d] = output;
+  }
+  return window;
+}
+
+std::array<int64_t, 2> kernelShape(const Node &node) {
+  if (!node.intsAttr("kernel_shape"))
+    node.fail("kernel_shape is required");
+  return pairAttr(node, "kernel_shape", 1);
+}
+
+void requireImage(const Node &node, const Shape &shape) {
+  if (shape.size() != 4)
+    node.fail("only 2-D images (4-D NCHW input) are supported, got rank {}", shape.size());
+}
+
+} // namespace
+
+Value Importer::windowInput(const Tensor &x, const std::array<int64_t, 2> &crop,
+                            mlir::Location loc) {
+  Value image = toNHWC(x, loc);
+  Shape shape = shapeOf(image);
+  return slice(image, {0, 0, 0, 0}, {shape[0], shape[1] - crop[0], shape[2] - crop[1], shape[3]},
+               loc);
+}
+
+Tensor Importer::importConv(const Node &node) {
+  node.expectInputs(2, 3);
+  Tensor x = input(node, 0);
+  Shape xs = onnxShape(x);
+  requireImage(node, xs);
+  Value weight = onnxInput(node, 1);
+  Shape ws = shapeOf(weight);
+  int64_t channels = xs[1], outChannels = ws[0], group = node.intAttr("group", 1);
+  if (ws.size() != 4 || group < 1 || channels % group || outChannels % group ||
+      ws[1] != channels / group)
+    node.fail("weights [{}] do not fit {} input channels in {} groups", fmt::join(ws, ","),
+              channels, group);
+  std::array<int64_t, 2> kernel{ws[2], ws[3]};
+  if (node.intsAttr("kernel_shape") && kernelShape(node) != kernel)
+    node.fail("kernel_shape does not match the weights [{}]", fmt::join(ws, ","));
+  Window window = slidingWindow(node, xs, kernel, /*ceilMode=*/false);
+  Value bias = node.hasInput(2)
+                   ? onnxInput(node, 2)
+                   : constant({outChannels}, std::vector<float>(outChannels, 0.0f), node.loc);
+  if (shapeOf(bias) != Shape{outChannels})
+    node.fail("bias must have shape [{}]", outChannels);
+
+  Value image = windowInput(x, window.crop, node.loc);
+  auto pad = builder.getDenseI64ArrayAttr(window.tosaPad());
+  auto stride = builder.getDenseI64ArrayAttr(window.stride);
+  auto dilation = builder.getDenseI64ArrayAttr(window.dilation);
+  auto resultType = [&](int64_t c) {
+    return tensorType({xs[0], window.output[0], window.output[1], c});
+  };
+  // tosa.conv2d takes OHWI weights.
+  auto conv = [&](Value in, Value oihw, Value b) {
+    return builder.create<mlir::tosa::Conv2DOp>(node.loc, resultType(shapeOf(oihw)[0]), in,
+                                                transpose(oihw, kToNHWC, node.loc), b, pad, stride,
+                                                dilation);
+  };
+  if (group == 1)
+    return {conv(image, weight, bias), Layout::NHWC};
+  if (group == channels) {
+    // Depthwise: output channel c * M + m reads input channel c, and
+    // tosa.depthwise_conv2d takes [KH, KW, C, M] weights.
+    int64_t multiplier = outChannels / channels;
+    Value hwcm = transpose(reshape(weight, {channels, multiplier, kernel[0], kernel[1]}, node.loc),
+                           {2, 3, 0, 1}, node.loc);
+    return {builder.create<mlir::tosa::DepthwiseConv2DOp>(node.loc, resultType(outChannels), image,
+                                                          hwcm, bias, pad, stride, dilation),
+            Layout::NHWC};
+  }
+  // Other groups: one convolution per group on its slice of the channels.
+  int64_t groupIn = channels / group, groupOut = outChannels / group;
+  Shape imageShape = shapeOf(image);
+  std::vector<Value> parts;
+  for (int64_t g = 0; g < group; ++g) {
+    Value in = slice(image, {0, 0, 0, g * groupIn},
+                     {imageShape[0], imageShape[1], imageShape[2], groupIn}, node.loc);
+    Value w = slice(weight, {g * groupOut, 0, 0, 0}, {groupOut, ws[1], ws[2], ws[3]}, node.loc);
+    Value b = slice(bias, {g * groupOut}, {groupOut}, node.loc);
+    parts.push_back(conv(in, w, b));
+  }
+  return {builder.create<mlir::tosa::ConcatOp>(node.loc, resultType(outChannels), parts,
+                                               builder.getI32IntegerAttr(3)),
+          Layout::NHWC};
+}
+
+Tensor Importer::importMaxPool(const Node &node) {
+  node.expectInputs(1, 1);
+  node.rejectOutputsFrom(1, "Indices");
+  Tensor x = input(node, 0);
+  Shape xs = onnxShape(x);
+  requireImage(node, xs);
+  Window window = slidingWindow(node, xs, kernelShape(node), node.intAttr("ceil_mode", 0));
+  if (window.dilation != std::array<int64_t, 2>{1, 1})
+    node.fail("dilations other than 1 are not supported");
+  // TOSA pads a max pool with the lowest value, so padding never wins.
+  return {builder.create<mlir::tosa::MaxPool2dOp>(
+              node.loc, tensorType({xs[0], window.output[0], window.output[1], xs[1]}),
+              windowInput(x, window.crop, node.loc), builder.getDenseI64ArrayAttr(window.kernel),
+              builder.getDenseI64ArrayAttr(window.stride),
+              builder.getDenseI64ArrayAttr(window.tosaPad())),
+          Layout::NHWC};
+}
+
+Tensor Importer::importAveragePool(const Node &node) {
+  node.expectInputs(1, 1);
+  Tensor x = input(node, 0);
+  Shape xs = onnxShape(x);
+  requireImage(node, xs);
+  Window window = slidingWindow(node, xs, kernelShape(node), node.intAttr("ceil_mode", 0));
+  Value image = windowInput(x, window.crop, node.loc);
+  // tosa.avg_pool2d divides by the number of input elements in the window,
+  // as count_include_pad=0 does. With count_include_pad=1 the ONNX pads are
+  // made real zeros first; the ceil_mode overhang still does not count.
+  std::array<int64_t, 4> poolPad = window.tosaPad();
+  if (node.intAttr("count_include_pad", 0)) {
+    image = pad(image, {0, 0, window.pad[0], window.pad[1], window.pad[2], window.pad[3], 0, 0},
+                node.loc);
+    poolPad = {0, window.ceilExtra[0], 0, window.ceilExtra[1]};
+  }
+  return {averagePool(image, window.kernel, window.stride, poolPad, node.loc), Layout::NHWC};
+}
+
+Tensor Importer::importGlobalAveragePool(const Node &node) {
+  node.expectInputs(1, 1);
+  Tensor x = input(node, 0);
+  Shape xs = onnxShape(x);
+  requireImage(node, xs);
+  return {averagePool(toNHWC(x, node.loc), {xs[2], xs[3]}, {1, 1}, {0, 0, 0, 0}, node.loc),
+          Layout::NHWC};
+}
+
+Value Importer::averagePool(Value image, llvm::ArrayRef<int64_t> kernel,
+                            llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> pad,
+                            mlir::Location loc) {
+  Shape shape = shapeOf(image);
+  for (int d = 0; d < 2; ++d)
+    shape[1 + d] = (shape[1 + d] + pad[2 * d] + pad[2 * d + 1] - kernel[d]) / stride[d] + 1;
+  return builder.create<mlir::tosa::AvgPool2dOp>(
+      loc, tensorType(shape), image, builder.getDenseI64ArrayAttr(kernel),
+      builder.getDenseI64ArrayAttr(stride), builder.getDenseI64ArrayAttr(pad),
+      mlir::TypeAttr::get(builder.getF32Type()));
+}
+
+// Inference form only: y = x * s + t with s = scale / sqrt(var + epsilon)
+// and t = B - mean * s computed here, so that constant folding can later
+// fold them into a preceding convolution's weights.
+Tensor Importer::importBatchNormalization(const Node &node) {
+  node.expectInputs(5, 5);
+  if (node.intAttr("training_mode", 0)) // opset 14 and later
+    node.fail("training_mode=1 is not supported");
+  node.rejectOutputsFrom(1, "running mean/variance (training)");
+  Tensor x = input(node, 0);
+  Shape xs = onnxShape(x);
+  if (xs.size() < 2)
+    node.fail("X must have rank 2 or more");
+  int64_t channels = xs[1];
+  std::vector<float> gamma = constantFloats(node, 1), beta = constantFloats(node, 2),
+                     mean = constantFloats(node, 3), var = constantFloats(node, 4);
+  for (const std::vector<float> *values : {&gamma, &beta, &mean, &var})
+    if (values->size() != static_cast<size_t>(channels))
+      node.fail("scale, B, mean and var must have {} values", channels);
+  double epsilon = node.floatAttr("epsilon", 1e-5f);
+  std::vector<float> scale(channels), shift(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = gamma[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
+    scale[c] = static_cast<float>(s);
+    shift[c] = static_cast<float>(beta[c] - mean[c] * s);
+  }
+  Shape perChannel(xs.size(), 1);
+  perChannel[1] = channels;
+  Tensor scaled = broadcast<mlir::tosa::MulOp>(x, {constant(perChannel, scale, node.loc)}, node);
+  return broadcast<mlir::tosa::AddOp>(scaled, {constant(perChannel, shift, node.loc)}, node);
+}
+
+} // namespace tpu::frontend::detail

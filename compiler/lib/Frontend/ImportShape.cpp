@@ -1,0 +1,186 @@
+// Operators that move data without arithmetic.
+#include "Importer.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tpu::frontend::detail {
+namespace {
+
+Shape reshapeTarget(const Node &node, const Shape &inputShape, Shape target) {
+  int64_t total = elementCount(inputShape), known = 1, inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !node.intAttr("allowzero", 0))
+      target[i] = i < inputShape.size() ? inputShape[i] : 0;
+    if (target[i] == -1) {
+      if (inferred >= 0)
+        node.fail("more than one -1 in the shape");
+      inferred = i;
+    } else if (target[i] <= 0) {
+      node.fail("invalid dimension {} in the shape", target[i]);
+    } else {
+      known *= target[i];
+    }
+  }
+  if (inferred >= 0 && total % known == 0)
+    target[inferred] = total / known;
+  if (elementCount(target) != total)
+    node.fail("cannot reshape [{}] to [{}]", fmt::join(inputShape, ","), fmt::join(target, ","));
+  return target;
+}
+
+} // namespace
+
+Tensor Importer::importIdentity(const Node &node) {
+  node.expectInputs(1, 1);
+  return input(node, 0);
+}
+
+Tensor Importer::importReshape(const Node &node) {
+  node.expectInputs(2, 2);
+  if (!node.hasInput(1))
+    node.fail("the shape input is required");
+  Value x = onnxInput(node, 0);
+  return {reshape(x, reshapeTarget(node, shapeOf(x), constantInts(node, 1)), node.loc)};
+}
+
+Tensor Importer::importFlatten(const Node &node) {
+  node.expectInputs(1, 1);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  // axis may equal the rank: everything goes to the outer dimension.
+  int64_t axis = node.intAttr("axis", 1);
+  int64_t rank = shape.size();
+  if (axis < -rank || axis > rank)
+    node.fail("axis {} is out of range for rank {}", axis, rank);
+  if (axis < 0)
+    axis += rank;
+  return {reshape(x,
+                  {elementCount(Shape(shape.begin(), shape.begin() + axis)),
+                   elementCount(Shape(shape.begin() + axis, shape.end()))},
+                  node.loc)};
+}
+
+Tensor Importer::importTranspose(const Node &node) {
+  node.expectInputs(1, 1);
+  Value x = onnxInput(node, 0);
+  int64_t rank = shapeOf(x).size();
+  // The default reverses the axes.
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  perm = node.intsAttr("perm").value_or(perm);
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (sorted != identity)
+    node.fail("perm [{}] is not a permutation of the {} axes", fmt::join(perm, ","), rank);
+  if (perm == identity)
+    return {x};
+  return {transpose(x, std::vector<int32_t>(perm.begin(), perm.end()), node.loc)};
+}
+
+Tensor Importer::importConcat(const Node &node) {
+  node.expectInputs(1, INT_MAX);
+  if (!node.attr("axis"))
+    node.fail("axis is required");
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < node.proto.input_size(); ++i)
+    inputs.push_back(input(node, i));
+  Shape shape = onnxShape(inputs[0]);
+  int64_t axis = node.normalizeAxis(node.intAttr("axis", 0), shape.size());
+  shape[axis] = 0;
+  for (const Tensor &tensor : inputs) {
+    Shape other = onnxShape(tensor);
+    if (other.size() != shape.size() ||
+        !std::equal(other.begin(), other.begin() + axis, shape.begin()) ||
+        !std::equal(other.begin() + axis + 1, other.end(), shape.begin() + axis + 1))
+      node.fail("input shapes differ outside axis {}", axis);
+    shape[axis] += other[axis];
+  }
+  // Channels of NHWC images join in NHWC.
+  bool nhwc = std::all_of(inputs.begin(), inputs.end(),
+                          [](const Tensor &t) { return t.layout == Layout::NHWC; });
+  std::vector<Value> operands;
+  for (const Tensor &tensor : inputs)
+    operands.push_back(nhwc ? tensor.value : toOnnxLayout(tensor, node.loc));
+  if (nhwc) {
+    axis = std::find(std::begin(kToNHWC), std::end(kToNHWC), axis) - std::begin(kToNHWC);
+    shape = {shape[0], shape[2], shape[3], shape[1]};
+  }
+  return {builder.create<mlir::tosa::ConcatOp>(node.loc, tensorType(shape), operands,
+                                               builder.getI32IntegerAttr(axis)),
+          nhwc ? Layout::NHWC : Layout::Onnx};
+}
+
+// Elements start, start + step, ... (count of them) along axis, step > 0:
+// a slice, and for steps over 1 a reshape into groups of `step` whose heads
+// are kept.
+Value Importer::stridedSlice(Value input, int64_t axis, int64_t start, int64_t step, int64_t count,
+                             mlir::Location loc) {
+  Shape shape = shapeOf(input), begin(shape.size(), 0), size = shape;
+  begin[axis] = start;
+  size[axis] = step == 1 ? count : std::min(count * step, shape[axis] - start);
+  Value result = slice(input, begin, size, loc);
+  if (step == 1)
+    return result;
+  // Pad the last group to a whole `step` when the input ends inside it.
+  std::vector<int64_t> padding(2 * shape.size(), 0);
+  padding[2 * axis + 1] = count * step - size[axis];
+  if (padding[2 * axis + 1] > 0)
+    result = pad(result, padding, loc);
+  Shape grouped = size;
+  grouped[axis] = count;
+  grouped.insert(grouped.begin() + axis + 1, step);
+  Shape headsBegin(grouped.size(), 0), heads = grouped;
+  heads[axis + 1] = 1;
+  result = slice(reshape(result, grouped, loc), headsBegin, heads, loc);
+  size[axis] = count;
+  return reshape(result, size, loc);
+}
+
+// Opset 10 and later: starts, ends, axes and steps are inputs, which must be
+// constants here. Indices are clamped as the ONNX documentation says.
+Tensor Importer::importSlice(const Node &node) {
+  node.expectInputs(3, 5);
+  Value result = onnxInput(node, 0);
+  Shape shape = shapeOf(result);
+  int64_t rank = shape.size();
+  std::vector<int64_t> starts = constantInts(node, 1), ends = constantInts(node, 2);
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (node.hasInput(3))
+    axes = constantInts(node, 3);
+  if (node.hasInput(4))
+    steps = constantInts(node, 4);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    node.fail("starts, ends, axes and steps differ in length");
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = node.normalizeAxis(axes[i], rank), dim = shape[axis], step = steps[i];
+    if (seen[axis])
+      node.fail("axis {} is sliced twice", axis);
+    seen[axis] = true;
+    if (step == 0)
+      node.fail("step 0 on axis {}", axis);
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    // Forward slices clamp to [0, dim], backward ones to [-1, dim - 1].
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
+    end = step > 0 ? std::clamp<int64_t>(end, 0, dim) : std::clamp<int64_t>(end, -1, dim - 1);
+    int64_t distance = step > 0 ? end - start : start - end, stride = std::abs(step);
+    int64_t count = distance > 0 ? (distance + stride - 1) / stride : 0;
+    if (count == 0)
+      node.fail("the result is empty on axis {}", axis);
+    if (step < 0) {
+      // Backward: forward on the reversed axis.
+      result = builder.create<mlir::tosa::ReverseOp>(node.loc, result.getType(), result,
+                                                     builder.getI32IntegerAttr(axis));
+      start = dim - 1 - start;
+    }
+    result = stridedSlice(result, axis, start, stride, count, node.loc);
+  }
+  return {result};
+}
+
+} // namespace tpu::frontend::detail

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Runs imported models on the CPU through upstream MLIR and compares them
+with numpy's expected outputs, independently of the TPU backend.
+
+    check.py TOOLS_DIR WORK_DIR [--all-ops] [--op KIND]... [--model DIR]...
+
+TOOLS_DIR holds onnx-to-tosa; the TOSA is lowered with mlir-opt (tosa-to-linalg
+and friends, bufferization, loops, LLVM) and run by mlir-cpu-runner, with a
+wrapper @main that feeds the inputs as constants and prints each result.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+LLVM = "/usr/lib/llvm-19"
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lit", "import", "Inputs"))
+import op_models  # noqa: E402
+
+PIPELINE = ",".join([
+    "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)",
+    "one-shot-bufferize{bufferize-function-boundaries}",
+    "func.func(convert-linalg-to-loops)", "convert-scf-to-cf", "expand-strided-metadata",
+    "lower-affine", "finalize-memref-to-llvm",
+    "convert-math-to-llvm", "convert-math-to-libm", "convert-arith-to-llvm",
+    "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts",
+])
+
+
+def tensor_type(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def memref_type(shape):
+    return "memref<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def harness(tosa, inputs, output_shapes):
+    """The imported module with @main renamed @model and a new @main that
+    calls it on constant inputs and prints every result."""
+    module = re.sub(r"\{tpu\.name = \"[^\"]*\"\}", "", tosa).replace("@main(", "@model(", 1)
+    module = module.rstrip().rstrip("}")
+    lines = ["  func.func private @printMemrefF32(memref<*xf32>)", "  func.func @main() {"]
+    for i, array in enumerate(inputs):
+        data = np.ascontiguousarray(array, dtype="<f4").tobytes().hex().upper()
+        lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : {tensor_type(array.shape)}')
+    results = ", ".join(f"%out{i}" for i in range(len(output_shapes)))
+    arg_types = ", ".join(tensor_type(a.shape) for a in inputs)
+    result_types = ", ".join(tensor_type(s) for s in output_shapes)
+    lines.append(f"    {results} = func.call @model({', '.join(f'%in{i}' for i in range(len(inputs)))})"
+                 f" : ({arg_types}) -> ({result_types})")
+    for i, shape in enumerate(output_shapes):
+        lines.append(f"    %m{i} = bufferization.to_memref %out{i} : {memref_type(shape)}")
+        lines.append(f"    %u{i} = memref.cast %m{i} : {memref_type(shape)} to memref<*xf32>")
+        lines.append(f"    func.call @printMemrefF32(%u{i}) : (memref<*xf32>) -> ()")
+    lines += ["    return", "  }", "}"]
+    return module + "\n" + "\n".join(lines) + "\n"
+
+
+def run(tools, work, name, model_path, inputs, expected):
+    tosa = subprocess.run([os.path.join(tools, "onnx-to-tosa"), model_path], check=True,
+                          capture_output=True, text=True).stdout
+    source = os.path.join(work, name + ".mlir")
+    with open(source, "w") as f:
+        f.write(harness(tosa, inputs, [e.shape for e in expected]))
+    llvm = subprocess.run([f"{LLVM}/bin/mlir-opt", source, f"--pass-pipeline=builtin.module({PIPELINE})"],
+                          check=True, capture_output=True, text=True).stdout
+    libs = ",".join(f"{LLVM}/lib/lib{lib}.so" for lib in ("mlir_runner_utils", "mlir_c_runner_utils"))
+    printed = subprocess.run([f"{LLVM}/bin/mlir-cpu-runner", "-e", "main", "-O2",
+                              "-entry-point-result=void", f"-shared-libs={libs}"],
+                             input=llvm, check=True, capture_output=True, text=True).stdout
+    blocks = printed.split("Unranked Memref")[1:]
+    if len(blocks) != len(expected):
+        return f"{name}: {len(blocks)} results printed, {len(expected)} expected"
+    failures = []
+    for index, (block, want) in enumerate(zip(blocks, expected)):
+        numbers = re.findall(r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)", block.split("data =")[1])
+        got = np.array([float(n) for n in numbers], dtype=np.float64)
+        want = np.asarray(want, dtype=np.float64).ravel()
+        # printMemrefF32 prints 6 significant digits.
+        tolerance = 1e-4 * max(1.0, np.abs(want).max())
+        error = np.abs(got - want).max() if got.shape == want.shape else np.inf
+        status = "ok" if error <= tolerance else "MISMATCH"
+        print(f"{name} output {index}: max abs error {error:.3g} (tolerance {tolerance:.3g}) {status}")
+        if error > tolerance:
+            failures.append(f"{name} output {index}")
+    return "; ".join(failures)
+
+
+def checked(tools, work, name, *args):
+    try:
+        return run(tools, work, name, *args)
+    except subprocess.CalledProcessError as error:
+        print(error.stderr[:2000])
+        return f"{name}: {os.path.basename(error.cmd[0])} failed"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("tools")
+    parser.add_argument("work")
+    parser.add_argument("--all-ops", action="store_true", help="every case of op_models.py")
+    parser.add_argument("--op", action="append", default=[])
+    parser.add_argument("--model", action="append", default=[])
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    failures = []
+    for kind in list(op_models.KINDS) if args.all_ops else args.op:
+        model, inputs, expected = op_models.KINDS[kind]()
+        path = os.path.join(args.work, kind + ".onnx")
+        onnx.save(model, path)
+        failures.append(checked(args.tools, args.work, kind, path, inputs, expected))
+    for model_dir in args.model:
+        data = os.path.join(model_dir, "test_data_set_0")
+
+        def load(prefix):
+            files = sorted(f for f in os.listdir(data) if f.startswith(prefix))
+            return [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f))) for f in files]
+        failures.append(checked(args.tools, args.work, os.path.basename(os.path.normpath(model_dir)),
+                            os.path.join(model_dir, "model.onnx"), load("input_"), load("output_")))
+    failures = [f for f in failures if f]
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
