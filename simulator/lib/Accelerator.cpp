@@ -29,8 +29,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name &name, const Bundle &bund
       loadQueue_("load_queue", isa::Queue::Load, machine_, {&dmaLoad_}, {Component::DmaLoad}),
       computeQueue_("compute_queue", isa::Queue::Compute, machine_, {&matrix_, &vector_},
                     {Component::Matrix, Component::Vector}),
-      storeQueue_("store_queue", isa::Queue::Store, machine_, {&dmaStore_},
-                  {Component::DmaStore}) {
+      storeQueue_("store_queue", isa::Queue::Store, machine_, {&dmaStore_}, {Component::DmaStore}) {
   controller_.load(loadFifo_);
   controller_.compute(computeFifo_);
   controller_.store(storeFifo_);
@@ -51,8 +50,8 @@ SimStats Accelerator::run() {
     if (!sc_core::sc_pending_activity())
       break; // completed, or the queues wait on each other
     if (options_.max_cycles != 0 && clock.now() > options_.max_cycles)
-      throw Error(fmt::format("watchdog: still running after {} cycles (limit {}): {}",
-                              clock.now(), options_.max_cycles, blockedQueues()));
+      throw Error(fmt::format("watchdog: still running after {} cycles (limit {}): {}", clock.now(),
+                              options_.max_cycles, blockedQueues()));
     if (options_.progress && WallClock::now() - lastProgress > std::chrono::seconds(1)) {
       lastProgress = WallClock::now();
       options_.progress({clock.now(), controller_.dispatched(),

@@ -16,8 +16,8 @@ namespace tpu::sim {
 
 class Accelerator : public sc_core::sc_module {
 public:
-  Accelerator(const sc_core::sc_module_name &name, const Bundle &bundle,
-              std::vector<uint8_t> &dram, const SimOptions &options);
+  Accelerator(const sc_core::sc_module_name &name, const Bundle &bundle, std::vector<uint8_t> &dram,
+              const SimOptions &options);
 
   // Runs the kernel until every queue has drained; throws tpu::Error on a
   // fault, a deadlock or the watchdog.

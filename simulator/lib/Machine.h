@@ -64,8 +64,7 @@ public:
 
   // Waits until no other component holds a bank in `scratchpadBanks` or
   // `accumulatorBanks`, recording the wait as a bank stall, then takes them.
-  void acquireBanks(Component who, uint32_t pc, BankSet scratchpadBanks,
-                    BankSet accumulatorBanks);
+  void acquireBanks(Component who, uint32_t pc, BankSet scratchpadBanks, BankSet accumulatorBanks);
   void releaseBanks(BankSet scratchpadBanks, BankSet accumulatorBanks);
 
   // Records the first fault as "pc N (disassembly): reason" and stops the

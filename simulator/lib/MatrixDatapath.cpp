@@ -78,10 +78,9 @@ template <typename T>
 // x[i * xStride + j] is the activation in PE (i, j); plane[...] picks the
 // weight register set it was fed with.
 template <typename T>
-[[gnu::always_inline]] inline void peCycleBody(T *psum, const T *zeroRow, const T *x,
-                                               const uint8_t *plane, size_t xStride,
-                                               const T *weights0, const T *weights1, size_t rows,
-                                               size_t cols) {
+[[gnu::always_inline]] inline void
+peCycleBody(T *psum, const T *zeroRow, const T *x, const uint8_t *plane, size_t xStride,
+            const T *weights0, const T *weights1, size_t rows, size_t cols) {
   for (size_t i = rows; i-- > 0;) {
     const T *__restrict activation = x + i * xStride;
     const uint8_t *__restrict select = plane + i * xStride;
@@ -121,8 +120,9 @@ TPU_VECTOR_CLONES void peCycle(uint32_t *psum, const uint32_t *zeroRow, const ui
 template <typename T> class Datapath final : public MatrixDatapath {
 public:
   explicit Datapath(const HardwareConfig &config)
-      : rows_(config.array.rows), cols_(config.array.cols), historyLength_(cols_ + kHistoryRoom),
-        planes_{std::vector<T>(rows_ * cols_), std::vector<T>(rows_ * cols_)},
+      : rows_(config.array.rows), cols_(config.array.cols),
+        historyLength_(cols_ + kHistoryRoom), planes_{std::vector<T>(rows_ * cols_),
+                                                      std::vector<T>(rows_ * cols_)},
         psum_(rows_ * cols_), zeroRow_(cols_), history_(rows_ * historyLength_),
         historyPlane_(rows_ * historyLength_), head_(historyLength_ - cols_) {}
 
@@ -155,9 +155,8 @@ public:
     std::vector<Completion> completed;
     for (uint64_t cycle = from; cycle < until && !inArray_.empty(); ++cycle) {
       shiftActivations(cycle, scratchpad);
-      peCycle(psum_.data(), zeroRow_.data(), history_.data() + head_,
-              historyPlane_.data() + head_, historyLength_, planes_[0].data(), planes_[1].data(),
-              rows_, cols_);
+      peCycle(psum_.data(), zeroRow_.data(), history_.data() + head_, historyPlane_.data() + head_,
+              historyLength_, planes_[0].data(), planes_[1].data(), rows_, cols_);
       collectResults(cycle, accumulator, completed);
     }
     if (inArray_.empty())

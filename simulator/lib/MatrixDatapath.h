@@ -52,8 +52,8 @@ public:
   // Steps the array through cycles [from, until), reading activations as they
   // enter and writing results as they leave; stops early once no fed op is
   // left in the array. Returns the ops that completed.
-  virtual std::vector<Completion> step(uint64_t from, uint64_t until,
-                                       const WordMemory &scratchpad, WordMemory &accumulator) = 0;
+  virtual std::vector<Completion> step(uint64_t from, uint64_t until, const WordMemory &scratchpad,
+                                       WordMemory &accumulator) = 0;
   // No fed op still has results to deliver.
   virtual bool empty() const = 0;
 };

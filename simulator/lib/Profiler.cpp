@@ -63,8 +63,7 @@ void Profiler::dramBytes(uint32_t pc, uint64_t bytes, bool read) {
 }
 
 void Profiler::memoryAccess(isa::Space space, uint64_t reads, uint64_t writes) {
-  MemoryTraffic &traffic =
-      space == isa::Space::Scratchpad ? stats_.scratchpad : stats_.accumulator;
+  MemoryTraffic &traffic = space == isa::Space::Scratchpad ? stats_.scratchpad : stats_.accumulator;
   traffic.reads += reads;
   traffic.writes += writes;
 }
@@ -102,8 +101,8 @@ uint64_t uncovered(uint64_t start, uint64_t end, const std::vector<Span> &busy) 
 }
 
 double utilization(uint64_t macs, const HardwareConfig &config, uint64_t cycles) {
-  double peak = static_cast<double>(config.array.rows) * config.array.cols *
-                static_cast<double>(cycles);
+  double peak =
+      static_cast<double>(config.array.rows) * config.array.cols * static_cast<double>(cycles);
   return peak > 0 ? static_cast<double>(macs) / peak : 0.0;
 }
 
@@ -143,15 +142,16 @@ SimStats Profiler::finish(uint64_t totalCycles, const HardwareConfig &config) {
   }
   for (std::vector<WorkStats> *work : {&stats.by_opcode, &stats.by_source_op})
     for (WorkStats &entry : *work)
-      entry.mxu_utilization =
-          utilization(entry.macs, config, entry.last_cycle - entry.first_cycle);
+      entry.mxu_utilization = utilization(entry.macs, config, entry.last_cycle - entry.first_cycle);
 
   const auto &energy = config.energy;
   stats.energy.mac_pj = energy.mac_pj * static_cast<double>(stats.macs);
   stats.energy.scratchpad_pj =
-      energy.scratchpad_word_pj * static_cast<double>(stats.scratchpad.reads + stats.scratchpad.writes);
-  stats.energy.accumulator_pj = energy.accumulator_word_pj *
-                                static_cast<double>(stats.accumulator.reads + stats.accumulator.writes);
+      energy.scratchpad_word_pj *
+      static_cast<double>(stats.scratchpad.reads + stats.scratchpad.writes);
+  stats.energy.accumulator_pj =
+      energy.accumulator_word_pj *
+      static_cast<double>(stats.accumulator.reads + stats.accumulator.writes);
   stats.energy.vector_pj = energy.vector_element_pj * static_cast<double>(stats.vector_elements);
   stats.energy.dram_pj =
       energy.dram_byte_pj * static_cast<double>(stats.dram_bytes_read + stats.dram_bytes_written);

@@ -93,19 +93,21 @@ nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config) {
 }
 
 std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
-  std::string text = fmt::format(
-      "total cycles: {} ({:.3f} us at {} GHz), {} mode, {:.3f} s on the host\n",
-      grouped(stats.total_cycles), static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
-      config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
+  std::string text =
+      fmt::format("total cycles: {} ({:.3f} us at {} GHz), {} mode, {:.3f} s on the host\n",
+                  grouped(stats.total_cycles),
+                  static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
+                  config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
   text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", grouped(stats.macs),
                       100 * stats.mxu_utilization, config.array.rows, config.array.cols);
   double achieved = perCycle(static_cast<double>(dramBytes(stats)), stats.total_cycles);
   text += fmt::format("DRAM: {} bytes read, {} bytes written, {:.1f} B/cycle ({:.1f}% of peak)\n",
                       grouped(stats.dram_bytes_read), grouped(stats.dram_bytes_written), achieved,
                       100 * achieved / config.dram.bytes_per_cycle);
-  text += fmt::format("SRAM words: scratchpad {} read, {} written; accumulator {} read, {} written\n",
-                      grouped(stats.scratchpad.reads), grouped(stats.scratchpad.writes),
-                      grouped(stats.accumulator.reads), grouped(stats.accumulator.writes));
+  text +=
+      fmt::format("SRAM words: scratchpad {} read, {} written; accumulator {} read, {} written\n",
+                  grouped(stats.scratchpad.reads), grouped(stats.scratchpad.writes),
+                  grouped(stats.accumulator.reads), grouped(stats.accumulator.writes));
   const EnergyEstimate &energy = stats.energy;
   auto share = [&](double part) {
     return energy.total_pj() > 0 ? 100 * part / energy.total_pj() : 0.0;

@@ -68,7 +68,7 @@ const char *componentName(Component component) {
 }
 
 const char *stallReasonName(StallReason reason) {
-  static const char *const names[kNumStallReasons] = {"token", "dram",  "bank",
+  static const char *const names[kNumStallReasons] = {"token",   "dram",  "bank",
                                                       "weights", "fence", "queue_full"};
   return names[static_cast<unsigned>(reason)];
 }

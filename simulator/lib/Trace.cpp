@@ -67,8 +67,11 @@ nlohmann::json traceJson(const SimStats &stats, const Bundle &bundle) {
   std::vector<Track> tracks = tracksOf(stats, bundle);
   for (size_t t = 0; t < tracks.size(); ++t) {
     int tid = static_cast<int>(t) + 1;
-    events.push_back(
-        {{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", tracks[t].name}}}});
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"args", {{"name", tracks[t].name}}}});
     events.push_back({{"name", "thread_sort_index"},
                       {"ph", "M"},
                       {"pid", 1},
@@ -135,9 +138,8 @@ std::string vcd(const SimStats &stats, const Bundle &bundle,
   }
   std::vector<Signal *> chosen;
   for (Signal &signal : all)
-    if (signals.empty() ||
-        std::find(signals.begin(), signals.end(), signal.track + "." + signal.kind) !=
-            signals.end())
+    if (signals.empty() || std::find(signals.begin(), signals.end(),
+                                     signal.track + "." + signal.kind) != signals.end())
       chosen.push_back(&signal);
   for (const std::string &name : signals)
     if (std::none_of(all.begin(), all.end(),

@@ -178,7 +178,8 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
   uint64_t start = machine_.clock.now();
   // The pipeline takes `lanes` elements of one row per cycle.
   const auto &vector = machine_.config.vector;
-  uint64_t end = start + vector.pipeline_latency + rows * ((cols + vector.lanes - 1) / vector.lanes);
+  uint64_t end =
+      start + vector.pipeline_latency + rows * ((cols + vector.lanes - 1) / vector.lanes);
   machine_.clock.waitUntil(end);
   destination.write(destinationRegion, results);
   machine_.releaseBanks(scratchpadBanks, accumulatorBanks);

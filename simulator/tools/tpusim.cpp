@@ -124,9 +124,9 @@ int run(const Options &options) {
   if (!options.outputDirectory.empty()) {
     fs::create_directories(options.outputDirectory);
     for (size_t index = 0; index < bundle.outputs.size(); ++index)
-      runtime::writeTensor(session.output(index),
-                           (fs::path(options.outputDirectory) / fmt::format("output_{}.pb", index))
-                               .string());
+      runtime::writeTensor(
+          session.output(index),
+          (fs::path(options.outputDirectory) / fmt::format("output_{}.pb", index)).string());
   }
   if (!options.tracePath.empty())
     writeText(options.tracePath, sim::traceJson(stats, bundle).dump() + "\n", "trace");

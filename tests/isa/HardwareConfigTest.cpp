@@ -166,8 +166,12 @@ TEST(HardwareConfig, AcceptsTheRangeLimits) {
   config["accumulator"] = {{"kib", 1}, {"banks", 1}};
   config["vector"] = {{"lanes", 4096}, {"pipeline_latency", 0}};
   config["dram"] = {{"bytes_per_cycle", 0.5}, {"latency_cycles", 0}, {"max_outstanding", 1024}};
-  config["energy"] = {{"mac_pj", 0},           {"scratchpad_word_pj", 1e6}, {"accumulator_word_pj", 0},
-                      {"vector_element_pj", 0}, {"dram_byte_pj", 0.25},      {"static_mw", 1e6}};
+  config["energy"] = {{"mac_pj", 0},
+                      {"scratchpad_word_pj", 1e6},
+                      {"accumulator_word_pj", 0},
+                      {"vector_element_pj", 0},
+                      {"dram_byte_pj", 0.25},
+                      {"static_mw", 1e6}};
   HardwareConfig parsed = HardwareConfig::fromJson(config, "limits");
   EXPECT_EQ(parsed.array.dtype, tpu::isa::DType::I8);
   EXPECT_EQ(parsed.scratchpad.words(), uint64_t{1} << 22);

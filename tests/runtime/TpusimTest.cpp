@@ -64,8 +64,8 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
   nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
   for (const char *key :
        {"mode", "total_cycles", "dram_bytes_read", "dram_bytes_written", "dram_bandwidth",
-        "mxu_utilization", "macs", "sram", "energy_pj", "units", "by_instruction",
-        "by_source_op", "config", "outputs", "wall_seconds", "simulated_macs_per_second"})
+        "mxu_utilization", "macs", "sram", "energy_pj", "units", "by_instruction", "by_source_op",
+        "config", "outputs", "wall_seconds", "simulated_macs_per_second"})
     EXPECT_TRUE(report.contains(key)) << key;
   EXPECT_EQ(report["dram_bytes_read"], 32);
   EXPECT_EQ(report["outputs"][0]["pass"], true);

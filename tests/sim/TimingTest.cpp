@@ -93,9 +93,9 @@ TEST_P(DramTransfer, MatchesTheClosedForm) {
   config.dram.latency_cycles = latency;
   config.dram.max_outstanding = outstanding;
   std::vector<uint8_t> dram(4096);
-  Bundle bundle = makeBundle(
-      {dmaLoad(0, cols, Space::Scratchpad, 0, cols, rows, cols, DType::F32), halt()}, dram.size(),
-      config);
+  Bundle bundle =
+      makeBundle({dmaLoad(0, cols, Space::Scratchpad, 0, cols, rows, cols, DType::F32), halt()},
+                 dram.size(), config);
   SimStats stats = simulate(bundle, dram);
   uint64_t expected = transferCycles(rows, cols * 4, bandwidth, latency, outstanding);
   EXPECT_EQ(stats.total_cycles, std::max<uint64_t>(expected, 2)); // halt dispatches at 1
@@ -199,12 +199,12 @@ TEST_P(MatrixTiming, MatchesTheClosedFormAndTheReference) {
     mm.accumulate = t > 0;
     compute.push_back(matMul(mm));
   }
-  Bundle bundle = makeBundle(
-      loadComputeStore({dmaLoad(0, k, Space::Scratchpad, 0, k, m, k, DType::F32),
-                        dmaLoad(wAddress, n, Space::Scratchpad, spW, n, k, n, DType::F32)},
-                       compute,
-                       {dmaStore(cAddress, n, Space::Accumulator, 0, n, m, n, DType::F32)}),
-      dram.size(), arrayConfig(chain.arrayRows, chain.arrayCols));
+  Bundle bundle =
+      makeBundle(loadComputeStore(
+                     {dmaLoad(0, k, Space::Scratchpad, 0, k, m, k, DType::F32),
+                      dmaLoad(wAddress, n, Space::Scratchpad, spW, n, k, n, DType::F32)},
+                     compute, {dmaStore(cAddress, n, Space::Accumulator, 0, n, m, n, DType::F32)}),
+                 dram.size(), arrayConfig(chain.arrayRows, chain.arrayCols));
 
   // Per-instruction times from both modes' traces, which must agree.
   std::vector<TraceEvent> events[2];
@@ -315,8 +315,7 @@ TEST(Timing, BankConflictsSerialiseComponents) {
   auto run = [&](uint64_t copySource) {
     Bundle bundle = makeBundle(
         {dmaLoad(0, 4, Space::Scratchpad, 0, 4, 4, 4, DType::F32),
-         vectorUnary(Opcode::VCopy, {Space::Accumulator, 0}, {Space::Scratchpad, copySource}, 1,
-                     4),
+         vectorUnary(Opcode::VCopy, {Space::Accumulator, 0}, {Space::Scratchpad, copySource}, 1, 4),
          halt()},
         dram.size(), config);
     return simulate(bundle, dram);

@@ -150,6 +150,7 @@ nlohmann::json traceJson(const SimStats &stats, const Bundle &bundle);
 // A VCD of per-component busy, stall and pc signals; `signals` selects them by
 // name ("matrix.busy", "dma_load.pc", ...); empty selects all. Needs
 // SimOptions::trace. Throws tpu::Error on an unknown signal name.
-std::string vcd(const SimStats &stats, const Bundle &bundle, const std::vector<std::string> &signals);
+std::string vcd(const SimStats &stats, const Bundle &bundle,
+                const std::vector<std::string> &signals);
 
 } // namespace tpu::sim
