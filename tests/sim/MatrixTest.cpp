@@ -8,20 +8,6 @@
 namespace tpu::sim::test {
 namespace {
 
-// C = A (m x k) * W (k x n): bf16 operands, fp32 sum in order from +0.
-std::vector<float> referenceMatMulBF16(const std::vector<float> &a, const std::vector<float> &w,
-                                       size_t m, size_t k, size_t n) {
-  std::vector<float> c(m * n);
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (size_t r = 0; r < k; ++r)
-        sum += referenceBF16(a[i * k + r]) * referenceBF16(w[r * n + j]);
-      c[i * n + j] = sum;
-    }
-  return c;
-}
-
 // Layout of the tests below: A at DRAM 0 (dense m x k f32), W at 1024 (dense
 // k x n), the result at 2048 (dense m x n f32). On chip, A sits at scratchpad 0
 // with rows 5 words apart, W at scratchpad 128 with rows 6 apart, and C at

@@ -197,6 +197,21 @@ inline float referenceBF16(float value) {
   return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(mantissa, 8)), exponent - 8));
 }
 
+// C = A (m x k) * W (k x n): bf16 operands, fp32 sum in order from +0.
+inline std::vector<float> referenceMatMulBF16(const std::vector<float> &a,
+                                              const std::vector<float> &w, size_t m, size_t k,
+                                              size_t n) {
+  std::vector<float> c(m * n);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (size_t r = 0; r < k; ++r)
+        sum += referenceBF16(a[i * k + r]) * referenceBF16(w[r * n + j]);
+      c[i * n + j] = sum;
+    }
+  return c;
+}
+
 // Statistics that must not depend on the mode.
 inline void expectSameStats(const SimStats &cycle, const SimStats &fast) {
   EXPECT_EQ(cycle.total_cycles, fast.total_cycles);

@@ -125,20 +125,6 @@ HardwareConfig arrayConfig(uint32_t rows, uint32_t cols) {
   return config;
 }
 
-// C = A (m x k) * W (k x n): bf16 operands, fp32 sum in order from +0.
-std::vector<float> referenceProduct(const std::vector<float> &a, const std::vector<float> &w,
-                                    size_t m, size_t k, size_t n) {
-  std::vector<float> c(m * n);
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (size_t r = 0; r < k; ++r)
-        sum += referenceBF16(a[i * k + r]) * referenceBF16(w[r * n + j]);
-      c[i * n + j] = sum;
-    }
-  return c;
-}
-
 struct Chain {
   uint32_t arrayRows, arrayCols;
   uint64_t m, k, n;
@@ -243,7 +229,7 @@ TEST_P(MatrixTiming, MatchesTheClosedFormAndTheReference) {
   // The data: every tile adds the same product, in order.
   SimStats stats = simulate(bundle, dram);
   EXPECT_EQ(stats.macs, chain.tiles * m * k * n);
-  std::vector<float> product = referenceProduct(a, w, m, k, n), expectedC = product;
+  std::vector<float> product = referenceMatMulBF16(a, w, m, k, n), expectedC = product;
   for (unsigned t = 1; t < chain.tiles; ++t)
     for (size_t i = 0; i < expectedC.size(); ++i)
       expectedC[i] += product[i];
