@@ -36,6 +36,14 @@ Accelerator::Accelerator(const sc_core::sc_module_name &name, const Bundle &bund
   loadQueue_.input(loadFifo_);
   computeQueue_.input(computeFifo_);
   storeQueue_.input(storeFifo_);
+  for (InstructionQueue *queue : {&loadQueue_, &computeQueue_, &storeQueue_})
+    queue->tokens(machine_.tokens);
+  for (DmaEngine *dma : {&dmaLoad_, &dmaStore_}) {
+    dma->dram(machine_.dramChannel);
+    dma->banks(machine_.banks);
+  }
+  matrix_.banks(machine_.banks);
+  vector_.banks(machine_.banks);
 }
 
 SimStats Accelerator::run() {

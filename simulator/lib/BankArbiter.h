@@ -1,13 +1,15 @@
-// The banks of one on-chip memory. Each bank is a single-ported SRAM macro
-// holding a contiguous slice of the address space (bank = address /
+// The banks of the on-chip memories. Each bank is a single-ported SRAM macro
+// holding a contiguous slice of its memory's address space (bank = address /
 // (words / banks)). An instruction holds every bank its operands touch from
 // its start to its completion; a component cannot start while another
 // component holds one of those banks (docs/simulator.md#banks).
 #pragma once
 
-#include "Memory.h"
+#include "Clock.h"
+#include "Interfaces.h"
+#include "Profiler.h"
 
-#include "tpu/sim/Simulator.h"
+#include "tpu/isa/HardwareConfig.h"
 
 #include <systemc>
 
@@ -16,24 +18,27 @@
 
 namespace tpu::sim {
 
-using BankSet = uint64_t; // bit b: bank b (at most 64 banks)
-
-class BankArbiter {
+class BankArbiter : public BankInterface {
 public:
-  BankArbiter(uint64_t words, uint32_t banks) : bankWords_(words / banks) {}
+  BankArbiter(const HardwareConfig &config, const Clock &clock, Profiler &profiler);
 
-  // The banks a region touches.
-  BankSet banksOf(const Region &region) const;
-  bool available(Component who, BankSet banks) const;
-  void acquire(Component who, BankSet banks);
-  void release(BankSet banks);
-  // Notified on every release.
-  const sc_core::sc_event &released() const { return released_; }
+  BankSet banksOf(isa::Space space, const Region &region) const override;
+  void acquire(Component who, uint32_t pc, BankSet scratchpad, BankSet accumulator) override;
+  void release(BankSet scratchpad, BankSet accumulator) override;
 
 private:
-  uint64_t bankWords_;
-  std::array<Component, 64> owner_{};
-  std::array<uint32_t, 64> holds_{}; // the owner's holds; 0: free
+  struct Banks {
+    uint64_t bankWords;
+    std::array<Component, 64> owner{};
+    std::array<uint32_t, 64> holds{}; // the owner's holds; 0: free
+    bool available(Component who, BankSet banks) const;
+    void take(Component who, BankSet banks);
+    void give(BankSet banks);
+  };
+
+  const Clock &clock_;
+  Profiler &profiler_;
+  std::array<Banks, 2> memories_; // indexed by isa::Space
   sc_core::sc_event released_;
 };
 

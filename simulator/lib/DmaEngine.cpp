@@ -19,12 +19,14 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   machine_.dram.check(dramRegion, elementBytes);
   memory.check(sramRegion, "sram");
 
-  BankSet banks = machine_.banks(space).banksOf(sramRegion);
+  BankSet touched = banks->banksOf(space, sramRegion);
   bool onScratchpad = space == isa::Space::Scratchpad;
-  machine_.acquireBanks(component_, issued.pc, onScratchpad ? banks : 0, onScratchpad ? 0 : banks);
+  BankSet scratchpadBanks = onScratchpad ? touched : 0,
+          accumulatorBanks = onScratchpad ? 0 : touched;
+  banks->acquire(component_, issued.pc, scratchpadBanks, accumulatorBanks);
   const Clock &clock = machine_.clock;
   uint64_t start = clock.now();
-  DramSchedule schedule = machine_.dramChannel.transfer(start, rows, cols * elementBytes);
+  DramSchedule schedule = dram->transfer(start, rows, cols * elementBytes);
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
   uint64_t bytes = rows * cols * elementBytes;
   machine_.profiler.dramBytes(issued.pc, bytes, load);
@@ -41,7 +43,7 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
     clock.waitUntil(schedule.completion);
     machine_.dram.store(dramRegion, dtype, words);
   }
-  machine_.releaseBanks(onScratchpad ? banks : 0, onScratchpad ? 0 : banks);
+  banks->release(scratchpadBanks, accumulatorBanks);
 
   // Busy while its data is on the bus; the rest of the transfer waits on DRAM.
   machine_.profiler.instruction(component_, issued.pc, start, schedule.completion, false);

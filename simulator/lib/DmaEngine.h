@@ -12,8 +12,11 @@ namespace tpu::sim {
 
 class DmaEngine : public sc_core::sc_module, public ExecutionUnit {
 public:
+  sc_core::sc_port<DramInterface> dram;
+  sc_core::sc_port<BankInterface> banks;
+
   DmaEngine(const sc_core::sc_module_name &name, Component component, Machine &machine)
-      : sc_module(name), component_(component), machine_(machine) {}
+      : sc_module(name), dram("dram"), banks("banks"), component_(component), machine_(machine) {}
 
   isa::Unit unit() const override { return isa::Unit::Dma; }
   void execute(const IssuedInstruction &issued) override;

@@ -2,8 +2,10 @@
 // request per row; each request is issued once fewer than max_outstanding
 // requests are in flight, its data is ready latency_cycles later, and it then
 // holds the bus for ceil(bytes / bytes_per_cycle) cycles. The bus serves
-// requests in the order they are issued. Plain C++: times are cycles.
+// requests in the order they are issued. Times are cycles.
 #pragma once
+
+#include "Interfaces.h"
 
 #include "tpu/isa/HardwareConfig.h"
 
@@ -13,19 +15,11 @@
 
 namespace tpu::sim {
 
-struct DramSchedule {
-  uint64_t completion = 0;
-  // The bus cycles carrying this transfer's data, merged into runs.
-  std::vector<std::pair<uint64_t, uint64_t>> busRuns;
-};
-
-class DramChannel {
+class DramChannel : public DramInterface {
 public:
   explicit DramChannel(const HardwareConfig &config) : config_(config) {}
 
-  // Issues a transfer of `rows` requests of `rowBytes` bytes each at cycle
-  // `start` and reserves the bus for it.
-  DramSchedule transfer(uint64_t start, uint64_t rows, uint64_t rowBytes);
+  DramSchedule transfer(uint64_t start, uint64_t rows, uint64_t rowBytes) override;
 
   // Bus cycles one request of `bytes` holds.
   uint64_t busCycles(uint64_t bytes) const;

@@ -12,8 +12,8 @@ constexpr uint64_t kSyncCycles = 1;
 InstructionQueue::InstructionQueue(const sc_core::sc_module_name &name, isa::Queue queue,
                                    Machine &machine, std::vector<ExecutionUnit *> units,
                                    std::vector<Component> components)
-    : sc_module(name), input("input"), queue_(queue), machine_(machine), units_(std::move(units)),
-      components_(std::move(components)) {
+    : sc_module(name), input("input"), tokens("tokens"), queue_(queue), machine_(machine),
+      units_(std::move(units)), components_(std::move(components)) {
   SC_HAS_PROCESS(InstructionQueue);
   SC_THREAD(serve);
 }
@@ -48,12 +48,12 @@ void InstructionQueue::synchronize(const IssuedInstruction &issued) {
   if (instruction.opcode == isa::Opcode::SyncPush) {
     // The token tells the other queue that everything before it is done.
     fence(issued, nullptr);
-    machine_.tokens.push(from, to);
+    tokens->push(from, to);
   } else {
     uint64_t start = clock.now();
     QueueState &state = machine_.queue(queue_);
     state.activity = Activity::WaitingForToken;
-    machine_.tokens.pop(from, to);
+    tokens->pop(from, to);
     state.activity = Activity::Executing;
     stall(issued, StallReason::Token, start);
   }

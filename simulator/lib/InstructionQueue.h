@@ -17,6 +17,7 @@ namespace tpu::sim {
 class InstructionQueue : public sc_core::sc_module {
 public:
   sc_core::sc_fifo_in<IssuedInstruction> input;
+  sc_core::sc_port<TokenInterface> tokens;
 
   // `components` are charged with the queue's token and fence stalls.
   InstructionQueue(const sc_core::sc_module_name &name, isa::Queue queue, Machine &machine,

@@ -1,9 +1,10 @@
-// State shared by the modules of one simulation: the clock, the memories and
-// their bank arbiters, the DRAM channel, the token channels, the profiler,
-// what each queue is doing and the first fault.
+// State shared by the modules of one simulation: the clock, the memories,
+// the profiler, what each queue is doing and the first fault, and the channels
+// (banks, DRAM, tokens) the units are bound to through their ports.
 #pragma once
 
 #include "BankArbiter.h"
+#include "Clock.h"
 #include "DramChannel.h"
 #include "Memory.h"
 #include "Profiler.h"
@@ -28,22 +29,6 @@ struct IssuedInstruction {
 // sc_fifo prints its contents through operator<<.
 std::ostream &operator<<(std::ostream &out, const IssuedInstruction &issued);
 
-// Every module is synchronous to this clock: all waits are whole periods, so
-// every event falls on a clock edge.
-class Clock {
-public:
-  explicit Clock(double ghz);
-  sc_core::sc_time cycles(uint64_t count) const;
-  uint64_t cyclesIn(const sc_core::sc_time &duration) const;
-  uint64_t now() const { return cyclesIn(sc_core::sc_time_stamp()); }
-  // Waits (in the calling thread) until cycle `cycle`; returns at once if it
-  // has passed.
-  void waitUntil(uint64_t cycle) const;
-
-private:
-  sc_core::sc_time period_;
-};
-
 // What a queue (or the controller, as Queue::Control) is doing; read when the
 // kernel runs out of events, to tell completion from deadlock.
 enum class Activity { Idle, Executing, WaitingForToken, Stalled };
@@ -58,7 +43,6 @@ public:
   Machine(const Bundle &bundle, std::vector<uint8_t> &dram, const SimOptions &options);
 
   WordMemory &memory(isa::Space space);
-  BankArbiter &banks(isa::Space space);
   QueueState &queue(isa::Queue queue) { return queues_[static_cast<unsigned>(queue)]; }
   const QueueState &queue(isa::Queue queue) const { return queues_[static_cast<unsigned>(queue)]; }
 
@@ -80,12 +64,12 @@ public:
   const Clock clock;
   WordMemory scratchpad;
   WordMemory accumulator;
-  BankArbiter scratchpadBanks;
-  BankArbiter accumulatorBanks;
   Dram dram;
+  Profiler profiler;
+  // The channels the units reach through their ports.
+  BankArbiter banks;
   DramChannel dramChannel;
   TokenChannels tokens;
-  Profiler profiler;
 
 private:
   std::array<QueueState, isa::kNumQueues> queues_;

@@ -9,7 +9,8 @@ namespace tpu::sim {
 using isa::Field;
 
 MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
-    : sc_module(name), machine_(machine), datapath_(MatrixDatapath::create(machine.config)) {
+    : sc_module(name), banks("banks"), machine_(machine),
+      datapath_(MatrixDatapath::create(machine.config)) {
   SC_HAS_PROCESS(MatrixUnit);
   SC_THREAD(completeInOrder);
   if (machine.mode == Mode::Cycle)
@@ -46,8 +47,8 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
   }
   machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
                           clock.now());
-  BankSet banks = machine_.scratchpadBanks.banksOf(source);
-  machine_.acquireBanks(Component::Matrix, issued.pc, banks, 0);
+  BankSet scratchpadBanks = banks->banksOf(isa::Space::Scratchpad, source);
+  banks->acquire(Component::Matrix, issued.pc, scratchpadBanks, 0);
 
   uint64_t start = clock.now();
   datapath_->loadPlane(shadowPlane, source, machine_.scratchpad);
@@ -56,7 +57,7 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
   shadowReadyAt_ = loaderFreeAt_ = start + source.rows;
   machine_.profiler.memoryAccess(isa::Space::Scratchpad, source.elements(), 0);
   uint64_t id = nextId_++;
-  started_[id] = {issued.pc, start, banks, 0, std::nullopt};
+  started_[id] = {issued.pc, start, scratchpadBanks, 0, std::nullopt};
   scheduleCompletion(id, shadowReadyAt_);
 }
 
@@ -90,9 +91,9 @@ void MatrixUnit::multiply(const IssuedInstruction &issued) {
   machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
                           clock.now());
   clock.waitUntil(feederFreeAt_); // the array is busy with the previous mm
-  BankSet scratchpadBanks = machine_.scratchpadBanks.banksOf(source);
-  BankSet accumulatorBanks = machine_.accumulatorBanks.banksOf(destination);
-  machine_.acquireBanks(Component::Matrix, issued.pc, scratchpadBanks, accumulatorBanks);
+  BankSet scratchpadBanks = banks->banksOf(isa::Space::Scratchpad, source);
+  BankSet accumulatorBanks = banks->banksOf(isa::Space::Accumulator, destination);
+  banks->acquire(Component::Matrix, issued.pc, scratchpadBanks, accumulatorBanks);
 
   uint64_t start = clock.now();
   if (flip) {
@@ -138,7 +139,7 @@ void MatrixUnit::scheduleCompletion(uint64_t id, uint64_t cycle) {
 void MatrixUnit::complete(uint64_t id, uint64_t cycle) {
   auto it = started_.find(id);
   const Started &started = it->second;
-  machine_.releaseBanks(started.scratchpadBanks, started.accumulatorBanks);
+  banks->release(started.scratchpadBanks, started.accumulatorBanks);
   if (started.plane)
     planeUsers_[*started.plane] -= 1;
   machine_.profiler.instruction(Component::Matrix, started.pc, started.start, cycle);

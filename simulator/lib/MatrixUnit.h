@@ -24,6 +24,8 @@ namespace tpu::sim {
 
 class MatrixUnit : public sc_core::sc_module, public ExecutionUnit {
 public:
+  sc_core::sc_port<BankInterface> banks;
+
   MatrixUnit(const sc_core::sc_module_name &name, Machine &machine);
 
   isa::Unit unit() const override { return isa::Unit::Matrix; }

@@ -1,6 +1,8 @@
 // The sync.push / sync.pop token channels, one per ordered pair of queues.
 #pragma once
 
+#include "Interfaces.h"
+
 #include "tpu/isa/Isa.h"
 
 #include <systemc>
@@ -10,12 +12,10 @@
 
 namespace tpu::sim {
 
-class TokenChannels {
+class TokenChannels : public TokenInterface {
 public:
-  void push(isa::Queue from, isa::Queue to);
-  // Blocks the calling SystemC thread until the channel holds a token, then
-  // takes it.
-  void pop(isa::Queue from, isa::Queue to);
+  void push(isa::Queue from, isa::Queue to) override;
+  void pop(isa::Queue from, isa::Queue to) override;
 
 private:
   struct Channel {

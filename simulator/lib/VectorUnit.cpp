@@ -125,10 +125,10 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
   auto sourceSpace = static_cast<isa::Space>(instruction.get(Field::SrcSpace));
   auto destinationSpace = static_cast<isa::Space>(instruction.get(Field::DstSpace));
   // Per Space: the banks the operands touch and the words read.
-  std::array<BankSet, 2> banks{};
+  std::array<BankSet, 2> touchedBanks{};
   std::array<uint64_t, 2> reads{};
   auto touch = [&](isa::Space space, const Region &region, bool read) {
-    banks[static_cast<unsigned>(space)] |= machine_.banks(space).banksOf(region);
+    touchedBanks[static_cast<unsigned>(space)] |= banks->banksOf(space, region);
     reads[static_cast<unsigned>(space)] += read ? region.elements() : 0;
   };
   touch(sourceSpace, sourceRegion, true);
@@ -172,9 +172,9 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
     for (uint32_t word : source.read(sourceRegion))
       results.push_back(applyUnary(opcode, word));
   }
-  BankSet scratchpadBanks = banks[static_cast<unsigned>(isa::Space::Scratchpad)];
-  BankSet accumulatorBanks = banks[static_cast<unsigned>(isa::Space::Accumulator)];
-  machine_.acquireBanks(Component::Vector, issued.pc, scratchpadBanks, accumulatorBanks);
+  BankSet scratchpadBanks = touchedBanks[static_cast<unsigned>(isa::Space::Scratchpad)];
+  BankSet accumulatorBanks = touchedBanks[static_cast<unsigned>(isa::Space::Accumulator)];
+  banks->acquire(Component::Vector, issued.pc, scratchpadBanks, accumulatorBanks);
   uint64_t start = machine_.clock.now();
   // The pipeline takes `lanes` elements of one row per cycle.
   const auto &vector = machine_.config.vector;
@@ -182,7 +182,7 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
       start + vector.pipeline_latency + rows * ((cols + vector.lanes - 1) / vector.lanes);
   machine_.clock.waitUntil(end);
   destination.write(destinationRegion, results);
-  machine_.releaseBanks(scratchpadBanks, accumulatorBanks);
+  banks->release(scratchpadBanks, accumulatorBanks);
   machine_.profiler.instruction(Component::Vector, issued.pc, start, end);
   machine_.profiler.vectorElements(rows * cols);
   for (isa::Space space : {isa::Space::Scratchpad, isa::Space::Accumulator})

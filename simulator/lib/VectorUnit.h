@@ -11,8 +11,10 @@ namespace tpu::sim {
 
 class VectorUnit : public sc_core::sc_module, public ExecutionUnit {
 public:
+  sc_core::sc_port<BankInterface> banks;
+
   VectorUnit(const sc_core::sc_module_name &name, Machine &machine)
-      : sc_module(name), machine_(machine) {}
+      : sc_module(name), banks("banks"), machine_(machine) {}
 
   isa::Unit unit() const override { return isa::Unit::Vector; }
   void execute(const IssuedInstruction &issued) override;
