@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 namespace {
 
@@ -30,7 +29,7 @@ struct Options {
   std::string outputDirectory;
   std::string vcdPath;
   std::vector<std::string> vcdSignals;
-  sim::Mode mode = sim::Mode::Fast;
+  std::string mode = "fast";
   uint64_t maxCycles = 0;
 };
 
@@ -101,7 +100,7 @@ int run(const Options &options) {
   if (!options.dataDirectory.empty())
     setInputs(session, options.dataDirectory);
   sim::SimOptions simOptions;
-  simOptions.mode = options.mode;
+  simOptions.mode = options.mode == "cycle" ? sim::Mode::Cycle : sim::Mode::Fast;
   simOptions.trace = !options.tracePath.empty() || !options.vcdPath.empty();
   simOptions.max_cycles = options.maxCycles;
   bool progressShown = false;
@@ -166,12 +165,10 @@ int main(int argc, char **argv) {
                  "docs/numerics.md");
   app.add_option("--report", options.reportPath,
                  "Also write the statistics (and comparisons) as JSON to this file");
-  const std::map<std::string, sim::Mode> modes{{"cycle", sim::Mode::Cycle},
-                                               {"fast", sim::Mode::Fast}};
   app.add_option("--mode", options.mode,
                  "cycle: step the matrix unit's PE registers every cycle; fast: compute each "
                  "matmul at once. Both give the same outputs and cycle counts (default: fast)")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+      ->check(CLI::IsMember({"cycle", "fast"}));
   app.add_option("--outputs", options.outputDirectory,
                  "Write output N as DIR/output_N.pb (ONNX TensorProto), creating DIR");
   app.add_option("--trace", options.tracePath,
