@@ -41,10 +41,13 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
   let description = [{
     Rewrites the TOSA operations the accelerator supports into the `tpu`
     dialect on 2-D row-major tensors: `tosa.matmul` (batch 1) becomes
-    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` with the
-    broadcast the vector unit supports (same shape, one row, one element),
-    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.reshape`
-    becomes `tpu.view`, and `tosa.const` becomes `arith.constant`. Any
+    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` (same shape,
+    one row, one element, or one column, which the emitter runs row by row),
+    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.exp`,
+    `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
+    and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
+    `tosa.reshape` becomes `tpu.view`, and `tosa.const` becomes
+    `arith.constant`. Any
     other TOSA operation, or an unsupported form of one of these, is an
     error naming it.
 
