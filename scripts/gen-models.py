@@ -398,6 +398,21 @@ def bert_layer(out_dir, name, seed, seq=32, hidden=64, heads=4, ffn=256):
     net.save(out_dir, name, [x], [net.layer_norm(out, "output.norm")], opset=17)
 
 
+def softmax_model(out_dir, name, seed, rows=8, cols=40):
+    """Softmax over the last axis (opset 13): row max, exp, row sum, reciprocal."""
+    net = Net(seed)
+    x = "x", (3.0 * net.rng.standard_normal((rows, cols))).astype(np.float32)
+    y = net.node("Softmax", [x], "softmax", softmax(x[1]), axis=-1)
+    net.save(out_dir, name, [x], [y])
+
+
+def layernorm_model(out_dir, name, seed, rows=8, cols=48):
+    """LayerNormalization over the last axis (opset 17): row sums, rsqrt."""
+    net = Net(seed)
+    x = "x", (2.0 * net.rng.standard_normal((rows, cols)) + 0.5).astype(np.float32)
+    net.save(out_dir, name, [x], [net.layer_norm(x, "norm")], opset=17)
+
+
 # Committed under models/ (small); generated into the build tree (large).
 SMALL_MODELS = {
     # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
@@ -414,6 +429,9 @@ SMALL_MODELS = {
     "resnet-block": lambda out: resnet_block(out, "resnet-block", seed=7),
     "mobilenetv2-block": lambda out: mobilenet_v2_block(out, "mobilenetv2-block", seed=8),
     "bert-layer": lambda out: bert_layer(out, "bert-layer", seed=9),
+    # Row reductions and column broadcasts on the vector unit.
+    "softmax": lambda out: softmax_model(out, "softmax", seed=11),
+    "layernorm": lambda out: layernorm_model(out, "layernorm", seed=12),
 }
 LARGE_MODELS = {
     # ~11.7M parameters (47 MB): too large for git.

@@ -23,7 +23,9 @@ for key in ("total_cycles", "dram_bytes_read", "dram_bytes_written", "mxu_utiliz
             "energy_pj", "by_source_op"):
     assert key in cycle, f"report lacks {key}"
 assert cycle["total_cycles"] > 0 and cycle["dram_bytes_read"] > 0
-assert 0 < cycle["mxu_utilization"] <= 1, cycle["mxu_utilization"]
+# Vector-only models (softmax, layernorm) leave the matrix unit idle.
+assert 0 <= cycle["mxu_utilization"] <= 1, cycle["mxu_utilization"]
+assert (cycle["mxu_utilization"] > 0) == (cycle["macs"] > 0), (cycle["mxu_utilization"], cycle["macs"])
 for key in ("total_cycles", "dram_bytes_read", "dram_bytes_written", "macs", "units", "sram"):
     assert cycle[key] == fast[key], f"{key}: cycle mode {cycle[key]}, fast mode {fast[key]}"
 PY

@@ -297,17 +297,24 @@ private:
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       Matrix lhs = matrixOf(binary.getLhs(), &op);
       Matrix rhs = matrixOf(binary.getRhs(), &op);
-      isa::Broadcast broadcast = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? isa::Broadcast::None
-                                 : rhs.cols == lhs.cols                       ? isa::Broadcast::Row
-                                                        : isa::Broadcast::Scalar;
+      // The verifier allows same shape, one row, one element or one column,
+      // tried in that order (a 1x1 rhs of a 1xN lhs is a row).
+      Spread spread = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? Spread::None
+                      : rhs.rows == 1 && rhs.cols == lhs.cols      ? Spread::Row
+                      : rhs.rows == 1 && rhs.cols == 1             ? Spread::Scalar
+                                                                   : Spread::Column;
       emitElementwise(lhs, placeResult(binary.getResult()),
-                      {rhs, broadcast, binaryOpcode(binary.getKind())});
+                      {rhs, spread, binaryOpcode(binary.getKind())});
+    } else if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
+      emitRowReduce(matrixOf(reduce.getInput(), &op), placeResult(reduce.getResult()),
+                    reduce.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
+                                                                   : Opcode::VRowMax);
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
       emitElementwise(matrixOf(unary.getInput(), &op), placeResult(unary.getResult()),
-                      {{}, isa::Broadcast::None, unaryOpcode(unary.getKind())});
+                      {{}, Spread::None, unaryOpcode(unary.getKind())});
     } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
       emitElementwise(matrixOf(clamp.getInput(), &op), placeResult(clamp.getResult()),
-                      {clampBounds.lookup(&op), isa::Broadcast::Scalar, Opcode::VClamp});
+                      {clampBounds.lookup(&op), Spread::Scalar, Opcode::VClamp});
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
       emitOutputs(ret);
     } else {
@@ -367,23 +374,32 @@ private:
     }
   }
 
+  // How the second operand of a vector operation spreads over each tile:
+  // the ISA's three broadcasts, plus a column (element r for row r), which
+  // the vector unit lacks and gets one scalar-broadcast instruction per row.
+  enum class Spread { None, Row, Scalar, Column };
+
   // What the vector unit combines with each tile, if anything.
   struct Operand {
     Matrix matrix;                // rows == 0: unary
-    isa::Broadcast broadcast;     // how `matrix` spreads over the tile
+    Spread spread;                // how `matrix` spreads over the tile
     std::optional<Opcode> opcode; // nullopt: plain copy
   };
 
   // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
   void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
     int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
-    bool fullOperand = operand.matrix.rows > 0 && operand.broadcast == isa::Broadcast::None;
-    int64_t operandWords = operand.broadcast == isa::Broadcast::Row      ? tileCols
-                           : operand.broadcast == isa::Broadcast::Scalar ? 2
-                                                                         : 0;
-    int64_t perRow = tileCols * (fullOperand ? 2 : 1);
+    bool binary = operand.matrix.rows > 0;
+    // Scratchpad words per tile row, and independent of the tile's rows.
+    int64_t perRow = tileCols + (!binary                            ? 0
+                                 : operand.spread == Spread::None   ? tileCols
+                                 : operand.spread == Spread::Column ? 1
+                                                                    : 0);
+    int64_t fixedWords = operand.spread == Spread::Row      ? tileCols
+                         : operand.spread == Spread::Scalar ? 2
+                                                            : 0;
     int64_t tileRows = std::min(
-        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - operandWords) / perRow});
+        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
     if (tileRows < 1)
       throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
                               builder.source(), config.name, perRow));
@@ -395,33 +411,73 @@ private:
         int64_t rows = std::min(tileRows, output.rows - r0);
         builder.beforeLoad();
         builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-        if (operand.matrix.rows > 0) {
-          switch (operand.broadcast) {
-          case isa::Broadcast::None:
+        if (binary) {
+          switch (operand.spread) {
+          case Spread::None:
             builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
                          operandAddress);
             break;
-          case isa::Broadcast::Row:
+          case Spread::Row:
             builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
             break;
-          case isa::Broadcast::Scalar:
+          case Spread::Scalar:
             builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
                          operandAddress);
+            break;
+          case Spread::Column:
+            builder.load(operand.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
             break;
           }
         }
         if (operand.opcode) {
           builder.beforeCompute();
-          builder.emit(operand.matrix.rows > 0
-                           ? vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
-                                      operand.broadcast, rows, cols)
-                           : vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
+          if (!binary) {
+            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
+          } else if (operand.spread == Spread::Column) {
+            // Row r of the tile (dense, `cols` words apart) with element r.
+            for (int64_t r = 0; r < rows; ++r) {
+              uint64_t row = tileAddress + r * cols;
+              builder.emit(vectorOp(*operand.opcode, row, row, operandAddress + r,
+                                    isa::Broadcast::Scalar, 1, cols));
+            }
+          } else {
+            isa::Broadcast broadcast = operand.spread == Spread::None  ? isa::Broadcast::None
+                                       : operand.spread == Spread::Row ? isa::Broadcast::Row
+                                                                       : isa::Broadcast::Scalar;
+            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
+                                  broadcast, rows, cols));
+          }
           builder.beforeStore();
         } else {
           builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
       }
+    }
+  }
+
+  // Vector unit row reduction (v.rowsum / v.rowmax): whole rows, as many as
+  // fit in the scratchpad with their results; the row must fit the cols
+  // field, as splitting it would change the order of the sum.
+  void emitRowReduce(const Matrix &input, const Matrix &output, Opcode opcode) {
+    if (input.cols > kMaxCols)
+      throw Error(fmt::format("{}: a row reduction over {} columns is not supported (at most {})",
+                              builder.source(), input.cols, kMaxCols));
+    int64_t tileRows =
+        std::min({input.rows, kMaxDmaRows, int64_t(config.scratchpad.words()) / (input.cols + 1)});
+    if (tileRows < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
+                              builder.source(), config.name, input.cols + 1));
+    const uint64_t tileAddress = 0;
+    const uint64_t resultAddress = tileRows * input.cols;
+    for (int64_t r0 = 0; r0 < input.rows; r0 += tileRows) {
+      int64_t rows = std::min(tileRows, input.rows - r0);
+      builder.beforeLoad();
+      builder.load(input, r0, 0, rows, input.cols, isa::Space::Scratchpad, tileAddress);
+      builder.beforeCompute();
+      builder.emit(vectorOp(opcode, resultAddress, tileAddress, rows, input.cols));
+      builder.beforeStore();
+      builder.store(output, r0, 0, rows, 1, isa::Space::Scratchpad, resultAddress);
     }
   }
 
@@ -440,7 +496,7 @@ private:
         // buffer of its own.
         builder.setSource(fmt::format("copy to output {}", index));
         Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
-        emitElementwise(matrix, copy, {{}, isa::Broadcast::None, std::nullopt});
+        emitElementwise(matrix, copy, {{}, Spread::None, std::nullopt});
         matrix = copy;
         claimed.insert(matrix.address);
       }

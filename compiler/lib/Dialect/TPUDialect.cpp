@@ -53,9 +53,19 @@ LogicalResult BinaryOp::verify() {
   bool sameShape = lhs == rhs;
   bool row = rhs[0] == 1 && rhs[1] == lhs[1];
   bool scalar = rhs[0] == 1 && rhs[1] == 1;
-  if (!sameShape && !row && !scalar)
-    return emitOpError() << "rhs must be " << lhs[0] << "x" << lhs[1] << ", 1x" << lhs[1]
-                         << " or 1x1, got " << rhs[0] << "x" << rhs[1];
+  bool column = rhs[0] == lhs[0] && rhs[1] == 1;
+  if (!sameShape && !row && !scalar && !column)
+    return emitOpError() << "rhs must be " << lhs[0] << "x" << lhs[1] << ", 1x" << lhs[1] << ", "
+                         << lhs[0] << "x1 or 1x1, got " << rhs[0] << "x" << rhs[1];
+  return success();
+}
+
+LogicalResult RowReduceOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (result[0] != input[0] || result[1] != 1)
+    return emitOpError() << "result must be " << input[0] << "x1, got " << result[0] << "x"
+                         << result[1];
   return success();
 }
 

@@ -33,16 +33,23 @@ bool isF32Tensor(Type type) {
 }
 
 // How the second operand of an elementwise op is spread over the first.
-enum class Spread { Same, Row, Scalar, Unsupported };
+// Column (one element per row, e.g. a row maximum) is not a broadcast the
+// vector unit has; the emitter issues one scalar-broadcast instruction per row.
+enum class Spread { Same, Row, Scalar, Column, Unsupported };
 
 Spread spreadOf(ArrayRef<int64_t> full, ArrayRef<int64_t> operand) {
   if (full == operand)
     return Spread::Same;
+  if (operand.empty())
+    return Spread::Unsupported;
   bool leadingOnes = llvm::all_of(operand.drop_back(), [](int64_t d) { return d == 1; });
-  if (leadingOnes && !operand.empty() && operand.back() == 1)
+  if (leadingOnes && operand.back() == 1)
     return Spread::Scalar;
-  if (leadingOnes && !operand.empty() && operand.back() == full.back())
+  if (leadingOnes && operand.back() == full.back())
     return Spread::Row;
+  if (operand.size() == full.size() && operand.drop_back() == full.drop_back() &&
+      operand.back() == 1)
+    return Spread::Column;
   return Spread::Unsupported;
 }
 
@@ -76,10 +83,19 @@ LogicalResult checkSupported(Operation *op) {
     if (!direct && !swapped)
       return op->emitOpError("broadcast is not supported by the vector unit: the smaller "
                              "operand must match in shape, be one row of the last dimension, "
-                             "or be one element");
+                             "one column (size 1 in the last dimension only) or one element");
+  }
+  if (llvm::isa<tosa::ReduceSumOp, tosa::ReduceMaxOp>(op)) {
+    auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (axis != input.getRank() - 1)
+      return op->emitOpError() << "over axis " << axis
+                               << " is not supported by the TPU lowering (only the last axis, "
+                               << input.getRank() - 1 << ")";
   }
   if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp,
-                tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp>(op))
+                tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp,
+                tosa::ReciprocalOp, tosa::RsqrtOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -100,25 +116,33 @@ struct LowerReshape : OpRewritePattern<tosa::ReshapeOp> {
   }
 };
 
-struct LowerMatMul : OpRewritePattern<tosa::MatMulOp> {
-  LowerMatMul(MLIRContext *context, llvm::Statistic &count)
-      : OpRewritePattern(context), count(count) {}
+// A lowering that counts what it lowers (for the pass statistics) and
+// replaces the TOSA op with a view of a 2-D tpu result in the op's type.
+template <typename TosaOp> struct CountedLowering : OpRewritePattern<TosaOp> {
+  CountedLowering(MLIRContext *context, llvm::Statistic &count)
+      : OpRewritePattern<TosaOp>(context), count(count) {}
+  void replaceWithView(PatternRewriter &rewriter, TosaOp op, Value result) const {
+    rewriter.replaceOp(op, viewAs(rewriter, op.getLoc(), result,
+                                  llvm::cast<RankedTensorType>(op->getResult(0).getType())));
+    ++count;
+  }
+  llvm::Statistic &count;
+};
+
+struct LowerMatMul : CountedLowering<tosa::MatMulOp> {
+  using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::MatMulOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = asMatrix(rewriter, loc, op.getA());
     Value rhs = asMatrix(rewriter, loc, op.getB());
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
-    Value product = rewriter.create<MatMulOp>(loc, matrixType(resultType), lhs, rhs);
-    rewriter.replaceOp(op, viewAs(rewriter, loc, product, resultType));
-    ++count;
+    replaceWithView(rewriter, op, rewriter.create<MatMulOp>(loc, matrixType(resultType), lhs, rhs));
     return success();
   }
-  llvm::Statistic &count;
 };
 
-template <typename TosaOp, BinaryKind kind> struct LowerBinary : OpRewritePattern<TosaOp> {
-  LowerBinary(MLIRContext *context, llvm::Statistic &count)
-      : OpRewritePattern<TosaOp>(context), count(count) {}
+template <typename TosaOp, BinaryKind kind> struct LowerBinary : CountedLowering<TosaOp> {
+  using CountedLowering<TosaOp>::CountedLowering;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
@@ -129,22 +153,47 @@ template <typename TosaOp, BinaryKind kind> struct LowerBinary : OpRewritePatter
     ArrayRef<int64_t> otherShape = llvm::cast<RankedTensorType>(other.getType()).getShape();
     RankedTensorType matrix = matrixType(resultType);
     RankedTensorType otherMatrix = matrix;
-    if (spreadOf(resultType.getShape(), otherShape) == Spread::Row)
+    Spread spread = spreadOf(resultType.getShape(), otherShape);
+    if (spread == Spread::Row)
       otherMatrix = RankedTensorType::get({1, matrix.getShape()[1]}, matrix.getElementType());
-    else if (spreadOf(resultType.getShape(), otherShape) == Spread::Scalar)
+    else if (spread == Spread::Scalar)
       otherMatrix = RankedTensorType::get({1, 1}, matrix.getElementType());
+    else if (spread == Spread::Column)
+      otherMatrix = RankedTensorType::get({matrix.getShape()[0], 1}, matrix.getElementType());
     Value result = rewriter.create<BinaryOp>(loc, matrix, kind, asMatrix(rewriter, loc, full),
                                              viewAs(rewriter, loc, other, otherMatrix));
-    rewriter.replaceOp(op, viewAs(rewriter, loc, result, resultType));
-    ++count;
+    this->replaceWithView(rewriter, op, result);
     return success();
   }
-  llvm::Statistic &count;
 };
 
-struct LowerClamp : OpRewritePattern<tosa::ClampOp> {
-  LowerClamp(MLIRContext *context, llvm::Statistic &count)
-      : OpRewritePattern(context), count(count) {}
+template <typename TosaOp, UnaryKind kind> struct LowerUnary : CountedLowering<TosaOp> {
+  using CountedLowering<TosaOp>::CountedLowering;
+  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    this->replaceWithView(
+        rewriter, op,
+        rewriter.create<UnaryOp>(loc, kind, asMatrix(rewriter, loc, op->getOperand(0))));
+    return success();
+  }
+};
+
+// A reduction over the last axis (checkSupported allows no other), which
+// TOSA keeps with size 1: per row of the matrix view, one result element.
+template <typename TosaOp, ReduceKind kind> struct LowerRowReduce : CountedLowering<TosaOp> {
+  using CountedLowering<TosaOp>::CountedLowering;
+  LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = asMatrix(rewriter, loc, op.getInput());
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    auto columnType = RankedTensorType::get({inputType.getShape()[0], 1}, rewriter.getF32Type());
+    this->replaceWithView(rewriter, op, rewriter.create<RowReduceOp>(loc, columnType, kind, input));
+    return success();
+  }
+};
+
+struct LowerClamp : CountedLowering<tosa::ClampOp> {
+  using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::ClampOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     float lo = op.getMinFp().convertToFloat();
@@ -156,12 +205,9 @@ struct LowerClamp : OpRewritePattern<tosa::ClampOp> {
     else
       result = rewriter.create<ClampOp>(loc, input, rewriter.getF32FloatAttr(lo),
                                         rewriter.getF32FloatAttr(hi));
-    rewriter.replaceOp(op,
-                       viewAs(rewriter, loc, result, llvm::cast<RankedTensorType>(op.getType())));
-    ++count;
+    replaceWithView(rewriter, op, result);
     return success();
   }
-  llvm::Statistic &count;
 };
 
 struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
@@ -180,7 +226,12 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,
-        LowerBinary<tosa::MinimumOp, BinaryKind::min>, LowerClamp>(context, numVectorOps);
+        LowerBinary<tosa::MinimumOp, BinaryKind::min>, LowerClamp,
+        LowerUnary<tosa::ExpOp, UnaryKind::exp>,
+        LowerUnary<tosa::ReciprocalOp, UnaryKind::reciprocal>,
+        LowerUnary<tosa::RsqrtOp, UnaryKind::rsqrt>,
+        LowerRowReduce<tosa::ReduceSumOp, ReduceKind::sum>,
+        LowerRowReduce<tosa::ReduceMaxOp, ReduceKind::max>>(context, numVectorOps);
     ConversionTarget target(*context);
     target.addIllegalDialect<tosa::TosaDialect>();
     target.addLegalDialect<TPUDialect, arith::ArithDialect, func::FuncDialect>();

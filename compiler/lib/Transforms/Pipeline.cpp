@@ -9,7 +9,9 @@ namespace mlir::tpu {
 
 void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
+  // Weight transposes become constants here, which the batchnorm fold needs.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
+  pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
   pm.addPass(createCSEPass());
 }
 
@@ -22,7 +24,7 @@ void buildTPULoweringPipeline(OpPassManager &pm) {
 void registerTPUPipelines() {
   PassPipelineRegistration<>("tpu-graph-opt",
                              "Target-neutral graph clean-up: canonicalize, fold TOSA "
-                             "layer ops on constants, CSE",
+                             "layer ops on constants, fold batchnorm into weights, CSE",
                              buildGraphOptimizationPipeline);
   PassPipelineRegistration<>("tpu-lower", "Graph optimization, then lowering to the TPU dialect",
                              [](OpPassManager &pm) {

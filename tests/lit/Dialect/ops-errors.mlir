@@ -16,9 +16,17 @@ func.func @matmul_result(%a: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x4
 
 // -----
 
-func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<4x1xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{rhs must be 4x3, 1x3 or 1x1, got 4x1}}
-  %s = tpu.binary add %a, %b : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
+func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<2x1xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{rhs must be 4x3, 1x3, 4x1 or 1x1, got 2x1}}
+  %s = tpu.binary add %a, %b : tensor<4x3xf32>, tensor<2x1xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @row_reduce_result(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{result must be 4x1, got 4x3}}
+  %s = tpu.row_reduce sum %a : tensor<4x3xf32> -> tensor<4x3xf32>
   return %s : tensor<4x3xf32>
 }
 

@@ -8,10 +8,18 @@ func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> tensor<2x4x3
 
 // -----
 
-func.func @column_broadcast(%x: tensor<4x3xf32>, %c: tensor<4x1xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit}}
-  %s = tosa.add %x, %c : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
-  return %s : tensor<4x3xf32>
+func.func @middle_axis_broadcast(%x: tensor<2x4x3xf32>, %c: tensor<2x1x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit: the smaller operand must match in shape, be one row of the last dimension, one column (size 1 in the last dimension only) or one element}}
+  %s = tosa.add %x, %c : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+  return %s : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @reduce_not_last_axis(%x: tensor<4x3xf32>) -> tensor<1x3xf32> {
+  // expected-error @+1 {{'tosa.reduce_sum' op over axis 0 is not supported by the TPU lowering (only the last axis, 1)}}
+  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+  return %s : tensor<1x3xf32>
 }
 
 // -----

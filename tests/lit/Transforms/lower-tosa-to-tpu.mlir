@@ -45,3 +45,38 @@ func.func @constants(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %s = tosa.sub %x, %c2 : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
   return %s : tensor<4x3xf32>
 }
+
+// Softmax as the importer writes it: row reductions over the last axis
+// (kept with size 1) become tpu.row_reduce, and the [M, 1] column they give
+// is a column operand of tpu.binary; exp and reciprocal are tpu.unary.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<8x40xf32>)
+// CHECK: %[[MAX:.*]] = tpu.row_reduce max %[[X]] : tensor<8x40xf32> -> tensor<8x1xf32>
+// CHECK: %[[D:.*]] = tpu.binary sub %[[X]], %[[MAX]] : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+// CHECK: %[[E:.*]] = tpu.unary exp %[[D]] : tensor<8x40xf32>
+// CHECK: %[[SUM:.*]] = tpu.row_reduce sum %[[E]] : tensor<8x40xf32> -> tensor<8x1xf32>
+// CHECK: %[[R:.*]] = tpu.unary reciprocal %[[SUM]] : tensor<8x1xf32>
+// CHECK: %[[Y:.*]] = tpu.binary mul %[[E]], %[[R]] : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+// CHECK: return %[[Y]]
+func.func @softmax(%x: tensor<8x40xf32>) -> tensor<8x40xf32> {
+  %m = tosa.reduce_max %x {axis = 1 : i32} : (tensor<8x40xf32>) -> tensor<8x1xf32>
+  %d = tosa.sub %x, %m : (tensor<8x40xf32>, tensor<8x1xf32>) -> tensor<8x40xf32>
+  %e = tosa.exp %d : (tensor<8x40xf32>) -> tensor<8x40xf32>
+  %s = tosa.reduce_sum %e {axis = 1 : i32} : (tensor<8x40xf32>) -> tensor<8x1xf32>
+  %r = tosa.reciprocal %s : (tensor<8x1xf32>) -> tensor<8x1xf32>
+  %y = tosa.mul %r, %e {shift = 0 : i8} : (tensor<8x1xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
+  return %y : tensor<8x40xf32>
+}
+
+// Rank 3: the reduction is over the rows of the [2*4, 6] view; rsqrt is a
+// tpu.unary.
+// CHECK-LABEL: func.func @rank3_rsqrt
+// CHECK: %[[S:.*]] = tpu.row_reduce sum %{{.*}} : tensor<8x6xf32> -> tensor<8x1xf32>
+// CHECK: %[[Q:.*]] = tpu.unary rsqrt %[[S]] : tensor<8x1xf32>
+// CHECK: tpu.binary mul %{{.*}}, %[[Q]] : tensor<8x6xf32>, tensor<8x1xf32> -> tensor<8x6xf32>
+func.func @rank3_rsqrt(%x: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
+  %s = tosa.reduce_sum %x {axis = 2 : i32} : (tensor<2x4x6xf32>) -> tensor<2x4x1xf32>
+  %q = tosa.rsqrt %s : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %y = tosa.mul %x, %q {shift = 0 : i8} : (tensor<2x4x6xf32>, tensor<2x4x1xf32>) -> tensor<2x4x6xf32>
+  return %y : tensor<2x4x6xf32>
+}

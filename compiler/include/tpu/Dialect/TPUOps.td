@@ -22,7 +22,7 @@ def TPU_Dialect : Dialect {
   let description = [{
     Each operation maps onto one unit of the accelerator: `tpu.matmul` onto
     the weight-stationary matrix unit, `tpu.binary`, `tpu.unary` and
-    `tpu.clamp` onto the vector unit. Operands are 2-D fp32 tensors viewed
+    `tpu.clamp` and `tpu.row_reduce` onto the vector unit. Operands are 2-D fp32 tensors viewed
     row-major (`tpu.view` reinterprets a shape without moving data), so that
     a tensor is a DRAM region of rows the DMA engine can stride through.
   }];
@@ -66,7 +66,10 @@ def TPU_BinaryOp : TPU_Op<"binary", [Pure]> {
   let summary = "Elementwise binary operation on the vector unit";
   let description = [{
     `result = lhs <kind> rhs`, where `rhs` has the shape of `lhs` (MxN), is
-    one row (1xN) reused for every row, or is one element (1x1).
+    one row (1xN) reused for every row, is one element (1x1), or is one
+    column (Mx1) whose element r is used across row r. The vector unit has
+    no column broadcast: the emitter runs one instruction per row with that
+    row's element as a scalar operand.
 
     ```mlir
     %y = tpu.binary add %x, %bias : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>
@@ -96,6 +99,27 @@ def TPU_UnaryOp : TPU_Op<"unary", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins TPU_UnaryKind:$kind, TPU_Matrix:$input);
   let results = (outs TPU_Matrix:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
+}
+
+def TPU_ReduceKind : I32EnumAttr<"ReduceKind", "vector-unit row reduction", [
+  I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
+  let cppNamespace = "::mlir::tpu";
+}
+
+def TPU_RowReduceOp : TPU_Op<"row_reduce", [Pure]> {
+  let summary = "Sum or maximum of each row on the vector unit";
+  let description = [{
+    `result[r][0] = input[r][0] <kind> ... <kind> input[r][N-1]`, summed in
+    column order (`v.rowsum`, `v.rowmax`).
+
+    ```mlir
+    %s = tpu.row_reduce sum %x : tensor<8x40xf32> -> tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins TPU_ReduceKind:$kind, TPU_Matrix:$input);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def TPU_ClampOp : TPU_Op<"clamp", [Pure, SameOperandsAndResultType]> {

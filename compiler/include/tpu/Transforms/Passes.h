@@ -16,7 +16,8 @@ namespace mlir::tpu {
 #include "tpu/Transforms/Passes.h.inc"
 
 // Graph-level clean-up: canonicalization (upstream folders), constant folding
-// of TOSA layer ops on constants, CSE. Target-neutral.
+// of TOSA layer ops on constants, batchnorm folded into weights, CSE.
+// Target-neutral.
 void buildGraphOptimizationPipeline(OpPassManager &pm);
 // Graph level to the TPU dialect, then clean-up of the result.
 void buildTPULoweringPipeline(OpPassManager &pm);

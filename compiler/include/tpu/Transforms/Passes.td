@@ -5,15 +5,49 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
+  let summary = "Fold per-channel scale and shift into the preceding layer's weights";
+  let description = [{
+    The ONNX importer writes BatchNormalization as `tosa.mul` by a constant
+    per-channel scale, then `tosa.add` of a constant per-channel shift
+    (broadcast over the last axis, NHWC's channels). When the multiplied
+    value comes from a `tosa.conv2d`, `tosa.depthwise_conv2d`,
+    `tosa.fully_connected` or `tosa.matmul` with constant weights (and
+    bias) that nothing else reads, the scale goes into the weights of each
+    output channel and into the bias, and the shift into the bias; the mul
+    and add disappear. `tosa.matmul` has no bias, so only its scale folds.
+    Not folded: non-constant weights or bias, a layer result with other
+    users, a constant that is not one value per output channel (or one
+    value for all). Target-neutral: TOSA in, TOSA out. It runs after
+    `tosa-layerwise-constant-fold`, which computes the importer's weight
+    transposes into constants.
+
+    Before:
+    ```mlir
+    %c = tosa.conv2d %x, %w, %b {...} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x8x8x4xf32>
+    %m = tosa.mul %c, %scale {shift = 0 : i8} : (tensor<1x8x8x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x8x8x4xf32>
+    %y = tosa.add %m, %shift : (tensor<1x8x8x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x8x8x4xf32>
+    ```
+
+    After (`%w2[o] = %w[o] * scale[o]`, `%b2[o] = %b[o] * scale[o] + shift[o]`):
+    ```mlir
+    %y = tosa.conv2d %x, %w2, %b2 {...} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x8x8x4xf32>
+    ```
+  }];
+}
+
 def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
   let summary = "Lower TOSA graph operations to TPU hardware operations";
   let description = [{
     Rewrites the TOSA operations the accelerator supports into the `tpu`
     dialect on 2-D row-major tensors: `tosa.matmul` (batch 1) becomes
-    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` with the
-    broadcast the vector unit supports (same shape, one row, one element),
-    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.reshape`
-    becomes `tpu.view`, and `tosa.const` becomes `arith.constant`. Any
+    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` (same shape,
+    one row, one element, or one column, which the emitter runs row by row),
+    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.exp`,
+    `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
+    and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
+    `tosa.reshape` becomes `tpu.view`, and `tosa.const` becomes
+    `arith.constant`. Any
     other TOSA operation, or an unsupported form of one of these, is an
     error naming it.
 

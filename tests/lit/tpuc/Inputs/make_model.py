@@ -29,9 +29,10 @@ KINDS = {
                              [info("x", ["batch", 3])], [info("y", ["batch", 3])]),
     "opset9": lambda: model([helper.make_node("Relu", ["x"], ["y"])],
                             [info("x", [2, 3])], [info("y", [2, 3])], opset=9),
-    "column_bias": lambda: model([helper.make_node("Add", ["x", "c"], ["y"], name="colbias")],
-                                 [info("x", [4, 3])], [info("y", [4, 3])],
-                                 [const("c", np.ones((4, 1)))]),
+    # A broadcast over a middle axis (a column, [4, 1], is supported).
+    "middle_bias": lambda: model([helper.make_node("Add", ["x", "c"], ["y"], name="midbias")],
+                                 [info("x", [2, 4, 3])], [info("y", [2, 4, 3])],
+                                 [const("c", np.ones((2, 1, 3)))]),
     # Gemm with every attribute, Clip with constant bounds, Identity and Flatten.
     "gemm_attrs": lambda: model(
         [helper.make_node("Gemm", ["x", "w", "c"], ["g"], name="gemm", alpha=0.5, beta=2.0,
