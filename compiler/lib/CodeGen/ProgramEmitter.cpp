@@ -74,13 +74,31 @@ public:
     ++issued[static_cast<unsigned>(instruction.queue())];
   }
 
+  // Emits a sync.push on `from`, which runs once everything `from` has
+  // issued so far has completed; returns the token's number on the channel.
+  uint64_t signal(Queue from, Queue to) {
+    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
+    emit(isa::makeInstruction(Opcode::SyncPush, {{Field::From, f}, {Field::To, t}}));
+    synced[f][t] = issued[f];
+    return pushed[f][t]++;
+  }
+
+  // Makes everything `to` issues from now on wait for token `token` of the
+  // channel from -> to, popping the tokens up to it (tokens are taken in
+  // order, so waiting for one waits for all before it).
+  void await(Queue from, Queue to, uint64_t token) {
+    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
+    while (popped[f][t] <= token) {
+      emit(isa::makeInstruction(Opcode::SyncPop, {{Field::From, f}, {Field::To, t}}));
+      ++popped[f][t];
+    }
+  }
+
   void dependsOn(Queue from, Queue to) {
     unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
     if (synced[f][t] == issued[f])
       return; // nothing new on `from` since the last token to `to`
-    emit(isa::makeInstruction(Opcode::SyncPush, {{Field::From, f}, {Field::To, t}}));
-    emit(isa::makeInstruction(Opcode::SyncPop, {{Field::From, f}, {Field::To, t}}));
-    synced[f][t] = issued[f];
+    await(from, to, signal(from, to));
   }
 
   // Before a DMA load overwrites the scratchpad: the units reading it are done,
@@ -125,8 +143,10 @@ private:
   }
 
   uint32_t sourceIndex = 0;
+  using PerChannel = std::array<std::array<uint64_t, isa::kNumQueues>, isa::kNumQueues>;
   std::array<uint64_t, isa::kNumQueues> issued{};
-  std::array<std::array<uint64_t, isa::kNumQueues>, isa::kNumQueues> synced{};
+  PerChannel synced{}; // issued[from] when the latest token from -> to was pushed
+  PerChannel pushed{}, popped{};
 };
 
 isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
@@ -145,6 +165,17 @@ isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, uint64_t sr
       .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
       .set(Field::Src2Addr, src2)
       .set(Field::Broadcast, uint64_t(broadcast));
+}
+
+// A vector op on a tile in the accumulators, in place.
+isa::Instruction accumulatorOp(Opcode opcode, uint64_t address, int64_t rows, int64_t cols) {
+  auto acc = uint64_t(isa::Space::Accumulator);
+  return isa::makeInstruction(opcode, {{Field::DstSpace, acc},
+                                       {Field::DstAddr, address},
+                                       {Field::SrcSpace, acc},
+                                       {Field::SrcAddr, address},
+                                       {Field::Rows, uint64_t(rows)},
+                                       {Field::Cols, uint64_t(cols)}});
 }
 
 Opcode binaryOpcode(mlir::tpu::BinaryKind kind) {
@@ -329,55 +360,13 @@ private:
     return matrix;
   }
 
-  // Matrix unit: for each output tile of at most C columns and as many rows
-  // as the accumulators hold, accumulate over K in steps of R.
-  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y) {
-    int64_t tileK = std::min<int64_t>(a.cols, config.array.rows);
-    int64_t tileN = std::min<int64_t>(y.cols, config.array.cols);
-    int64_t weightWords = tileK * tileN;
-    int64_t freeWords = int64_t(config.scratchpad.words()) - weightWords;
-    int64_t tileM = std::min({y.rows, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN,
-                              freeWords > 0 ? freeWords / tileK : 0});
-    if (tileM < 1)
-      throw Error(fmt::format("{}: config '{}' has too little scratchpad or accumulator memory "
-                              "for one {}x{} weight tile and one row",
-                              builder.source(), config.name, tileK, tileN));
-    const uint64_t weightAddress = 0, activationAddress = weightWords, accAddress = 0;
-    for (int64_t n0 = 0; n0 < y.cols; n0 += tileN) {
-      int64_t n = std::min(tileN, y.cols - n0);
-      for (int64_t m0 = 0; m0 < y.rows; m0 += tileM) {
-        int64_t m = std::min(tileM, y.rows - m0);
-        for (int64_t k0 = 0; k0 < a.cols; k0 += tileK) {
-          int64_t k = std::min(tileK, a.cols - k0);
-          builder.beforeLoad();
-          builder.load(w, k0, n0, k, n, isa::Space::Scratchpad, weightAddress);
-          builder.load(a, m0, k0, m, k, isa::Space::Scratchpad, activationAddress);
-          builder.beforeCompute();
-          builder.emit(isa::makeInstruction(Opcode::LoadWeights, {{Field::SrcAddr, weightAddress},
-                                                                  {Field::SrcStride, uint64_t(n)},
-                                                                  {Field::Rows, uint64_t(k)},
-                                                                  {Field::Cols, uint64_t(n)}}));
-          builder.emit(
-              isa::makeInstruction(Opcode::MatMul, {{Field::SrcAddr, activationAddress},
-                                                    {Field::SrcStride, uint64_t(k)},
-                                                    {Field::DstAddr, accAddress},
-                                                    {Field::DstStride, uint64_t(n)},
-                                                    {Field::Rows, uint64_t(m)},
-                                                    {Field::Cols, uint64_t(k)},
-                                                    {Field::DType, uint64_t(config.array.dtype)},
-                                                    {Field::Accumulate, k0 > 0 ? 1u : 0u},
-                                                    {Field::Flip, 1}}));
-        }
-        builder.beforeStore();
-        builder.store(y, m0, n0, m, n, isa::Space::Accumulator, accAddress);
-      }
-    }
-  }
-
-  // How the second operand of a vector operation spreads over each tile:
-  // the ISA's three broadcasts, plus a column (element r for row r), which
-  // the vector unit lacks and gets one scalar-broadcast instruction per row.
   enum class Spread { None, Row, Scalar, Column };
+
+  static isa::Broadcast broadcastOf(Spread spread) {
+    return spread == Spread::None  ? isa::Broadcast::None
+           : spread == Spread::Row ? isa::Broadcast::Row
+                                   : isa::Broadcast::Scalar;
+  }
 
   // What the vector unit combines with each tile, if anything.
   struct Operand {
@@ -385,6 +374,234 @@ private:
     Spread spread;                // how `matrix` spreads over the tile
     std::optional<Opcode> opcode; // nullopt: plain copy
   };
+
+  // Buffers that one queue fills and another drains, used in turn, so that
+  // the producer fills the next one while the consumer works on this one.
+  // Each fill is announced with a token producer -> consumer; the consumer
+  // releases a buffer with a token consumer -> producer, which the next fill
+  // of the same buffer waits for.
+  class BufferRing {
+  public:
+    BufferRing(std::vector<uint64_t> addresses, Queue producer, Queue consumer)
+        : addresses_(std::move(addresses)), releases_(addresses_.size()), producer_(producer),
+          consumer_(consumer) {}
+
+    // Before filling: the buffer's previous contents have been released.
+    uint64_t startFill(ProgramBuilder &builder) {
+      current_ = next_;
+      next_ = (next_ + 1) % addresses_.size();
+      if (releases_[current_])
+        builder.await(consumer_, producer_, *releases_[current_]);
+      return addresses_[current_];
+    }
+    // After the fill's instructions: announces it; returns the fill's token.
+    uint64_t endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
+    // Before the consumer first reads a fill.
+    void use(ProgramBuilder &builder, uint64_t fillToken) {
+      builder.await(producer_, consumer_, fillToken);
+    }
+    // After the consumer's last read of the buffer at `address`.
+    void release(ProgramBuilder &builder, uint64_t address) {
+      size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
+      releases_[slot] = builder.signal(consumer_, producer_);
+    }
+
+  private:
+    std::vector<uint64_t> addresses_;
+    std::vector<std::optional<uint64_t>> releases_;
+    Queue producer_, consumer_;
+    size_t next_ = 0, current_ = 0;
+  };
+
+  // Places buffers of the given sizes in a memory of `words` words with
+  // `banks` banks: each on a bank boundary of its own when they all fit that
+  // way (so that a DMA filling one never waits for a unit reading another),
+  // else packed. Returns nullopt when they do not fit at all.
+  static std::optional<std::vector<uint64_t>> placeBuffers(const std::vector<uint64_t> &sizes,
+                                                           uint64_t words, uint64_t banks) {
+    uint64_t bankWords = words / banks;
+    for (bool aligned : {true, false}) {
+      std::vector<uint64_t> addresses;
+      uint64_t next = 0;
+      for (uint64_t size : sizes) {
+        if (aligned)
+          next = alignUp(next, bankWords);
+        addresses.push_back(next);
+        next += size;
+      }
+      if (next <= words)
+        return addresses;
+    }
+    return std::nullopt;
+  }
+
+  // What the vector unit applies to each output tile of a matmul while it is
+  // still in the accumulators (a fused epilogue): the ops of its fusion group.
+  using Epilogue = std::vector<Operand>;
+
+  // Matrix unit. Output tiles of tileM rows x up to C columns accumulate over
+  // K in steps of R. Activations come in blocks of tileM rows x kBlock
+  // columns (the whole K when it fits, so a block serves every output
+  // column), weights in panels of kBlock x tileN; both are double-buffered, as
+  // are the accumulator tiles, so loads, the array and stores overlap.
+  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
+                  const Epilogue &epilogue = {}) {
+    // Operands from earlier operations: their stores have landed, their
+    // buffers are free.
+    builder.dependsOn(Queue::Store, Queue::Load);
+    builder.dependsOn(Queue::Compute, Queue::Load);
+    builder.dependsOn(Queue::Store, Queue::Compute);
+    const int64_t K = a.cols, N = y.cols, M = y.rows;
+    const int64_t tileK = std::min<int64_t>(K, config.array.rows);
+    const int64_t tileN = std::min<int64_t>(N, config.array.cols);
+    int64_t operandWords = 0; // one fill of the largest epilogue operand, per tile row
+    int64_t operandFixed = 0;
+    for (const Operand &operand : epilogue) {
+      if (operand.matrix.rows == 0)
+        continue;
+      if (operand.spread == Spread::None)
+        operandWords = std::max(operandWords, tileN);
+      else
+        operandFixed = std::max<int64_t>(operandFixed, operand.spread == Spread::Row ? tileN : 2);
+    }
+
+    std::optional<std::vector<uint64_t>> scratchpad, accumulator;
+    // Buffers for tiles of tileM rows and activation blocks of kBlock columns.
+    auto place = [&](int64_t tileM, int64_t kBlock) {
+      if (kBlock > kMaxDmaRows || kBlock > kMaxCols)
+        return false;
+      uint64_t operandSize = uint64_t(std::max(tileM * operandWords, operandFixed));
+      uint64_t block = uint64_t(tileM * kBlock), panel = uint64_t(kBlock * tileN);
+      scratchpad = placeBuffers({block, block, panel, panel, operandSize, operandSize},
+                                config.scratchpad.words(), config.scratchpad.banks);
+      accumulator = placeBuffers({uint64_t(tileM * tileN), uint64_t(tileM * tileN)},
+                                 config.accumulator.words(), config.accumulator.banks);
+      return scratchpad && accumulator;
+    };
+    // Preferably the whole K per block, with enough rows per tile to keep the
+    // array streaming (R); else the most rows, with the widest block.
+    const int64_t mostRows =
+        std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / (2 * tileN)});
+    const int64_t streamingRows = std::min<int64_t>(mostRows, config.array.rows);
+    int64_t tileM = mostRows, kBlock = K;
+    while (tileM >= streamingRows && !place(tileM, kBlock))
+      tileM /= 2;
+    if (tileM < streamingRows || tileM < 1) {
+      auto fallback = [&] {
+        for (tileM = mostRows; tileM >= 1; tileM /= 2)
+          for (kBlock = std::min<int64_t>(K, kMaxCols) / tileK * tileK; kBlock >= tileK;
+               kBlock -= tileK)
+            if (place(tileM, kBlock))
+              return true;
+        return false;
+      };
+      if (!fallback())
+        throw Error(fmt::format("{}: config '{}' has too little scratchpad or accumulator memory "
+                                "for one {}x{} weight tile and one row",
+                                builder.source(), config.name, tileK, tileN));
+    }
+    const std::vector<uint64_t> &sp = *scratchpad;
+    BufferRing activations({sp[0], sp[1]}, Queue::Load, Queue::Compute);
+    BufferRing weights({sp[2], sp[3]}, Queue::Load, Queue::Compute);
+    BufferRing operands({sp[4], sp[5]}, Queue::Load, Queue::Compute);
+    BufferRing results(*accumulator, Queue::Compute, Queue::Store);
+    const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
+
+    for (int64_t m0 = 0; m0 < M; m0 += tileM) {
+      int64_t m = std::min(tileM, M - m0);
+      std::optional<std::pair<uint64_t, uint64_t>> block; // address, fill token
+      for (int64_t n0 = 0; n0 < N; n0 += tileN) {
+        int64_t n = std::min(tileN, N - n0);
+        uint64_t acc = results.startFill(builder);
+        std::vector<uint64_t> panels, blocks; // to release after the epilogue
+        for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock) {
+          int64_t kb = std::min(kBlock, K - kb0);
+          if (!block || !blockPerRowBand) {
+            uint64_t address = activations.startFill(builder);
+            builder.load(a, m0, kb0, m, kb, isa::Space::Scratchpad, address);
+            block = {address, activations.endFill(builder)};
+          }
+          uint64_t panel = weights.startFill(builder);
+          builder.load(w, kb0, n0, kb, n, isa::Space::Scratchpad, panel);
+          uint64_t panelToken = weights.endFill(builder);
+          activations.use(builder, block->second);
+          weights.use(builder, panelToken);
+          for (int64_t k0 = kb0; k0 < kb0 + kb; k0 += tileK) {
+            int64_t k = std::min(tileK, kb0 + kb - k0);
+            builder.emit(isa::makeInstruction(Opcode::LoadWeights,
+                                              {{Field::SrcAddr, panel + uint64_t((k0 - kb0) * n)},
+                                               {Field::SrcStride, uint64_t(n)},
+                                               {Field::Rows, uint64_t(k)},
+                                               {Field::Cols, uint64_t(n)}}));
+            builder.emit(isa::makeInstruction(Opcode::MatMul,
+                                              {{Field::SrcAddr, block->first + uint64_t(k0 - kb0)},
+                                               {Field::SrcStride, uint64_t(kb)},
+                                               {Field::DstAddr, acc},
+                                               {Field::DstStride, uint64_t(n)},
+                                               {Field::Rows, uint64_t(m)},
+                                               {Field::Cols, uint64_t(k)},
+                                               {Field::DType, uint64_t(config.array.dtype)},
+                                               {Field::Accumulate, k0 > 0 ? 1u : 0u},
+                                               {Field::Flip, 1}}));
+          }
+          if (blockPerRowBand) {
+            panels.push_back(panel);
+            if (n0 + tileN >= N)
+              blocks.push_back(block->first);
+          } else {
+            // Several blocks per output tile: each must be free before the
+            // block after next refills its buffer, so release it now.
+            weights.release(builder, panel);
+            activations.release(builder, block->first);
+          }
+        }
+        emitEpilogue(epilogue, operands, acc, m0, n0, m, n);
+        // Releasing waits for the array to finish: done once per output tile,
+        // where the epilogue and the store wait for it anyway.
+        for (uint64_t panel : panels)
+          weights.release(builder, panel);
+        for (uint64_t address : blocks)
+          activations.release(builder, address);
+        results.use(builder, results.endFill(builder));
+        builder.store(y, m0, n0, m, n, isa::Space::Accumulator, acc);
+        results.release(builder, acc);
+      }
+    }
+  }
+
+  // The fused epilogue of one output tile: each op in turn on the tile in the
+  // accumulators, its operand (bias row, residual tile, bounds) loaded into
+  // the scratchpad.
+  void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, uint64_t acc, int64_t m0,
+                    int64_t n0, int64_t m, int64_t n) {
+    for (const Operand &operand : epilogue) {
+      if (operand.matrix.rows == 0) {
+        builder.emit(accumulatorOp(*operand.opcode, acc, m, n));
+        continue;
+      }
+      uint64_t address = operands.startFill(builder);
+      switch (operand.spread) {
+      case Spread::None:
+        builder.load(operand.matrix, m0, n0, m, n, isa::Space::Scratchpad, address);
+        break;
+      case Spread::Row:
+        builder.load(operand.matrix, 0, n0, 1, n, isa::Space::Scratchpad, address);
+        break;
+      case Spread::Scalar:
+        builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad, address);
+        break;
+      case Spread::Column:
+        throw Error(fmt::format("{}: a column operand cannot be fused into a matmul epilogue",
+                                builder.source()));
+      }
+      operands.use(builder, operands.endFill(builder));
+      builder.emit(accumulatorOp(*operand.opcode, acc, m, n)
+                       .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
+                       .set(Field::Src2Addr, address)
+                       .set(Field::Broadcast, uint64_t(broadcastOf(operand.spread))));
+      operands.release(builder, address);
+    }
+  }
 
   // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
   void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
@@ -441,11 +658,8 @@ private:
                                     isa::Broadcast::Scalar, 1, cols));
             }
           } else {
-            isa::Broadcast broadcast = operand.spread == Spread::None  ? isa::Broadcast::None
-                                       : operand.spread == Spread::Row ? isa::Broadcast::Row
-                                                                       : isa::Broadcast::Scalar;
             builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
-                                  broadcast, rows, cols));
+                                  broadcastOf(operand.spread), rows, cols));
           }
           builder.beforeStore();
         } else {
