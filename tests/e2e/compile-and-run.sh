@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# compile-and-run.sh TPUC TPUSIM MODEL_DIR CONFIG OUT_DIR
-# Compiles MODEL_DIR/model.onnx for CONFIG and runs it on the simulator with the
-# model's test data; tpusim exits non-zero when an output is off tolerance.
+# compile-and-run.sh TPUC TPUSIM MODEL_DIR CONFIG OUT_DIR [FUSION]
+# Compiles MODEL_DIR/model.onnx for CONFIG (with --fusion=FUSION, default
+# full) and runs it on the simulator with the model's test data; tpusim exits
+# non-zero when an output is off tolerance.
 set -euo pipefail
-tpuc=$1 tpusim=$2 model=$3 config=$4 out=$5
+tpuc=$1 tpusim=$2 model=$3 config=$4 out=$5 fusion=${6:-full}
 mkdir -p "$out"
-"$tpuc" "$model/model.onnx" --config "$config" -o "$out/model.tpub"
+"$tpuc" "$model/model.onnx" --config "$config" --fusion "$fusion" -o "$out/model.tpub"
 # Both fidelities: the PE-level cycle mode and the fast mode must give the
 # same outputs bit for bit and the same cycles.
 for mode in cycle fast; do

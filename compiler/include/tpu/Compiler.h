@@ -18,6 +18,8 @@ struct CompileOptions {
   std::string output_path; // "-" for stdout (text kinds only)
   std::string config_path; // empty: the default preset
   EmitKind emit = EmitKind::Bundle;
+  std::string fusion = "full";       // none, epilogue or full (the tpu-fuse pass)
+  bool print_fusion_groups = false; // list the groups on stdout
 };
 
 // Throws tpu::Error with a one-line message on any failure.

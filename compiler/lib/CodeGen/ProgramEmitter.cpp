@@ -26,8 +26,9 @@ using isa::Queue;
 using mlir::Value;
 
 constexpr uint64_t kDramAlignment = 64;
-constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
-constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
+constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // set by tpu-fuse
+constexpr int64_t kMaxDmaRows = (1 << 12) - 1;                       // dma.ld/st rows field
+constexpr int64_t kMaxCols = (1 << 12) - 1;                          // cols fields
 constexpr uint64_t kWordBytes = 4;
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -211,6 +212,23 @@ std::optional<Opcode> unaryOpcode(mlir::tpu::UnaryKind kind) {
 }
 
 class Emitter {
+  // How a vector-unit operand spreads over a tile.
+  enum class Spread { None, Row, Scalar, Column };
+
+  static isa::Broadcast broadcastOf(Spread spread) {
+    return spread == Spread::None  ? isa::Broadcast::None
+           : spread == Spread::Row ? isa::Broadcast::Row
+                                   : isa::Broadcast::Scalar;
+  }
+
+  // What the vector unit combines with each tile, if anything.
+  struct Operand {
+    Matrix matrix;                // rows == 0: unary
+    Spread spread;                // how `matrix` spreads over the tile
+    std::optional<Opcode> opcode; // nullopt: plain copy
+    std::string source = {};      // the op it comes from, when fused into another's group
+  };
+
 public:
   explicit Emitter(const HardwareConfig &config) : config(config) {}
 
@@ -317,8 +335,10 @@ private:
         longest += matrixShape(matmul.getLhs()).second;
       reduction[result] = longest;
     }
-    if (llvm::isa<mlir::arith::ConstantOp>(op))
+    if (llvm::isa<mlir::arith::ConstantOp>(op) || emitted.contains(&op))
       return;
+    if (auto group = op.getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr))
+      return emitGroup(op, group);
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
       auto [rows, cols] = matrixShape(view.getResult());
       matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
@@ -326,26 +346,15 @@ private:
       emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
                  placeResult(matmul.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
-      Matrix lhs = matrixOf(binary.getLhs(), &op);
-      Matrix rhs = matrixOf(binary.getRhs(), &op);
-      // The verifier allows same shape, one row, one element or one column,
-      // tried in that order (a 1x1 rhs of a 1xN lhs is a row).
-      Spread spread = rhs.rows == lhs.rows && rhs.cols == lhs.cols ? Spread::None
-                      : rhs.rows == 1 && rhs.cols == lhs.cols      ? Spread::Row
-                      : rhs.rows == 1 && rhs.cols == 1             ? Spread::Scalar
-                                                                   : Spread::Column;
-      emitElementwise(lhs, placeResult(binary.getResult()),
-                      {rhs, spread, binaryOpcode(binary.getKind())});
+      emitElementwise(matrixOf(binary.getLhs(), &op), placeResult(binary.getResult()),
+                      elementwiseStep(op, binary.getLhs()));
     } else if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
       emitRowReduce(matrixOf(reduce.getInput(), &op), placeResult(reduce.getResult()),
                     reduce.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
                                                                    : Opcode::VRowMax);
-    } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
-      emitElementwise(matrixOf(unary.getInput(), &op), placeResult(unary.getResult()),
-                      {{}, Spread::None, unaryOpcode(unary.getKind())});
-    } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
-      emitElementwise(matrixOf(clamp.getInput(), &op), placeResult(clamp.getResult()),
-                      {clampBounds.lookup(&op), Spread::Scalar, Opcode::VClamp});
+    } else if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ClampOp>(op)) {
+      emitElementwise(matrixOf(op.getOperand(0), &op), placeResult(op.getResult(0)),
+                      elementwiseStep(op, op.getOperand(0)));
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
       emitOutputs(ret);
     } else {
@@ -354,26 +363,58 @@ private:
     }
   }
 
+  // The vector-unit step elementwise `op` applies to `input`, one of its
+  // operands (either one of a commutative binary op).
+  Operand elementwiseStep(mlir::Operation &op, Value input) {
+    if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
+      // `input` may be a fused intermediate, which has a shape but no place.
+      auto [rows, cols] = matrixShape(input);
+      Matrix rhs = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs(), &op);
+      // The verifier allows same shape, one row, one element or one column,
+      // tried in that order (a 1x1 rhs of a 1xN lhs is a row).
+      Spread spread = rhs.rows == rows && rhs.cols == cols ? Spread::None
+                      : rhs.rows == 1 && rhs.cols == cols  ? Spread::Row
+                      : rhs.rows == 1 && rhs.cols == 1     ? Spread::Scalar
+                                                           : Spread::Column;
+      return {rhs, spread, binaryOpcode(binary.getKind()), sourceName(&op)};
+    }
+    if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
+      return {{}, Spread::None, unaryOpcode(unary.getKind()), sourceName(&op)};
+    if (llvm::isa<mlir::tpu::ClampOp>(op))
+      return {clampBounds.lookup(&op), Spread::Scalar, Opcode::VClamp, sourceName(&op)};
+    throw Error(fmt::format("{}: '{}' is not elementwise", sourceName(&op),
+                            op.getName().getStringRef().str()));
+  }
+
+  // A fusion group (tpu-fuse): the head and the chain of its single users in
+  // the same group, emitted as one piece; only the last value reaches DRAM.
+  void emitGroup(mlir::Operation &head, mlir::IntegerAttr group) {
+    std::vector<mlir::Operation *> chain{&head};
+    for (Value value = head.getResult(0); value.hasOneUse();) {
+      mlir::Operation *user = *value.getUsers().begin();
+      if (user->getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr) != group)
+        break;
+      chain.push_back(user);
+      value = user->getResult(0);
+    }
+    std::vector<Operand> steps;
+    for (size_t i = 1; i < chain.size(); ++i)
+      steps.push_back(elementwiseStep(*chain[i], chain[i - 1]->getResult(0)));
+    emitted.insert(chain.begin(), chain.end());
+    Matrix output = placeResult(chain.back()->getResult(0));
+    if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(head))
+      return emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output,
+                        steps);
+    Value input = head.getOperand(0);
+    steps.insert(steps.begin(), elementwiseStep(head, input));
+    emitElementwise(matrixOf(input, &head), output, steps);
+  }
+
   Matrix placeResult(Value result) {
     Matrix matrix = allocateMatrix(result);
     matrices[result] = matrix;
     return matrix;
   }
-
-  enum class Spread { None, Row, Scalar, Column };
-
-  static isa::Broadcast broadcastOf(Spread spread) {
-    return spread == Spread::None  ? isa::Broadcast::None
-           : spread == Spread::Row ? isa::Broadcast::Row
-                                   : isa::Broadcast::Scalar;
-  }
-
-  // What the vector unit combines with each tile, if anything.
-  struct Operand {
-    Matrix matrix;                // rows == 0: unary
-    Spread spread;                // how `matrix` spreads over the tile
-    std::optional<Opcode> opcode; // nullopt: plain copy
-  };
 
   // Buffers that one queue fills and another drains, used in turn, so that
   // the producer fills the next one while the consumer works on this one.
@@ -574,7 +615,9 @@ private:
   // the scratchpad.
   void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, uint64_t acc, int64_t m0,
                     int64_t n0, int64_t m, int64_t n) {
+    const std::string head = builder.source();
     for (const Operand &operand : epilogue) {
+      builder.setSource(operand.source.empty() ? head : operand.source);
       if (operand.matrix.rows == 0) {
         builder.emit(accumulatorOp(*operand.opcode, acc, m, n));
         continue;
@@ -601,72 +644,101 @@ private:
                        .set(Field::Broadcast, uint64_t(broadcastOf(operand.spread))));
       operands.release(builder, address);
     }
+    builder.setSource(head);
   }
 
   // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
   void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
+    emitElementwise(input, output, std::vector<Operand>{operand});
+  }
+
+  // A chain of vector-unit steps: each tile is loaded once with every
+  // operand, goes through all the steps in place, and is stored once.
+  void emitElementwise(const Matrix &input, const Matrix &output,
+                       const std::vector<Operand> &steps) {
     int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
-    bool binary = operand.matrix.rows > 0;
     // Scratchpad words per tile row, and independent of the tile's rows.
-    int64_t perRow = tileCols + (!binary                            ? 0
-                                 : operand.spread == Spread::None   ? tileCols
-                                 : operand.spread == Spread::Column ? 1
-                                                                    : 0);
-    int64_t fixedWords = operand.spread == Spread::Row      ? tileCols
-                         : operand.spread == Spread::Scalar ? 2
-                                                            : 0;
+    int64_t perRow = tileCols, fixedWords = 0;
+    for (const Operand &step : steps) {
+      if (step.matrix.rows == 0)
+        continue;
+      perRow += step.spread == Spread::None ? tileCols : step.spread == Spread::Column ? 1 : 0;
+      fixedWords += step.spread == Spread::Row ? tileCols : step.spread == Spread::Scalar ? 2 : 0;
+    }
     int64_t tileRows = std::min(
         {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
     if (tileRows < 1)
       throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
                               builder.source(), config.name, perRow));
     const uint64_t tileAddress = 0;
-    const uint64_t operandAddress = tileRows * tileCols;
+    std::vector<uint64_t> operandAddresses;
+    uint64_t next = tileRows * tileCols;
+    for (const Operand &step : steps) {
+      operandAddresses.push_back(next);
+      if (step.matrix.rows > 0)
+        next += step.spread == Spread::None     ? tileRows * tileCols
+                : step.spread == Spread::Column ? tileRows
+                : step.spread == Spread::Row    ? tileCols
+                                                : 2;
+    }
+    bool copy = steps.size() == 1 && !steps.front().opcode;
+    const std::string head = builder.source();
     for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
       int64_t cols = std::min(tileCols, output.cols - c0);
       for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
         int64_t rows = std::min(tileRows, output.rows - r0);
         builder.beforeLoad();
         builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-        if (binary) {
-          switch (operand.spread) {
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const Operand &step = steps[i];
+          switch (step.matrix.rows == 0 ? Spread::None : step.spread) {
           case Spread::None:
-            builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
-                         operandAddress);
+            if (step.matrix.rows > 0)
+              builder.load(step.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
+                           operandAddresses[i]);
             break;
           case Spread::Row:
-            builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
+            builder.load(step.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddresses[i]);
             break;
           case Spread::Scalar:
-            builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
-                         operandAddress);
+            builder.load(step.matrix, 0, 0, 1, step.matrix.cols, isa::Space::Scratchpad,
+                         operandAddresses[i]);
             break;
           case Spread::Column:
-            builder.load(operand.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
+            builder.load(step.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddresses[i]);
             break;
           }
         }
-        if (operand.opcode) {
-          builder.beforeCompute();
-          if (!binary) {
-            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
-          } else if (operand.spread == Spread::Column) {
-            // Row r of the tile (dense, `cols` words apart) with element r.
-            for (int64_t r = 0; r < rows; ++r) {
-              uint64_t row = tileAddress + r * cols;
-              builder.emit(vectorOp(*operand.opcode, row, row, operandAddress + r,
-                                    isa::Broadcast::Scalar, 1, cols));
-            }
-          } else {
-            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
-                                  broadcastOf(operand.spread), rows, cols));
-          }
-          builder.beforeStore();
-        } else {
+        if (copy) {
           builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
+        } else {
+          builder.beforeCompute();
+          for (size_t i = 0; i < steps.size(); ++i)
+            emitStep(steps[i], tileAddress, operandAddresses[i], rows, cols);
+          builder.setSource(head);
+          builder.beforeStore();
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
       }
+    }
+  }
+
+  // One vector-unit step on a dense rows x cols tile in the scratchpad.
+  void emitStep(const Operand &step, uint64_t tile, uint64_t operand, int64_t rows, int64_t cols) {
+    if (!step.source.empty())
+      builder.setSource(step.source);
+    if (step.matrix.rows == 0) {
+      builder.emit(vectorOp(*step.opcode, tile, tile, rows, cols));
+    } else if (step.spread == Spread::Column) {
+      // Row r of the tile (dense, `cols` words apart) with element r.
+      for (int64_t r = 0; r < rows; ++r) {
+        uint64_t row = tile + r * cols;
+        builder.emit(
+            vectorOp(*step.opcode, row, row, operand + r, isa::Broadcast::Scalar, 1, cols));
+      }
+    } else {
+      builder.emit(
+          vectorOp(*step.opcode, tile, tile, operand, broadcastOf(step.spread), rows, cols));
     }
   }
 
@@ -728,6 +800,7 @@ private:
   llvm::DenseMap<Value, Matrix> matrices;
   llvm::DenseMap<mlir::Operation *, Matrix> clampBounds; // [min, max] in the constant segment
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
+  llvm::DenseSet<mlir::Operation *> emitted; // members of fusion groups already emitted
 };
 
 } // namespace

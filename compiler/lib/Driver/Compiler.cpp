@@ -15,9 +15,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iostream>
+#include <map>
 
 namespace tpu::compiler {
 namespace {
@@ -88,6 +90,29 @@ std::string printed(mlir::ModuleOp module) {
   return text;
 }
 
+// One line per fusion group: its number, kind and members in order.
+std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
+  std::map<int64_t, std::vector<mlir::Operation *>> groups;
+  module.walk([&](mlir::Operation *op) {
+    if (auto group = op->getAttrOfType<mlir::IntegerAttr>("tpu.fusion_group"))
+      groups[group.getInt()].push_back(op);
+  });
+  std::string text = fmt::format("fusion {}: {} group{}\n", fusion, groups.size(),
+                                 groups.size() == 1 ? "" : "s");
+  for (const auto &[number, members] : groups) {
+    bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(members.front());
+    std::vector<std::string> names;
+    for (mlir::Operation *op : members)
+      names.push_back(fmt::format("{} [{}]", describeLocation(op->getLoc()),
+                                  op->getName().getStringRef().str()));
+    text += fmt::format("  group {} ({}): {}\n", number,
+                        epilogue ? "matmul epilogue in the accumulators"
+                                 : "elementwise chain in the scratchpad",
+                        fmt::join(names, " -> "));
+  }
+  return text;
+}
+
 std::string annotatedAssembly(const Bundle &bundle) {
   std::string text =
       fmt::format("# {} instructions for '{}' ({}x{} array)\n", bundle.program.size(),
@@ -117,10 +142,14 @@ void compile(const CompileOptions &options) {
   if (options.emit == EmitKind::Tosa)
     return writeText(options.output_path, printed(*module));
 
+  if (options.fusion != "none" && options.fusion != "epilogue" && options.fusion != "full")
+    throw Error(fmt::format("--fusion must be none, epilogue or full, got '{}'", options.fusion));
   mlir::PassManager lowering(&context);
-  mlir::tpu::buildTPULoweringPipeline(lowering);
+  mlir::tpu::buildTPULoweringPipeline(lowering, options.fusion);
   if (mlir::failed(lowering.run(*module)))
     errors.raise("lowering to the TPU dialect");
+  if (options.print_fusion_groups)
+    std::cout << fusionGroups(*module, options.fusion);
   if (options.emit == EmitKind::TPU)
     return writeText(options.output_path, printed(*module));
 

@@ -15,10 +15,12 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildTPULoweringPipeline(OpPassManager &pm) {
+void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion) {
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (fusion != "none")
+    pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{fusion}));
 }
 
 void registerTPUPipelines() {
@@ -26,7 +28,8 @@ void registerTPUPipelines() {
                              "Target-neutral graph clean-up: canonicalize, fold TOSA "
                              "layer ops on constants, fold batchnorm into weights, CSE",
                              buildGraphOptimizationPipeline);
-  PassPipelineRegistration<>("tpu-lower", "Graph optimization, then lowering to the TPU dialect",
+  PassPipelineRegistration<>("tpu-lower",
+                             "Graph optimization, then lowering to the TPU dialect and fusion",
                              [](OpPassManager &pm) {
                                buildGraphOptimizationPipeline(pm);
                                buildTPULoweringPipeline(pm);

@@ -28,6 +28,13 @@ int main(int argc, char **argv) {
                  "What to write: tosa (optimized graph), tpu (hardware dialect), asm (ISA "
                  "program), bundle (default)")
       ->check(CLI::IsMember(kinds));
+  app.add_option("--fusion", options.fusion,
+                 "Operator fusion: none (every op through DRAM), epilogue (bias, residual and "
+                 "activation applied to matmul results in the accumulators), full (also chains "
+                 "of elementwise ops; the default)")
+      ->check(CLI::IsMember({"none", "epilogue", "full"}));
+  app.add_flag("--print-fusion-groups", options.print_fusion_groups,
+               "Print the fusion groups chosen (one line each) on stdout");
   return tpu::runTool(app, argc, argv, [&] {
     options.emit = kinds.at(emit);
     if (options.emit == tpu::compiler::EmitKind::Bundle && options.output_path.empty())

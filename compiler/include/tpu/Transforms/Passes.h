@@ -19,8 +19,9 @@ namespace mlir::tpu {
 // of TOSA layer ops on constants, batchnorm folded into weights, CSE.
 // Target-neutral.
 void buildGraphOptimizationPipeline(OpPassManager &pm);
-// Graph level to the TPU dialect, then clean-up of the result.
-void buildTPULoweringPipeline(OpPassManager &pm);
+// Graph level to the TPU dialect, clean-up of the result, then fusion
+// (`fusion`: none, epilogue or full; see tpu-fuse).
+void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion = "full");
 // Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
 void registerTPUPipelines();
 

@@ -72,4 +72,51 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
   ];
 }
 
+def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
+  let summary = "Group TPU operations that run without a DRAM round trip between them";
+  let description = [{
+    Marks fusion groups with a `tpu.fusion_group` attribute (the group's
+    number) on every member; the program emitter then runs each group as one
+    piece, keeping its intermediates on chip.
+
+    * `mode=epilogue`: a `tpu.matmul` and the chain of elementwise ops after
+      it (bias add, residual add, activation, clamp, scaling) become one
+      group: the emitter applies them with the vector unit to each output
+      tile while it is still in the accumulators, before the one store.
+    * `mode=full` (the default): also chains of elementwise ops that follow
+      no matmul: each tile is loaded once, goes through the whole chain in
+      the scratchpad, and is stored once.
+
+    A chain continues while the value has exactly one user, that user is an
+    elementwise op (`tpu.unary` other than copy, `tpu.clamp`, or
+    `tpu.binary` with the value as its first operand, or as either operand
+    of a commutative one), and the user's other operand is a constant or is
+    defined before the group's head. In an epilogue the other operand must
+    be the whole tile, one row or one element (not a column). Chains of one
+    op are left alone.
+
+    Before (`mode=epilogue`):
+    ```mlir
+    %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    %b = tpu.binary add %m, %bias : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>
+    %r = tpu.unary relu %b : tensor<8x100xf32>
+    ```
+
+    After:
+    ```mlir
+    %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : ...
+    %b = tpu.binary add %m, %bias {tpu.fusion_group = 0 : i64} : ...
+    %r = tpu.unary relu %b {tpu.fusion_group = 0 : i64} : tensor<8x100xf32>
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"full\"",
+           "What to fuse: epilogue (matmul epilogues) or full (also elementwise chains)">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Fusion groups formed">,
+    Statistic<"numFused", "fused-ops", "Operations that joined a group after its head">,
+  ];
+}
+
 #endif // TPU_PASSES
