@@ -454,21 +454,26 @@ private:
     size_t next_ = 0, current_ = 0;
   };
 
-  // Places buffers of the given sizes in a memory of `words` words with
-  // `banks` banks: each on a bank boundary of its own when they all fit that
-  // way (so that a DMA filling one never waits for a unit reading another),
-  // else packed. Returns nullopt when they do not fit at all.
-  static std::optional<std::vector<uint64_t>> placeBuffers(const std::vector<uint64_t> &sizes,
+  // Places buffers in a memory of `words` words with `banks` banks: each
+  // buffer that is not `shared` with the one before it starts a bank of its
+  // own when they all fit that way (so that a DMA filling one never waits for
+  // a unit reading another), else they are packed. Empty buffers take no
+  // room. Returns nullopt when they do not fit at all.
+  struct Buffer {
+    uint64_t words;
+    bool shared = false; // may share a bank with the buffer before it
+  };
+  static std::optional<std::vector<uint64_t>> placeBuffers(const std::vector<Buffer> &buffers,
                                                            uint64_t words, uint64_t banks) {
     uint64_t bankWords = words / banks;
     for (bool aligned : {true, false}) {
       std::vector<uint64_t> addresses;
       uint64_t next = 0;
-      for (uint64_t size : sizes) {
-        if (aligned)
+      for (const Buffer &buffer : buffers) {
+        if (aligned && !buffer.shared && buffer.words > 0)
           next = alignUp(next, bankWords);
         addresses.push_back(next);
-        next += size;
+        next += buffer.words;
       }
       if (next <= words)
         return addresses;
@@ -513,9 +518,12 @@ private:
         return false;
       uint64_t operandSize = uint64_t(std::max(tileM * operandWords, operandFixed));
       uint64_t block = uint64_t(tileM * kBlock), panel = uint64_t(kBlock * tileN);
-      scratchpad = placeBuffers({block, block, panel, panel, operandSize, operandSize},
-                                config.scratchpad.words(), config.scratchpad.banks);
-      accumulator = placeBuffers({uint64_t(tileM * tileN), uint64_t(tileM * tileN)},
+      // A second activation block only when there is a second to load.
+      bool refills = tileM < M || kBlock < K;
+      scratchpad = placeBuffers(
+          {{block}, {refills ? block : 0}, {panel}, {panel}, {operandSize}, {operandSize, true}},
+          config.scratchpad.words(), config.scratchpad.banks);
+      accumulator = placeBuffers({{uint64_t(tileM * tileN)}, {uint64_t(tileM * tileN)}},
                                  config.accumulator.words(), config.accumulator.banks);
       return scratchpad && accumulator;
     };

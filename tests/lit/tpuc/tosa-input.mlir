@@ -6,9 +6,9 @@
 // A 4x12 times 12x6 product: two K steps (8 + 4) on the 8x8 array, one
 // column tile of 6, then a scalar multiply on the vector unit.
 // CHECK: # {{[0-9]+}} instructions for 'tpu-8x8' (8x8 array)
-// CHECK: mxu.ldw src_addr=8192 src_stride=6 rows=8 cols=6
+// CHECK: mxu.ldw src_addr=4096 src_stride=6 rows=8 cols=6
 // CHECK: mxu.mm {{.*}} rows=4 cols=8 dtype=bf16 accumulate=0 flip=1
-// CHECK: mxu.ldw src_addr=8240 src_stride=6 rows=4 cols=6
+// CHECK: mxu.ldw src_addr=4144 src_stride=6 rows=4 cols=6
 // CHECK: mxu.mm {{.*}} rows=4 cols=4 dtype=bf16 accumulate=1 flip=1
 // CHECK: dma.st {{.*}} space=acc sram_addr=0 sram_stride=6 rows=4 cols=6 dtype=f32
 // CHECK: v.mul {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
