@@ -28,8 +28,7 @@ public:
 
   void runOnOperation() override {
     if (mode != "epilogue" && mode != "full") {
-      getOperation().emitError() << "tpu-fuse: mode must be epilogue or full, got '" << mode
-                                 << "'";
+      getOperation().emitError() << "tpu-fuse: mode must be epilogue or full, got '" << mode << "'";
       return signalPassFailure();
     }
     Block &block = getOperation().getBody().front();

@@ -8,6 +8,7 @@
 namespace mlir::tpu {
 
 void buildGraphOptimizationPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createVerifyShapes());
   pm.addPass(createCanonicalizerPass());
   // Weight transposes become constants here, which the batchnorm fold needs.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
@@ -25,8 +26,9 @@ void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion) {
 
 void registerTPUPipelines() {
   PassPipelineRegistration<>("tpu-graph-opt",
-                             "Target-neutral graph clean-up: canonicalize, fold TOSA "
-                             "layer ops on constants, fold batchnorm into weights, CSE",
+                             "Target-neutral graph clean-up: verify shapes, canonicalize, "
+                             "fold TOSA layer ops on constants, fold batchnorm into weights, "
+                             "CSE",
                              buildGraphOptimizationPipeline);
   PassPipelineRegistration<>("tpu-lower",
                              "Graph optimization, then lowering to the TPU dialect and fusion",

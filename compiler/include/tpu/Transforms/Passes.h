@@ -15,8 +15,9 @@ namespace mlir::tpu {
 #define GEN_PASS_REGISTRATION
 #include "tpu/Transforms/Passes.h.inc"
 
-// Graph-level clean-up: canonicalization (upstream folders), constant folding
-// of TOSA layer ops on constants, batchnorm folded into weights, CSE.
+// Graph-level clean-up: shape verification, canonicalization (upstream
+// folders), constant folding of TOSA layer ops on constants, batchnorm folded
+// into weights, CSE.
 // Target-neutral.
 void buildGraphOptimizationPipeline(OpPassManager &pm);
 // Graph level to the TPU dialect, clean-up of the result, then fusion

@@ -5,6 +5,26 @@
 
 include "mlir/Pass/PassBase.td"
 
+def VerifyShapes : Pass<"tpu-verify-shapes", "mlir::func::FuncOp"> {
+  let summary = "Check that every tensor has a static shape its producer agrees with";
+  let description = [{
+    The compiler plans memory from shapes, so it requires every tensor in the
+    function to be ranked with static dimensions, and every operation that
+    can infer its result shapes (the TOSA operations do) to declare exactly
+    the shapes its operands give. The ONNX importer computes shapes from the
+    operator semantics, so its output always passes; the pass guards
+    hand-written or exported TOSA (`tpuc model.mlir`), where an op verifier
+    accepts merely compatible shapes. It changes nothing; a violation is an
+    error on the operation.
+
+    Rejected:
+    ```mlir
+    // error: 'tosa.matmul' op result 0 is declared tensor<1x4x5xf32> but its operands give 1x4x6
+    %m = tosa.matmul %a, %b : (tensor<1x4x8xf32>, tensor<1x8x6xf32>) -> tensor<1x4x5xf32>
+    ```
+  }];
+}
+
 def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Fold per-channel scale and shift into the preceding layer's weights";
   let description = [{
