@@ -284,6 +284,8 @@ private:
         longest = std::max(longest, reduction.lookup(operand));
       if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
         longest += matrixShape(matmul.getLhs()).second;
+      if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op))
+        longest += batched.getLhs().getType().getShape()[2];
       reduction[result] = longest;
     }
     if (llvm::isa<mlir::arith::ConstantOp>(op))
@@ -294,6 +296,8 @@ private:
     } else if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
                  placeResult(matmul.getResult()));
+    } else if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
+      emitBatchMatMul(batched, placeResult(batched.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       Matrix lhs = matrixOf(binary.getLhs(), &op);
       Matrix rhs = matrixOf(binary.getRhs(), &op);
@@ -372,6 +376,19 @@ private:
         builder.store(y, m0, n0, m, n, isa::Space::Accumulator, accAddress);
       }
     }
+  }
+
+  // One emitMatMul per batch, on the batch's rows of each row-major tensor.
+  void emitBatchMatMul(mlir::tpu::BatchMatMulOp op, const Matrix &y) {
+    llvm::ArrayRef<int64_t> lhs = op.getLhs().getType().getShape();
+    llvm::ArrayRef<int64_t> rhs = op.getRhs().getType().getShape();
+    Matrix a = matrixOf(op.getLhs(), op), w = matrixOf(op.getRhs(), op);
+    auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
+      return Matrix{all.address + uint64_t(batch * rows * cols) * kWordBytes, rows, cols};
+    };
+    for (int64_t b = 0; b < lhs[0]; ++b)
+      emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
+                 batchOf(y, b, lhs[1], rhs[2]));
   }
 
   // How the second operand of a vector operation spreads over each tile:

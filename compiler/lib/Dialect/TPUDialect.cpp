@@ -45,6 +45,21 @@ LogicalResult MatMulOp::verify() {
   return success();
 }
 
+LogicalResult BatchMatMulOp::verify() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (lhs[0] != rhs[0])
+    return emitOpError() << "batch sizes differ: lhs has " << lhs[0] << ", rhs has " << rhs[0];
+  if (lhs[2] != rhs[1])
+    return emitOpError() << "contraction sizes differ: lhs is " << lhs[1] << "x" << lhs[2]
+                         << ", rhs is " << rhs[1] << "x" << rhs[2];
+  if (result[0] != lhs[0] || result[1] != lhs[1] || result[2] != rhs[2])
+    return emitOpError() << "result must be " << lhs[0] << "x" << lhs[1] << "x" << rhs[2]
+                         << ", got " << result[0] << "x" << result[1] << "x" << result[2];
+  return success();
+}
+
 LogicalResult BinaryOp::verify() {
   ArrayRef<int64_t> lhs = getLhs().getType().getShape();
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();

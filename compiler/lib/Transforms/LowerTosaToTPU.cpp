@@ -65,12 +65,6 @@ LogicalResult checkSupported(Operation *op) {
   for (Type type : types)
     if (!isF32Tensor(type))
       return op->emitOpError("is supported on static-shape f32 tensors only, got ") << type;
-  if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(op)) {
-    int64_t batch = matmul.getA().getType().getShape()[0];
-    if (batch != 1)
-      return op->emitOpError() << "with batch " << batch
-                               << " is not supported by the TPU lowering yet (batch must be 1)";
-  }
   if (auto mul = llvm::dyn_cast<tosa::MulOp>(op); mul && mul.getShift() != 0)
     return op->emitOpError("with a non-zero shift is not supported on f32");
   if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op)) {
@@ -136,6 +130,11 @@ struct LowerMatMul : CountedLowering<tosa::MatMulOp> {
     Value lhs = asMatrix(rewriter, loc, op.getA());
     Value rhs = asMatrix(rewriter, loc, op.getB());
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    if (resultType.getShape()[0] > 1) {
+      replaceWithView(rewriter, op,
+                      rewriter.create<BatchMatMulOp>(loc, resultType, op.getA(), op.getB()));
+      return success();
+    }
     replaceWithView(rewriter, op, rewriter.create<MatMulOp>(loc, matrixType(resultType), lhs, rhs));
     return success();
   }

@@ -45,3 +45,27 @@ func.func @view_count(%a: tensor<4x3xf32>) -> tensor<5xf32> {
   %v = tpu.view %a : tensor<4x3xf32> -> tensor<5xf32>
   return %v : tensor<5xf32>
 }
+
+// -----
+
+func.func @batch_matmul_batches(%a: tensor<2x4x8xf32>, %w: tensor<3x8x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{batch sizes differ: lhs has 2, rhs has 3}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<3x8x5xf32> -> tensor<2x4x5xf32>
+  return %m : tensor<2x4x5xf32>
+}
+
+// -----
+
+func.func @batch_matmul_contraction(%a: tensor<2x4x8xf32>, %w: tensor<2x7x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs is 4x8, rhs is 7x5}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<2x7x5xf32> -> tensor<2x4x5xf32>
+  return %m : tensor<2x4x5xf32>
+}
+
+// -----
+
+func.func @batch_matmul_result(%a: tensor<2x4x8xf32>, %w: tensor<2x8x5xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{result must be 2x4x5, got 2x4x4}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<2x8x5xf32> -> tensor<2x4x4xf32>
+  return %m : tensor<2x4x4xf32>
+}

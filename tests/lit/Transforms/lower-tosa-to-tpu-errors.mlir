@@ -1,13 +1,5 @@
 // RUN: tpu-opt %s --tpu-lower-tosa --split-input-file --verify-diagnostics
 
-func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> tensor<2x4x3xf32> {
-  // expected-error @+1 {{'tosa.matmul' op with batch 2 is not supported by the TPU lowering yet (batch must be 1)}}
-  %m = tosa.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
-  return %m : tensor<2x4x3xf32>
-}
-
-// -----
-
 func.func @middle_axis_broadcast(%x: tensor<2x4x3xf32>, %c: tensor<2x1x3xf32>) -> tensor<2x4x3xf32> {
   // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit: the smaller operand must match in shape, be one row of the last dimension, one column (size 1 in the last dimension only) or one element}}
   %s = tosa.add %x, %c : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>

@@ -80,3 +80,12 @@ func.func @rank3_rsqrt(%x: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
   %y = tosa.mul %x, %q {shift = 0 : i8} : (tensor<2x4x6xf32>, tensor<2x4x1xf32>) -> tensor<2x4x6xf32>
   return %y : tensor<2x4x6xf32>
 }
+
+// A batched matmul (attention scores per head) stays 3-D: one tpu.batch_matmul.
+// CHECK-LABEL: func.func @batched_matmul
+// CHECK: %[[M:.*]] = tpu.batch_matmul %{{.*}}, %{{.*}} : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
+// CHECK: return %[[M]]
+func.func @batched_matmul(%q: tensor<4x32x16xf32>, %k: tensor<4x16x32xf32>) -> tensor<4x32x32xf32> {
+  %m = tosa.matmul %q, %k : (tensor<4x32x16xf32>, tensor<4x16x32xf32>) -> tensor<4x32x32xf32>
+  return %m : tensor<4x32x32xf32>
+}

@@ -56,6 +56,27 @@ def TPU_MatMulOp : TPU_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_Batch : 3DTensorOf<[F32]>;
+
+def TPU_BatchMatMulOp : TPU_Op<"batch_matmul", [Pure]> {
+  let summary = "Independent matrix products on the matrix unit, one per batch";
+  let description = [{
+    `result[b] = lhs[b] * rhs[b]` for `lhs: BxMxK` and `rhs: BxKxN`, each
+    batch a `tpu.matmul` on the batch's rows of the row-major tensors (no
+    data moves between batches).
+
+    ```mlir
+    %y = tpu.batch_matmul %q, %k : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
+    ```
+  }];
+  let arguments = (ins TPU_Batch:$lhs, TPU_Batch:$rhs);
+  let results = (outs TPU_Batch:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TPU_BinaryKind : I32EnumAttr<"BinaryKind", "vector-unit binary operation", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
   I32EnumAttrCase<"max", 3>, I32EnumAttrCase<"min", 4>]> {
