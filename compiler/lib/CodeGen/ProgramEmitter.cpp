@@ -298,6 +298,8 @@ private:
                  placeResult(matmul.getResult()));
     } else if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
       emitBatchMatMul(batched, placeResult(batched.getResult()));
+    } else if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(op)) {
+      emitTranspose(transpose, placeResult(transpose.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       Matrix lhs = matrixOf(binary.getLhs(), &op);
       Matrix rhs = matrixOf(binary.getRhs(), &op);
@@ -389,6 +391,211 @@ private:
     for (int64_t b = 0; b < lhs[0]; ++b)
       emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
                  batchOf(y, b, lhs[1], rhs[2]));
+  }
+
+  // A strided view of a DRAM tensor: element (i_0, ..., i_n) is the fp32 word
+  // at address + 4 * sum(i_d * strides[d]).
+  struct StridedView {
+    uint64_t address = 0;
+    llvm::SmallVector<int64_t, 6> strides;
+  };
+
+  static llvm::SmallVector<int64_t, 6> denseStrides(llvm::ArrayRef<int64_t> shape) {
+    llvm::SmallVector<int64_t, 6> strides(shape.size(), 1);
+    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    return strides;
+  }
+
+  static llvm::ArrayRef<int64_t> shapeOf(Value value) {
+    return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+  }
+
+  // One DMA transfer of a copy: `rows` x `cols` elements, `stride` elements
+  // between DRAM rows, dense in the scratchpad.
+  struct Transfer {
+    uint64_t dramAddress;
+    int64_t stride;
+    int64_t rows;
+    int64_t cols;
+  };
+
+  isa::Instruction dmaTransfer(Opcode opcode, const Transfer &transfer, uint64_t sramAddress,
+                               uint64_t sramStride) const {
+    if (transfer.rows > 1 && transfer.stride >= (int64_t(1) << 20))
+      throw Error(fmt::format("{}: a DRAM stride of {} elements exceeds the DMA's 20-bit field",
+                              builder.source(), transfer.stride));
+    return isa::makeInstruction(
+        opcode, {{Field::DramAddr, transfer.dramAddress},
+                 {Field::DramStride, uint64_t(transfer.rows > 1 ? transfer.stride : transfer.cols)},
+                 {Field::Space, uint64_t(isa::Space::Scratchpad)},
+                 {Field::SramAddr, sramAddress},
+                 {Field::SramStride, sramStride},
+                 {Field::Rows, uint64_t(transfer.rows)},
+                 {Field::Cols, uint64_t(transfer.cols)},
+                 {Field::DType, uint64_t(isa::DType::F32)}});
+  }
+
+  // Collects the transfers of one copy (or fill) and issues them in batches
+  // that fill the scratchpad below `scratchWords`: every load of a batch,
+  // one token, every store; flush() issues the last batch. A fill stores a row of the fill value
+  // kept in the scratchpad at `fillAddress` (sram_stride 0 repeats it).
+  class CopyBatcher {
+  public:
+    CopyBatcher(ProgramBuilder &builder, const Emitter &emitter, int64_t scratchWords)
+        : builder(builder), emitter(emitter), scratchWords(scratchWords) {}
+    int64_t capacity() const { return scratchWords; }
+
+    void copy(const Transfer &load, const Transfer &store) {
+      int64_t words = load.rows * load.cols;
+      if (used + words > scratchWords)
+        flush();
+      loads.push_back(emitter.dmaTransfer(Opcode::DmaLoad, load, used, load.cols));
+      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, used, store.cols));
+      used += words;
+    }
+    void fill(const Transfer &store, uint64_t fillAddress) {
+      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, fillAddress, 0));
+    }
+    void flush() {
+      if (!loads.empty()) {
+        builder.beforeLoad();
+        for (const isa::Instruction &load : loads)
+          builder.emit(load);
+      }
+      if (!stores.empty()) {
+        builder.dependsOn(Queue::Load, Queue::Store);
+        for (const isa::Instruction &store : stores)
+          builder.emit(store);
+      }
+      loads.clear();
+      stores.clear();
+      used = 0;
+    }
+
+  private:
+    ProgramBuilder &builder;
+    const Emitter &emitter;
+    int64_t scratchWords;
+    int64_t used = 0;
+    std::vector<isa::Instruction> loads, stores;
+  };
+
+  // Drops size-1 axes and merges neighbouring axes that are contiguous in
+  // every view, so that blocks move in as few, as long transfers as possible.
+  static void simplifyAxes(llvm::SmallVector<int64_t, 6> &shape,
+                           llvm::SmallVectorImpl<StridedView *> &views) {
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      bool drop = shape[d] == 1 && shape.size() > 1;
+      bool merge = d + 1 < int64_t(shape.size()) && llvm::all_of(views, [&](StridedView *view) {
+                     return view->strides[d] == view->strides[d + 1] * shape[d + 1];
+                   });
+      if (merge) {
+        shape[d + 1] *= shape[d];
+      }
+      if (drop || merge) {
+        shape.erase(shape.begin() + d);
+        for (StridedView *view : views)
+          view->strides.erase(view->strides.begin() + d);
+      }
+    }
+  }
+
+  // Calls visit(offset in source, offset in target) for every index of
+  // `shape` over the axes not in `skip`, in row-major order.
+  template <typename Visit>
+  static void forEachIndex(llvm::ArrayRef<int64_t> shape, const StridedView &source,
+                           const StridedView &target, std::initializer_list<int64_t> skip,
+                           Visit visit) {
+    llvm::SmallVector<int64_t, 6> index(shape.size(), 0);
+    auto skipped = [&](size_t d) { return std::find(skip.begin(), skip.end(), d) != skip.end(); };
+    while (true) {
+      int64_t sourceOffset = 0, targetOffset = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        sourceOffset += index[d] * source.strides[d];
+        targetOffset += index[d] * target.strides[d];
+      }
+      visit(sourceOffset, targetOffset);
+      int64_t d = int64_t(shape.size()) - 1;
+      for (; d >= 0; --d) {
+        if (skipped(d))
+          continue;
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+      if (d < 0)
+        return;
+    }
+  }
+
+  // Copies the `shape` elements of `source` to `target` through the
+  // scratchpad. When the last axis is contiguous on both sides, each transfer
+  // is a block of those runs over the next axis. Otherwise the DMA, which
+  // cannot transpose, moves one run per transfer along an axis contiguous on
+  // one side, with one element per DRAM row on the other side.
+  void emitStridedCopy(llvm::ArrayRef<int64_t> shapeIn, StridedView source, StridedView target,
+                       CopyBatcher &batcher) const {
+    llvm::SmallVector<int64_t, 6> shape(shapeIn.begin(), shapeIn.end());
+    llvm::SmallVector<StridedView *, 2> views{&source, &target};
+    simplifyAxes(shape, views);
+    int64_t last = int64_t(shape.size()) - 1;
+    auto at = [](const StridedView &view, int64_t offset) {
+      return view.address + uint64_t(offset) * kWordBytes;
+    };
+    if (source.strides[last] == 1 && target.strides[last] == 1) {
+      int64_t rowAxis = last - 1; // -1: a single run
+      int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
+      int64_t sourceStride = rowAxis >= 0 ? source.strides[rowAxis] : 0;
+      int64_t targetStride = rowAxis >= 0 ? target.strides[rowAxis] : 0;
+      int64_t tileCols = std::min<int64_t>(shape[last], kMaxCols);
+      int64_t tileRows =
+          std::max<int64_t>(1, std::min({rowCount, kMaxDmaRows, batcher.capacity() / tileCols}));
+      forEachIndex(shape, source, target, {last, rowAxis}, [&](int64_t from, int64_t to) {
+        for (int64_t r0 = 0; r0 < rowCount; r0 += tileRows)
+          for (int64_t c0 = 0; c0 < shape[last]; c0 += tileCols) {
+            int64_t rows = std::min(tileRows, rowCount - r0);
+            int64_t cols = std::min(tileCols, shape[last] - c0);
+            batcher.copy({at(source, from + r0 * sourceStride + c0), sourceStride, rows, cols},
+                         {at(target, to + r0 * targetStride + c0), targetStride, rows, cols});
+          }
+      });
+      return;
+    }
+    // The run axis: the longest axis contiguous in the source or the target,
+    // else the last (one element per DRAM row on both sides).
+    int64_t runAxis = -1;
+    for (int64_t d = 0; d <= last; ++d)
+      if ((source.strides[d] == 1 || target.strides[d] == 1) &&
+          (runAxis < 0 || shape[d] > shape[runAxis]))
+        runAxis = d;
+    if (runAxis < 0)
+      runAxis = last;
+    int64_t sourceStep = source.strides[runAxis], targetStep = target.strides[runAxis];
+    int64_t tile = std::min({shape[runAxis], kMaxCols, batcher.capacity()});
+    // A run contiguous on a side is one row of `n`; strided, `n` rows of one.
+    auto run = [&](uint64_t address, int64_t step, int64_t n) -> Transfer {
+      return step == 1 ? Transfer{address, n, 1, n} : Transfer{address, step, n, 1};
+    };
+    forEachIndex(shape, source, target, {runAxis}, [&](int64_t from, int64_t to) {
+      for (int64_t i0 = 0; i0 < shape[runAxis]; i0 += tile) {
+        int64_t n = std::min(tile, shape[runAxis] - i0);
+        batcher.copy(run(at(source, from + i0 * sourceStep), sourceStep, n),
+                     run(at(target, to + i0 * targetStep), targetStep, n));
+      }
+    });
+  }
+
+  void emitTranspose(mlir::tpu::TransposeOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    llvm::SmallVector<int64_t, 6> inputStrides = denseStrides(inputShape);
+    StridedView source{matrixOf(op.getInput(), op).address, {}};
+    for (int64_t from : op.getPerms())
+      source.strides.push_back(inputStrides[from]);
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
+    batcher.flush();
   }
 
   // How the second operand of a vector operation spreads over each tile:

@@ -90,6 +90,27 @@ LogicalResult ClampOp::verify() {
   return success();
 }
 
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> perms = getPerms();
+  if (getInput().getType().getElementType() != getResult().getType().getElementType())
+    return emitOpError("element types differ");
+  if (perms.size() != input.size() || result.size() != input.size())
+    return emitOpError() << "perms, input and result must have one entry per axis, got "
+                         << perms.size() << ", " << input.size() << " and " << result.size();
+  SmallVector<bool> seen(perms.size(), false);
+  for (auto [axis, from] : llvm::enumerate(perms)) {
+    if (from < 0 || from >= int64_t(perms.size()) || seen[from])
+      return emitOpError("perms must be a permutation of the axes");
+    seen[from] = true;
+    if (result[axis] != input[from])
+      return emitOpError() << "result axis " << axis << " must have size " << input[from]
+                           << " (input axis " << from << "), got " << result[axis];
+  }
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto input = getInput().getType();
   auto result = getResult().getType();

@@ -58,10 +58,16 @@ Spread spreadOf(ArrayRef<int64_t> full, ArrayRef<int64_t> operand) {
 LogicalResult checkSupported(Operation *op) {
   if (!llvm::isa<tosa::TosaDialect>(op->getDialect()))
     return success();
-  if (llvm::isa<tosa::TransposeOp>(op))
-    return op->emitOpError("on a non-constant tensor is not supported by the TPU lowering yet");
+  if (llvm::isa<tosa::ConstOp>(op))
+    return success(); // a non-f32 constant is reported where it is used
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());
+  if (auto transpose = llvm::dyn_cast<tosa::TransposeOp>(op)) {
+    SmallVector<int64_t> perms;
+    if (failed(transpose.getConstantPerms(perms)))
+      return op->emitOpError("with non-constant perms is not supported by the TPU lowering");
+    types = {transpose.getInput1().getType(), transpose.getType()};
+  }
   for (Type type : types)
     if (!isF32Tensor(type))
       return op->emitOpError("is supported on static-shape f32 tensors only, got ") << type;
@@ -87,9 +93,10 @@ LogicalResult checkSupported(Operation *op) {
                                << " is not supported by the TPU lowering (only the last axis, "
                                << input.getRank() - 1 << ")";
   }
-  if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp,
-                tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp,
-                tosa::ReciprocalOp, tosa::RsqrtOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
+  if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::TransposeOp, tosa::MatMulOp, tosa::AddOp,
+                tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp,
+                tosa::ExpOp, tosa::ReciprocalOp, tosa::RsqrtOp, tosa::ReduceSumOp,
+                tosa::ReduceMaxOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -106,6 +113,19 @@ struct LowerReshape : OpRewritePattern<tosa::ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::ReshapeOp op, PatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<ViewOp>(op, op.getType(), op.getInput1());
+    return success();
+  }
+};
+
+// Perms are constant (checkSupported); the input keeps its N-D shape.
+struct LowerTranspose : OpRewritePattern<tosa::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::TransposeOp op, PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> perms;
+    if (failed(op.getConstantPerms(perms)))
+      return failure();
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), op.getInput1(),
+                                             rewriter.getDenseI64ArrayAttr(perms));
     return success();
   }
 };
@@ -220,7 +240,7 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
 
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<LowerConst, LowerReshape>(context);
+    patterns.add<LowerConst, LowerReshape, LowerTranspose>(context);
     patterns.add<LowerMatMul>(context, numMatmuls);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,

@@ -69,3 +69,27 @@ func.func @batch_matmul_result(%a: tensor<2x4x8xf32>, %w: tensor<2x8x5xf32>) -> 
   %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<2x8x5xf32> -> tensor<2x4x4xf32>
   return %m : tensor<2x4x4xf32>
 }
+
+// -----
+
+func.func @transpose_not_permutation(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{perms must be a permutation of the axes}}
+  %t = tpu.transpose %x {perms = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<2x2xf32>
+  return %t : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @transpose_result(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{result axis 0 must have size 3 (input axis 1), got 2}}
+  %t = tpu.transpose %x {perms = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %t : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{perms, input and result must have one entry per axis, got 3, 2 and 2}}
+  %t = tpu.transpose %x {perms = array<i64: 1, 0, 2>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}

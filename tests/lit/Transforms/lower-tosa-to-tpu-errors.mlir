@@ -37,3 +37,11 @@ func.func @integer(%x: tensor<4x3xi32>) -> tensor<4x3xi32> {
   %s = tosa.add %x, %x : (tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x3xi32>
   return %s : tensor<4x3xi32>
 }
+
+// -----
+
+func.func @transpose_dynamic_perms(%x: tensor<2x3xf32>, %p: tensor<2xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'tosa.transpose' op with non-constant perms is not supported by the TPU lowering}}
+  %t = tosa.transpose %x, %p : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}

@@ -89,3 +89,14 @@ func.func @batched_matmul(%q: tensor<4x32x16xf32>, %k: tensor<4x16x32xf32>) -> t
   %m = tosa.matmul %q, %k : (tensor<4x32x16xf32>, tensor<4x16x32xf32>) -> tensor<4x32x32xf32>
   return %m : tensor<4x32x32xf32>
 }
+
+// A transpose with constant perms keeps its N-D shapes; the i32 perms
+// constant is left unused.
+// CHECK-LABEL: func.func @transpose
+// CHECK: %[[T:.*]] = tpu.transpose %{{.*}} {perms = array<i64: 0, 2, 1, 3>} : tensor<1x32x4x16xf32> -> tensor<1x4x32x16xf32>
+// CHECK: return %[[T]]
+func.func @transpose(%x: tensor<1x32x4x16xf32>) -> tensor<1x4x32x16xf32> {
+  %p = "tosa.const"() {value = dense<[0, 2, 1, 3]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %t = tosa.transpose %x, %p : (tensor<1x32x4x16xf32>, tensor<4xi32>) -> tensor<1x4x32x16xf32>
+  return %t : tensor<1x4x32x16xf32>
+}

@@ -156,6 +156,25 @@ def TPU_ClampOp : TPU_Op<"clamp", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def TPU_TransposeOp : TPU_Op<"transpose", [Pure]> {
+  let summary = "Permute the axes of a tensor with strided DMA copies";
+  let description = [{
+    `result[i_0, ..., i_n] = input[j]` with `j[perms[d]] = i_d`, as TOSA's
+    transpose. The DMA moves rows of contiguous elements, so the emitter
+    copies runs along the axis that is contiguous on one side and strided
+    (one element per DMA row) on the other; axes that stay together move as
+    whole blocks.
+
+    ```mlir
+    %t = tpu.transpose %x {perms = array<i64: 0, 2, 1, 3>} : tensor<1x32x4x16xf32> -> tensor<1x4x32x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$perms);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let summary = "Reinterpret a row-major tensor with another shape";
   let description = [{
