@@ -236,6 +236,13 @@ private:
         std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
         auto [rows, cols] = matrixShape(constant.getResult());
         matrices[constant.getResult()] = {addConstant(values), rows, cols};
+      } else if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
+        if (llvm::any_of(im2col.getPad(), [](int64_t pad) { return pad > 0; })) {
+          int64_t channels = shapeOf(im2col.getInput())[3];
+          std::vector<float> row(std::min(channels, kMaxCols),
+                                 im2col.getPadValue().convertToFloat());
+          padRows[op] = {addConstant(row), 1, int64_t(row.size())};
+        }
       } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
         float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
         clampBounds[op] = {addConstant(bounds), 1, 2};
@@ -300,6 +307,10 @@ private:
       emitBatchMatMul(batched, placeResult(batched.getResult()));
     } else if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(op)) {
       emitTranspose(transpose, placeResult(transpose.getResult()));
+    } else if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
+      emitIm2Col(im2col, placeResult(im2col.getResult()));
+    } else if (auto slice = llvm::dyn_cast<mlir::tpu::SliceOp>(op)) {
+      emitSlice(slice, placeResult(slice.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       Matrix lhs = matrixOf(binary.getLhs(), &op);
       Matrix rhs = matrixOf(binary.getRhs(), &op);
@@ -598,6 +609,106 @@ private:
     batcher.flush();
   }
 
+  // Stores the fill row at `fillAddress` (`fillCols` words of one value in
+  // the scratchpad) into every element of `target` over `shape`; the last
+  // axis must be contiguous.
+  void emitFill(llvm::ArrayRef<int64_t> shapeIn, StridedView target, uint64_t fillAddress,
+                int64_t fillCols, CopyBatcher &batcher) const {
+    if (llvm::any_of(shapeIn, [](int64_t size) { return size == 0; }))
+      return;
+    llvm::SmallVector<int64_t, 6> shape(shapeIn.begin(), shapeIn.end());
+    llvm::SmallVector<StridedView *, 1> views{&target};
+    simplifyAxes(shape, views);
+    int64_t last = int64_t(shape.size()) - 1, rowAxis = last - 1;
+    int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
+    int64_t stride = rowAxis >= 0 ? target.strides[rowAxis] : 0;
+    forEachIndex(shape, target, target, {last, rowAxis}, [&](int64_t, int64_t to) {
+      for (int64_t r0 = 0; r0 < rowCount; r0 += kMaxDmaRows)
+        for (int64_t c0 = 0; c0 < shape[last]; c0 += fillCols) {
+          uint64_t address = target.address + uint64_t(to + r0 * stride + c0) * kWordBytes;
+          batcher.fill({address, stride, std::min(kMaxDmaRows, rowCount - r0),
+                        std::min(fillCols, shape[last] - c0)},
+                       fillAddress);
+        }
+    });
+  }
+
+  // Per window tap (kh, kw): the output rows whose input position is inside
+  // the image are one strided copy of [N, OH', OW', C] runs into the tap's C
+  // columns; the rest of those columns get the padding value.
+  void emitIm2Col(mlir::tpu::Im2ColOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> in = shapeOf(op.getInput()); // N, H, W, C
+    int64_t outH = op.getOutputHeight(), outW = op.getOutputWidth();
+    int64_t channels = in[3];
+    if (channels > kMaxCols)
+      throw Error(fmt::format("{}: im2col of {} channels is not supported (at most {})",
+                              builder.source(), channels, kMaxCols));
+    int64_t windowCols = op.getKernel()[0] * op.getKernel()[1] * channels;
+    auto padRow = padRows.find(op);
+    int64_t fillCols = padRow == padRows.end() ? 0 : padRow->second.cols;
+    int64_t capacity = int64_t(config.scratchpad.words()) - fillCols;
+    if (capacity < channels)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for im2col of {} channels",
+                              builder.source(), config.name, channels));
+    uint64_t fillAddress = uint64_t(capacity);
+    if (fillCols > 0) {
+      builder.beforeLoad();
+      builder.load(padRow->second, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
+    }
+    CopyBatcher batcher(builder, *this, capacity);
+    uint64_t inputAddress = matrixOf(op.getInput(), op).address;
+    llvm::SmallVector<int64_t, 6> targetStrides{outH * outW * windowCols, outW * windowCols,
+                                                windowCols, 1};
+    // The outputs o in [lo, hi) whose input o*stride + offset is in [0, size).
+    auto valid = [](int64_t offset, int64_t stride, int64_t size, int64_t outputs) {
+      int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+      int64_t last = size - 1 - offset;
+      int64_t hi = last < 0 ? 0 : std::min(outputs, last / stride + 1);
+      return std::pair<int64_t, int64_t>{std::min(lo, outputs), std::max(lo, hi)};
+    };
+    int64_t strideH = op.getStride()[0], strideW = op.getStride()[1];
+    for (int64_t kh = 0; kh < op.getKernel()[0]; ++kh)
+      for (int64_t kw = 0; kw < op.getKernel()[1]; ++kw) {
+        int64_t rowOffset = kh * op.getDilation()[0] - op.getPad()[0];
+        int64_t colOffset = kw * op.getDilation()[1] - op.getPad()[2];
+        auto [hLo, hHi] = valid(rowOffset, strideH, in[1], outH);
+        auto [wLo, wHi] = valid(colOffset, strideW, in[2], outW);
+        int64_t column = (kh * op.getKernel()[1] + kw) * channels;
+        auto targetAt = [&](int64_t oh, int64_t ow) {
+          return StridedView{output.at(oh * outW + ow, column), targetStrides};
+        };
+        if (hLo < hHi && wLo < wHi) {
+          int64_t ih = hLo * strideH + rowOffset, iw = wLo * strideW + colOffset;
+          StridedView source{
+              inputAddress + uint64_t((ih * in[2] + iw) * channels) * kWordBytes,
+              {in[1] * in[2] * channels, strideH * in[2] * channels, strideW * channels, 1}};
+          emitStridedCopy({in[0], hHi - hLo, wHi - wLo, channels}, source, targetAt(hLo, wLo),
+                          batcher);
+        }
+        if (fillCols == 0)
+          continue;
+        emitFill({in[0], hLo, outW, channels}, targetAt(0, 0), fillAddress, fillCols, batcher);
+        emitFill({in[0], outH - hHi, outW, channels}, targetAt(hHi, 0), fillAddress, fillCols,
+                 batcher);
+        emitFill({in[0], hHi - hLo, wLo, channels}, targetAt(hLo, 0), fillAddress, fillCols,
+                 batcher);
+        emitFill({in[0], hHi - hLo, outW - wHi, channels}, targetAt(hLo, wHi), fillAddress,
+                 fillCols, batcher);
+      }
+    batcher.flush();
+  }
+
+  void emitSlice(mlir::tpu::SliceOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    StridedView source{matrixOf(op.getInput(), op).address, denseStrides(inputShape)};
+    for (auto [start, stride] : llvm::zip(op.getStart(), source.strides))
+      source.address += uint64_t(start * stride) * kWordBytes;
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
+    batcher.flush();
+  }
+
   // How the second operand of a vector operation spreads over each tile:
   // the ISA's three broadcasts, plus a column (element r for row r), which
   // the vector unit lacks and gets one scalar-broadcast instruction per row.
@@ -737,6 +848,7 @@ private:
   uint64_t nextAddress = 0;
   llvm::DenseMap<Value, Matrix> matrices;
   llvm::DenseMap<mlir::Operation *, Matrix> clampBounds; // [min, max] in the constant segment
+  llvm::DenseMap<mlir::Operation *, Matrix> padRows;     // an im2col's padding value, C times
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
 };
 

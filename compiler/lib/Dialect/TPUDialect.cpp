@@ -111,6 +111,62 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
+namespace {
+int64_t convolvedSize(int64_t size, int64_t padBefore, int64_t padAfter, int64_t kernel,
+                      int64_t stride, int64_t dilation) {
+  int64_t span = size + padBefore + padAfter - (kernel - 1) * dilation - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+} // namespace
+
+int64_t Im2ColOp::getOutputHeight() {
+  return convolvedSize(getInput().getType().getShape()[1], getPad()[0], getPad()[1], getKernel()[0],
+                       getStride()[0], getDilation()[0]);
+}
+
+int64_t Im2ColOp::getOutputWidth() {
+  return convolvedSize(getInput().getType().getShape()[2], getPad()[2], getPad()[3], getKernel()[1],
+                       getStride()[1], getDilation()[1]);
+}
+
+LogicalResult Im2ColOp::verify() {
+  auto positive = [](ArrayRef<int64_t> values) {
+    return values.size() == 2 && llvm::all_of(values, [](int64_t v) { return v >= 1; });
+  };
+  if (!positive(getKernel()) || !positive(getStride()) || !positive(getDilation()))
+    return emitOpError("kernel, stride and dilation must be two positive sizes each");
+  if (getPad().size() != 4 || llvm::any_of(getPad(), [](int64_t v) { return v < 0; }))
+    return emitOpError("pad must be four non-negative sizes (top, bottom, left, right)");
+  int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
+  if (outputHeight < 1 || outputWidth < 1)
+    return emitOpError("the window does not fit the padded input");
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t rows = input[0] * outputHeight * outputWidth;
+  int64_t cols = getKernel()[0] * getKernel()[1] * input[3];
+  if (result[0] != rows || result[1] != cols)
+    return emitOpError() << "result must be " << rows << "x" << cols << ", got " << result[0] << "x"
+                         << result[1];
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> start = getStart();
+  if (getInput().getType().getElementType() != getResult().getType().getElementType())
+    return emitOpError("element types differ");
+  if (start.size() != input.size() || result.size() != input.size())
+    return emitOpError() << "start, input and result must have one entry per axis, got "
+                         << start.size() << ", " << input.size() << " and " << result.size();
+  for (size_t axis = 0; axis < input.size(); ++axis)
+    if (start[axis] < 0 || start[axis] + result[axis] > input[axis])
+      return emitOpError() << "axis " << axis << ": [" << start[axis] << ", "
+                           << start[axis] + result[axis] << ") is outside the input's "
+                           << input[axis];
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto input = getInput().getType();
   auto result = getResult().getType();

@@ -2,6 +2,7 @@
 #include "tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -93,10 +94,19 @@ LogicalResult checkSupported(Operation *op) {
                                << " is not supported by the TPU lowering (only the last axis, "
                                << input.getRank() - 1 << ")";
   }
-  if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::TransposeOp, tosa::MatMulOp, tosa::AddOp,
-                tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp,
-                tosa::ExpOp, tosa::ReciprocalOp, tosa::RsqrtOp, tosa::ReduceSumOp,
-                tosa::ReduceMaxOp>(op))
+  if (llvm::isa<tosa::Conv2DOp, tosa::DepthwiseConv2DOp>(op)) {
+    DenseElementsAttr weights;
+    if (!matchPattern(op->getOperand(1), m_Constant(&weights)))
+      return op->emitOpError("with non-constant weights is not supported by the TPU lowering");
+    auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op);
+    if (depthwise && depthwise.getWeight().getType().getShape()[3] != 1)
+      return op->emitOpError("with a channel multiplier other than 1 is not supported by the TPU "
+                             "lowering");
+  }
+  if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::TransposeOp, tosa::Conv2DOp,
+                tosa::DepthwiseConv2DOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
+                tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
+                tosa::RsqrtOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -156,6 +166,114 @@ struct LowerMatMul : CountedLowering<tosa::MatMulOp> {
       return success();
     }
     replaceWithView(rewriter, op, rewriter.create<MatMulOp>(loc, matrixType(resultType), lhs, rhs));
+    return success();
+  }
+};
+
+// The [N*OH*OW, KH*KW*C] window rows of an NHWC input (a view of the input
+// itself for a 1x1 window with stride 1 and no padding).
+Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<int64_t> kernel,
+                 ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation, ArrayRef<int64_t> pad,
+                 float padValue, RankedTensorType result) {
+  int64_t channels = llvm::cast<RankedTensorType>(input.getType()).getShape()[3];
+  auto type = RankedTensorType::get(
+      {result.getNumElements() / result.getShape()[3], kernel[0] * kernel[1] * channels},
+      rewriter.getF32Type());
+  bool identity = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
+                  llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
+                  llvm::all_of(pad, [](int64_t p) { return p == 0; });
+  if (identity)
+    return viewAs(rewriter, loc, input, type);
+  return rewriter.create<Im2ColOp>(
+      loc, type, input, rewriter.getDenseI64ArrayAttr(kernel),
+      rewriter.getDenseI64ArrayAttr(stride), rewriter.getDenseI64ArrayAttr(dilation),
+      rewriter.getDenseI64ArrayAttr(pad), rewriter.getF32FloatAttr(padValue));
+}
+
+// Tap k of window rows [P, taps*C]: the [P, C] columns k*C ... k*C+C-1.
+Value windowTap(PatternRewriter &rewriter, Location loc, Value rows, int64_t tap,
+                int64_t channels) {
+  auto shape = llvm::cast<RankedTensorType>(rows.getType()).getShape();
+  if (shape[1] == channels)
+    return rows;
+  auto type = RankedTensorType::get({shape[0], channels}, rewriter.getF32Type());
+  return rewriter.create<SliceOp>(loc, type, rows,
+                                  rewriter.getDenseI64ArrayAttr({0, tap * channels}));
+}
+
+Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape,
+                     ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
+  return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
+// A convolution's bias: one per output channel, or one for all.
+Value biasRow(PatternRewriter &rewriter, Location loc, Value bias) {
+  int64_t size = llvm::cast<RankedTensorType>(bias.getType()).getNumElements();
+  return viewAs(rewriter, loc, bias, RankedTensorType::get({1, size}, rewriter.getF32Type()));
+}
+
+// conv2d = im2col, then a matmul with the OHWI weights as [KH*KW*C, O] and
+// a bias row.
+struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::Conv2DOp op, PatternRewriter &rewriter) const override {
+    DenseElementsAttr weights;
+    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
+      return failure();
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // O, KH, KW, C
+    int64_t outputs = weightShape[0];
+    int64_t window = weightShape[1] * weightShape[2] * weightShape[3];
+    std::vector<float> ohwi(weights.getValues<float>().begin(), weights.getValues<float>().end());
+    std::vector<float> byColumn(ohwi.size());
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t r = 0; r < window; ++r)
+        byColumn[r * outputs + o] = ohwi[o * window + r];
+    Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.slice(1, 2), op.getStride(),
+                            op.getDilation(), op.getPad(), 0.0f, resultType);
+    Value weightMatrix = constantMatrix(rewriter, loc, {window, outputs}, byColumn);
+    auto productType =
+        RankedTensorType::get({llvm::cast<RankedTensorType>(rows.getType()).getShape()[0], outputs},
+                              rewriter.getF32Type());
+    Value product = rewriter.create<MatMulOp>(loc, productType, rows, weightMatrix);
+    Value bias = biasRow(rewriter, loc, op.getBias());
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, productType, BinaryKind::add, product, bias));
+    return success();
+  }
+};
+
+// depthwise_conv2d (multiplier 1) on the vector unit: the sum over the
+// KH*KW taps of each tap's [P, C] window columns times that tap's weight row,
+// plus the bias row.
+struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::DepthwiseConv2DOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr weights;
+    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
+      return failure();
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // KH, KW, C, 1
+    int64_t channels = weightShape[2];
+    std::vector<float> hwc(weights.getValues<float>().begin(), weights.getValues<float>().end());
+    Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.take_front(2), op.getStride(),
+                            op.getDilation(), op.getPad(), 0.0f, resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value sum;
+    for (int64_t tap = 0; tap < weightShape[0] * weightShape[1]; ++tap) {
+      Value weightRow = constantMatrix(rewriter, loc, {1, channels},
+                                       ArrayRef<float>(hwc).slice(tap * channels, channels));
+      Value product = rewriter.create<BinaryOp>(
+          loc, matrix, BinaryKind::mul, windowTap(rewriter, loc, rows, tap, channels), weightRow);
+      sum = sum ? rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, product) : product;
+    }
+    Value bias = biasRow(rewriter, loc, op.getBias());
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, bias));
     return success();
   }
 };
@@ -241,7 +359,8 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     patterns.add<LowerConst, LowerReshape, LowerTranspose>(context);
-    patterns.add<LowerMatMul>(context, numMatmuls);
+    patterns.add<LowerMatMul, LowerConv2D>(context, numMatmuls);
+    patterns.add<LowerDepthwiseConv2D>(context, numVectorOps);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,

@@ -93,3 +93,43 @@ func.func @transpose_rank(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %t = tpu.transpose %x {perms = array<i64: 1, 0, 2>} : tensor<2x3xf32> -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
+
+// -----
+
+func.func @im2col_result(%x: tensor<1x4x4x2xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{result must be 9x8, got 16x8}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @im2col_window(%x: tensor<1x2x2x2xf32>) -> tensor<1x18xf32> {
+  // expected-error @+1 {{the window does not fit the padded input}}
+  %r = tpu.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x2x2x2xf32> -> tensor<1x18xf32>
+  return %r : tensor<1x18xf32>
+}
+
+// -----
+
+func.func @im2col_stride(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
+  // expected-error @+1 {{kernel, stride and dilation must be two positive sizes each}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  return %r : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @im2col_pad(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
+  // expected-error @+1 {{pad must be four non-negative sizes (top, bottom, left, right)}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, -1, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  return %r : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @slice_outside(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{axis 1: [4, 7) is outside the input's 6}}
+  %r = tpu.slice %x {start = array<i64: 0, 4>} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}

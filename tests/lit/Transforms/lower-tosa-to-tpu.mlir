@@ -100,3 +100,36 @@ func.func @transpose(%x: tensor<1x32x4x16xf32>) -> tensor<1x4x32x16xf32> {
   %t = tosa.transpose %x, %p : (tensor<1x32x4x16xf32>, tensor<4xi32>) -> tensor<1x4x32x16xf32>
   return %t : tensor<1x4x32x16xf32>
 }
+
+// conv2d: im2col of the NHWC input, a matmul with the OHWI weights laid out
+// as [KH*KW*C, O] (computed at compile time) and a bias row.
+// CHECK-LABEL: func.func @conv2d
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<{{\[}}[5.000000e-01, -5.000000e-01]]> : tensor<1x2xf32>
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = 0.000000e+00 : f32, stride = array<i64: 1, 1>} : tensor<1x3x3x1xf32> -> tensor<9x2xf32>
+// CHECK: %[[M:.*]] = tpu.matmul %[[X]], %[[W]] : tensor<9x2xf32>, tensor<2x2xf32> -> tensor<9x2xf32>
+// CHECK: %[[S:.*]] = tpu.binary add %[[M]], %[[B]] : tensor<9x2xf32>, tensor<1x2xf32> -> tensor<9x2xf32>
+// CHECK: tpu.view %[[S]] : tensor<9x2xf32> -> tensor<1x3x3x2xf32>
+func.func @conv2d(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x2xf32> {
+  %w = "tosa.const"() {value = dense<[[[[1.0], [2.0]]], [[[3.0], [4.0]]]]> : tensor<2x1x2x1xf32>} : () -> tensor<2x1x2x1xf32>
+  %b = "tosa.const"() {value = dense<[0.5, -0.5]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = tosa.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>} : (tensor<1x3x3x1xf32>, tensor<2x1x2x1xf32>, tensor<2xf32>) -> tensor<1x3x3x2xf32>
+  return %y : tensor<1x3x3x2xf32>
+}
+
+// depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
+// tap's weight row, summed on the vector unit, plus the bias row.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {{.*}}kernel = array<i64: 2, 1>{{.*}} : tensor<1x4x2x3xf32> -> tensor<6x6xf32>
+// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<6x6xf32> -> tensor<6x3xf32>
+// CHECK: %[[P0:.*]] = tpu.binary mul %[[T0]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<6x6xf32> -> tensor<6x3xf32>
+// CHECK: %[[P1:.*]] = tpu.binary mul %[[T1]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: %[[S:.*]] = tpu.binary add %[[P0]], %[[P1]]
+// CHECK: tpu.binary add %[[S]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
+  %w = "tosa.const"() {value = dense<1.0> : tensor<2x1x3x1xf32>} : () -> tensor<2x1x3x1xf32>
+  %b = "tosa.const"() {value = dense<0.5> : tensor<3xf32>} : () -> tensor<3xf32>
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x1xf32>, tensor<3xf32>) -> tensor<1x3x2x3xf32>
+  return %y : tensor<1x3x2x3xf32>
+}

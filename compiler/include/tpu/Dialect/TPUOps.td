@@ -175,6 +175,53 @@ def TPU_TransposeOp : TPU_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
+  let summary = "Gather the convolution windows of an NHWC tensor into rows";
+  let description = [{
+    For an `N x H x W x C` input and a `KH x KW` window with `stride`,
+    `dilation` and `pad` (top, bottom, left, right), row `(n, oh, ow)` of the
+    `[N*OH*OW, KH*KW*C]` result holds the window's elements in `(kh, kw, c)`
+    order: `input[n, oh*sh + kh*dh - top, ow*sw + kw*dw - left, c]`, or
+    `pad_value` where that falls in the padding. A convolution is then a
+    matmul with the `[KH*KW*C, O]` weights. The emitter writes it with
+    strided DMA copies, one block of output-row runs per (kh, kw, n, oh)
+    span, and stores `pad_value` into the padding.
+
+    ```mlir
+    %x = tpu.im2col %in {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>,
+                         dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>,
+                         pad_value = 0.0 : f32} : tensor<1x8x8x4xf32> -> tensor<64x36xf32>
+    ```
+  }];
+  let arguments = (ins 4DTensorOf<[F32]>:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$dilation,
+                       DenseI64ArrayAttr:$pad, F32Attr:$pad_value);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    // Output rows and columns of the convolution (0 when the window does
+    // not fit the padded input).
+    int64_t getOutputHeight();
+    int64_t getOutputWidth();
+  }];
+}
+
+def TPU_SliceOp : TPU_Op<"slice", [Pure]> {
+  let summary = "Copy a box of a tensor with strided DMA transfers";
+  let description = [{
+    `result[i] = input[start + i]` for every index `i` of the result's shape.
+
+    ```mlir
+    %t = tpu.slice %x {start = array<i64: 0, 8>} : tensor<64x36xf32> -> tensor<64x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$start);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let summary = "Reinterpret a row-major tensor with another shape";
   let description = [{
