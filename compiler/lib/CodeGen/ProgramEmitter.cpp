@@ -243,6 +243,10 @@ private:
                                  im2col.getPadValue().convertToFloat());
           padRows[op] = {addConstant(row), 1, int64_t(row.size())};
         }
+      } else if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op)) {
+        std::vector<float> row(std::min(shapeOf(pad.getResult()).back(), kMaxCols),
+                               pad.getValue().convertToFloat());
+        padRows[op] = {addConstant(row), 1, int64_t(row.size())};
       } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
         float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
         clampBounds[op] = {addConstant(bounds), 1, 2};
@@ -311,6 +315,10 @@ private:
       emitIm2Col(im2col, placeResult(im2col.getResult()));
     } else if (auto slice = llvm::dyn_cast<mlir::tpu::SliceOp>(op)) {
       emitSlice(slice, placeResult(slice.getResult()));
+    } else if (auto concat = llvm::dyn_cast<mlir::tpu::ConcatOp>(op)) {
+      emitConcat(concat, placeResult(concat.getResult()));
+    } else if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op)) {
+      emitPad(pad, placeResult(pad.getResult()));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       Matrix lhs = matrixOf(binary.getLhs(), &op);
       Matrix rhs = matrixOf(binary.getRhs(), &op);
@@ -706,6 +714,41 @@ private:
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
     CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
     emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
+    batcher.flush();
+  }
+
+  // Each input is a strided copy into its span of the result's axis.
+  void emitConcat(mlir::tpu::ConcatOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    StridedView target{output.address, denseStrides(shape)};
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    for (Value input : op.getInputs()) {
+      llvm::ArrayRef<int64_t> inputShape = shapeOf(input);
+      emitStridedCopy(inputShape, {matrixOf(input, op).address, denseStrides(inputShape)}, target,
+                      batcher);
+      target.address +=
+          uint64_t(inputShape[op.getAxis()] * target.strides[op.getAxis()]) * kWordBytes;
+    }
+    batcher.flush();
+  }
+
+  // The value everywhere, then the input into its box (the store queue keeps
+  // the order).
+  void emitPad(mlir::tpu::PadOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    const Matrix &padRow = padRows[op];
+    int64_t capacity = int64_t(config.scratchpad.words()) - padRow.cols;
+    uint64_t fillAddress = uint64_t(capacity);
+    builder.beforeLoad();
+    builder.load(padRow, 0, 0, 1, padRow.cols, isa::Space::Scratchpad, fillAddress);
+    CopyBatcher batcher(builder, *this, capacity);
+    StridedView target{output.address, denseStrides(shape)};
+    emitFill(shape, target, fillAddress, padRow.cols, batcher);
+    for (auto [low, stride] : llvm::zip(op.getLow(), target.strides))
+      target.address += uint64_t(low * stride) * kWordBytes;
+    emitStridedCopy(inputShape, {matrixOf(op.getInput(), op).address, denseStrides(inputShape)},
+                    target, batcher);
     batcher.flush();
   }
 

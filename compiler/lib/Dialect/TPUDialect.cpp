@@ -167,6 +167,48 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
+LogicalResult ConcatOp::verify() {
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= int64_t(result.size()))
+    return emitOpError() << "axis " << axis << " is not an axis of the result";
+  int64_t joined = 0;
+  for (Value input : getInputs()) {
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != getResult().getType().getElementType())
+      return emitOpError("element types differ");
+    ArrayRef<int64_t> shape = type.getShape();
+    if (shape.size() != result.size())
+      return emitOpError("inputs and result must have the same rank");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (int64_t(d) != axis && shape[d] != result[d])
+        return emitOpError() << "inputs must match the result on axis " << d;
+    joined += shape[axis];
+  }
+  if (joined != result[axis])
+    return emitOpError() << "the inputs add up to " << joined << " on axis " << axis
+                         << ", the result has " << result[axis];
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> low = getLow(), high = getHigh();
+  if (getInput().getType().getElementType() != getResult().getType().getElementType())
+    return emitOpError("element types differ");
+  if (low.size() != input.size() || high.size() != input.size() || result.size() != input.size())
+    return emitOpError("low, high, input and result must have one entry per axis");
+  for (size_t d = 0; d < input.size(); ++d) {
+    if (low[d] < 0 || high[d] < 0)
+      return emitOpError("padding must not be negative");
+    if (result[d] != low[d] + input[d] + high[d])
+      return emitOpError() << "result axis " << d << " must have size "
+                           << low[d] + input[d] + high[d] << ", got " << result[d];
+  }
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto input = getInput().getType();
   auto result = getResult().getType();

@@ -69,6 +69,14 @@ LogicalResult checkSupported(Operation *op) {
       return op->emitOpError("with non-constant perms is not supported by the TPU lowering");
     types = {transpose.getInput1().getType(), transpose.getType()};
   }
+  if (auto pad = llvm::dyn_cast<tosa::PadOp>(op)) {
+    DenseIntElementsAttr padding;
+    DenseElementsAttr value;
+    if (!matchPattern(pad.getPadding(), m_Constant(&padding)) ||
+        (pad.getPadConst() && !matchPattern(pad.getPadConst(), m_Constant(&value))))
+      return op->emitOpError("with non-constant padding is not supported by the TPU lowering");
+    types = {pad.getInput1().getType(), pad.getType()};
+  }
   for (Type type : types)
     if (!isF32Tensor(type))
       return op->emitOpError("is supported on static-shape f32 tensors only, got ") << type;
@@ -103,8 +111,11 @@ LogicalResult checkSupported(Operation *op) {
       return op->emitOpError("with a channel multiplier other than 1 is not supported by the TPU "
                              "lowering");
   }
+  if (auto pool = llvm::dyn_cast<tosa::AvgPool2dOp>(op); pool && !pool.getAccType().isF32())
+    return op->emitOpError("accumulating in other than f32 is not supported by the TPU lowering");
   if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::TransposeOp, tosa::Conv2DOp,
-                tosa::DepthwiseConv2DOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
+                tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::SliceOp,
+                tosa::ConcatOp, tosa::PadOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
                 tosa::RsqrtOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
     return success();
@@ -278,6 +289,107 @@ struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   }
 };
 
+// max_pool2d: im2col padded with the lowest float, then the maximum over the
+// taps on the vector unit.
+struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::MaxPool2dOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    int64_t channels = resultType.getShape()[3];
+    Value rows = windowRows(rewriter, loc, op.getInput(), op.getKernel(), op.getStride(), {1, 1},
+                            op.getPad(), std::numeric_limits<float>::lowest(), resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value result = windowTap(rewriter, loc, rows, 0, channels);
+    for (int64_t tap = 1; tap < op.getKernel()[0] * op.getKernel()[1]; ++tap)
+      result = rewriter.create<BinaryOp>(loc, matrix, BinaryKind::max, result,
+                                         windowTap(rewriter, loc, rows, tap, channels));
+    replaceWithView(rewriter, op, result);
+    return success();
+  }
+};
+
+// How many of the window's positions fall inside an input of `size` for
+// output `o` (TOSA's average counts only those).
+int64_t windowCount(int64_t o, int64_t stride, int64_t padBefore, int64_t kernel, int64_t size) {
+  int64_t first = o * stride - padBefore;
+  return std::min(first + kernel, size) - std::max<int64_t>(first, 0);
+}
+
+// avg_pool2d: the sum over the taps of zero-padded im2col rows, times one
+// over each position's count of inputs: one scalar without padding, else a
+// column with one value per output row.
+struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::AvgPool2dOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> shape = resultType.getShape(), in = op.getInput().getType().getShape();
+    ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(), pad = op.getPad();
+    Value rows =
+        windowRows(rewriter, loc, op.getInput(), kernel, stride, {1, 1}, pad, 0.0f, resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value sum = windowTap(rewriter, loc, rows, 0, shape[3]);
+    for (int64_t tap = 1; tap < kernel[0] * kernel[1]; ++tap)
+      sum = rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum,
+                                      windowTap(rewriter, loc, rows, tap, shape[3]));
+    std::vector<float> reciprocals;
+    for (int64_t n = 0; n < shape[0]; ++n)
+      for (int64_t oh = 0; oh < shape[1]; ++oh)
+        for (int64_t ow = 0; ow < shape[2]; ++ow)
+          reciprocals.push_back(1.0f / float(windowCount(oh, stride[0], pad[0], kernel[0], in[1]) *
+                                             windowCount(ow, stride[1], pad[2], kernel[1], in[2])));
+    bool uniform = llvm::all_equal(reciprocals);
+    Value scale = uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
+                          : constantMatrix(rewriter, loc, {matrix.getShape()[0], 1}, reciprocals);
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::mul, sum, scale));
+    return success();
+  }
+};
+
+struct LowerSlice : OpRewritePattern<tosa::SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::SliceOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<SliceOp>(op, op.getType(), op.getInput(),
+                                         rewriter.getDenseI64ArrayAttr(op.getStart()));
+    return success();
+  }
+};
+
+struct LowerConcat : OpRewritePattern<tosa::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::ConcatOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), op.getInput1(),
+                                          rewriter.getI64IntegerAttr(op.getAxis()));
+    return success();
+  }
+};
+
+// Padding [rank, 2] (low, high per axis) and the value are constants.
+struct LowerPad : OpRewritePattern<tosa::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::PadOp op, PatternRewriter &rewriter) const override {
+    DenseIntElementsAttr padding;
+    if (!matchPattern(op.getPadding(), m_Constant(&padding)))
+      return failure();
+    float value = 0.0f;
+    DenseElementsAttr padConst;
+    if (op.getPadConst()) {
+      if (!matchPattern(op.getPadConst(), m_Constant(&padConst)))
+        return failure();
+      value = *padConst.getValues<float>().begin();
+    }
+    SmallVector<int64_t> low, high;
+    for (auto [index, size] : llvm::enumerate(padding.getValues<APInt>()))
+      (index % 2 == 0 ? low : high).push_back(size.getSExtValue());
+    rewriter.replaceOpWithNewOp<PadOp>(
+        op, op.getType(), op.getInput1(), rewriter.getDenseI64ArrayAttr(low),
+        rewriter.getDenseI64ArrayAttr(high), rewriter.getF32FloatAttr(value));
+    return success();
+  }
+};
+
 template <typename TosaOp, BinaryKind kind> struct LowerBinary : CountedLowering<TosaOp> {
   using CountedLowering<TosaOp>::CountedLowering;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
@@ -358,9 +470,10 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
 
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<LowerConst, LowerReshape, LowerTranspose>(context);
+    patterns.add<LowerConst, LowerReshape, LowerTranspose, LowerSlice, LowerConcat, LowerPad>(
+        context);
     patterns.add<LowerMatMul, LowerConv2D>(context, numMatmuls);
-    patterns.add<LowerDepthwiseConv2D>(context, numVectorOps);
+    patterns.add<LowerDepthwiseConv2D, LowerMaxPool, LowerAvgPool>(context, numVectorOps);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,

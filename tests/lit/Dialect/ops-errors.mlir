@@ -133,3 +133,35 @@ func.func @slice_outside(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
   %r = tpu.slice %x {start = array<i64: 0, 4>} : tensor<4x6xf32> -> tensor<4x3xf32>
   return %r : tensor<4x3xf32>
 }
+
+// -----
+
+func.func @concat_sum(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{the inputs add up to 5 on axis 1, the result has 6}}
+  %c = tpu.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xf32> -> tensor<2x6xf32>
+  return %c : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_other_axis(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{inputs must match the result on axis 0}}
+  %c = tpu.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x5xf32>
+  return %c : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @pad_result(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{result axis 0 must have size 5, got 4}}
+  %p = tpu.pad %x {low = array<i64: 1, 0>, high = array<i64: 2, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<4x3xf32>
+  return %p : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
+  // expected-error @+1 {{padding must not be negative}}
+  %p = tpu.pad %x {low = array<i64: -1, 0>, high = array<i64: 0, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<1x3xf32>
+  return %p : tensor<1x3xf32>
+}

@@ -63,3 +63,11 @@ func.func @depthwise_multiplier(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32> 
   %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %y : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'tosa.pad' op with non-constant padding is not supported by the TPU lowering}}
+  %y = tosa.pad %x, %p : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

@@ -133,3 +133,38 @@ func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
   %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x1xf32>, tensor<3xf32>) -> tensor<1x3x2x3xf32>
   return %y : tensor<1x3x2x3xf32>
 }
+
+// max_pool2d: im2col padded with the lowest float, the maximum of the taps.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = -3.40282347E+38 : f32, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32> -> tensor<4x6xf32>
+// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: tpu.binary max %[[T0]], %[[T1]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+func.func @max_pool(%x: tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// avg_pool2d without padding: the sum of the taps times 1/(KH*KW).
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: tpu.im2col %{{.*}} {{.*}}: tensor<1x2x2x3xf32> -> tensor<1x12xf32>
+// CHECK-COUNT-3: tpu.binary add
+// CHECK: tpu.binary mul %{{.*}}, %{{.*}} : tensor<1x3xf32>, tensor<1x1xf32> -> tensor<1x3xf32>
+func.func @avg_pool(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32> {
+  %y = tosa.avg_pool2d %x {acc_type = f32, kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32>
+  return %y : tensor<1x1x1x3xf32>
+}
+
+// slice, concat and pad keep their N-D shapes; the i32 padding is unused.
+// CHECK-LABEL: func.func @copies
+// CHECK: %[[S:.*]] = tpu.slice %{{.*}} {start = array<i64: 0, 1, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<1x3x3x2xf32>
+// CHECK: %[[C:.*]] = tpu.concat %[[S]], %[[S]] {axis = 3 : i64} : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32> -> tensor<1x3x3x4xf32>
+// CHECK: tpu.pad %[[C]] {high = array<i64: 0, 2, 0, 0>, low = array<i64: 0, 1, 1, 0>, value = 1.500000e+00 : f32} : tensor<1x3x3x4xf32> -> tensor<1x6x4x4xf32>
+func.func @copies(%x: tensor<1x4x4x2xf32>) -> tensor<1x6x4x4xf32> {
+  %s = tosa.slice %x {size = array<i64: 1, 3, 3, 2>, start = array<i64: 0, 1, 0, 0>} : (tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32>
+  %c = tosa.concat %s, %s {axis = 3 : i32} : (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x3x3x4xf32>
+  %p = "tosa.const"() {value = dense<[[0, 0], [1, 2], [1, 0], [0, 0]]> : tensor<4x2xi32>} : () -> tensor<4x2xi32>
+  %v = "tosa.const"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
+  %y = tosa.pad %c, %p, %v : (tensor<1x3x3x4xf32>, tensor<4x2xi32>, tensor<f32>) -> tensor<1x6x4x4xf32>
+  return %y : tensor<1x6x4x4xf32>
+}

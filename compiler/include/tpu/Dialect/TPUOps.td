@@ -222,6 +222,38 @@ def TPU_SliceOp : TPU_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_ConcatOp : TPU_Op<"concat", [Pure]> {
+  let summary = "Join tensors along an axis with strided DMA copies";
+  let description = [{
+    ```mlir
+    %c = tpu.concat %a, %b {axis = 3 : i64} : tensor<1x4x4x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x4x4x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TPU_PadOp : TPU_Op<"pad", [Pure]> {
+  let summary = "Surround a tensor with a constant value";
+  let description = [{
+    `result` has `low[d] + input[d] + high[d]` elements on axis `d`: `value`
+    everywhere except the box at `low`, which holds the input. The emitter
+    stores the value from the scratchpad (`sram_stride=0`), then copies the
+    input into the box.
+
+    ```mlir
+    %p = tpu.pad %x {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 1, 1, 0>, value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<1x6x6x2xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, F32Attr:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let summary = "Reinterpret a row-major tensor with another shape";
   let description = [{
