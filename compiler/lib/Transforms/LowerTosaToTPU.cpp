@@ -117,7 +117,7 @@ LogicalResult checkSupported(Operation *op) {
                 tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::SliceOp,
                 tosa::ConcatOp, tosa::PadOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
-                tosa::RsqrtOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
+                tosa::RsqrtOp, tosa::ErfOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -348,6 +348,44 @@ struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
   }
 };
 
+// erf on the vector unit, which has exp and reciprocal but no erf:
+// Abramowitz & Stegun 7.1.26, for x >= 0
+//   erf(x) = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-x^2),
+//   t = 1 / (1 + p x),
+// with |error| <= 1.5e-7 (plus fp32 rounding), extended to x < 0 by
+// erf(-x) = -erf(x): the sign is clamp(x * 1e30, -1, 1), which is 0 at 0.
+struct LowerErf : CountedLowering<tosa::ErfOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::ErfOp op, PatternRewriter &rewriter) const override {
+    constexpr float p = 0.3275911f;
+    constexpr float a[] = {0.254829592f, -0.284496736f, 1.421413741f, -1.453152027f, 1.061405429f};
+    Location loc = op.getLoc();
+    Value x = asMatrix(rewriter, loc, op.getInput());
+    auto type = llvm::cast<RankedTensorType>(x.getType());
+    auto binary = [&](BinaryKind kind, Value lhs, Value rhs) -> Value {
+      return rewriter.create<BinaryOp>(loc, type, kind, lhs, rhs);
+    };
+    auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
+    Value magnitude = binary(BinaryKind::max, x, binary(BinaryKind::mul, x, scalar(-1.0f)));
+    Value t = rewriter.create<UnaryOp>(
+        loc, UnaryKind::reciprocal,
+        binary(BinaryKind::add, binary(BinaryKind::mul, magnitude, scalar(p)), scalar(1.0f)));
+    Value poly = binary(BinaryKind::mul, t, scalar(a[4]));
+    for (int i = 3; i >= 0; --i)
+      poly = binary(BinaryKind::mul, binary(BinaryKind::add, poly, scalar(a[i])), t);
+    Value gauss = rewriter.create<UnaryOp>(
+        loc, UnaryKind::exp, binary(BinaryKind::mul, binary(BinaryKind::mul, x, x), scalar(-1.0f)));
+    Value erfMagnitude = binary(
+        BinaryKind::add,
+        binary(BinaryKind::mul, binary(BinaryKind::mul, poly, gauss), scalar(-1.0f)), scalar(1.0f));
+    Value sign =
+        rewriter.create<ClampOp>(loc, binary(BinaryKind::mul, x, scalar(1e30f)),
+                                 rewriter.getF32FloatAttr(-1.0f), rewriter.getF32FloatAttr(1.0f));
+    replaceWithView(rewriter, op, binary(BinaryKind::mul, erfMagnitude, sign));
+    return success();
+  }
+};
+
 struct LowerSlice : OpRewritePattern<tosa::SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tosa::SliceOp op, PatternRewriter &rewriter) const override {
@@ -473,7 +511,7 @@ struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
     patterns.add<LowerConst, LowerReshape, LowerTranspose, LowerSlice, LowerConcat, LowerPad>(
         context);
     patterns.add<LowerMatMul, LowerConv2D>(context, numMatmuls);
-    patterns.add<LowerDepthwiseConv2D, LowerMaxPool, LowerAvgPool>(context, numVectorOps);
+    patterns.add<LowerDepthwiseConv2D, LowerMaxPool, LowerAvgPool, LowerErf>(context, numVectorOps);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,

@@ -168,3 +168,19 @@ func.func @copies(%x: tensor<1x4x4x2xf32>) -> tensor<1x6x4x4xf32> {
   %y = tosa.pad %c, %p, %v : (tensor<1x3x3x4xf32>, tensor<4x2xi32>, tensor<f32>) -> tensor<1x6x4x4xf32>
   return %y : tensor<1x6x4x4xf32>
 }
+
+// erf: Abramowitz & Stegun 7.1.26 on the vector unit, made odd by a sign
+// from a clamp.
+// CHECK-LABEL: func.func @erf
+// CHECK: %[[NEG:.*]] = tpu.binary mul %[[X:.*]], %{{.*}} : tensor<4x8xf32>, tensor<1x1xf32>
+// CHECK: %[[ABS:.*]] = tpu.binary max %[[X]], %[[NEG]]
+// CHECK: tpu.unary reciprocal
+// CHECK-COUNT-4: tpu.binary add
+// CHECK: tpu.unary exp
+// CHECK: %[[SIGN:.*]] = tpu.clamp %{{.*}} {max = 1.000000e+00 : f32, min = -1.000000e+00 : f32} : tensor<4x8xf32>
+// CHECK: %[[R:.*]] = tpu.binary mul %{{.*}}, %[[SIGN]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: return %[[R]]
+func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = tosa.erf %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

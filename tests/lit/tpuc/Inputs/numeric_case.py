@@ -3,6 +3,7 @@
 outputs numpy computes: numeric_case.py KIND OUT_DIR makes OUT_DIR/model.onnx
 (or model.mlir) and OUT_DIR/test_data_set_0/{input,output}_N.pb, for
 `tpusim --data`."""
+import math
 import os
 import sys
 
@@ -138,7 +139,15 @@ def tosa_pad():
     return TOSA_PAD, {"input_0": x}, {"output_0": y}, []
 
 
-CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad}
+def erf():
+    """Erf over [-5, 5] in small steps, with 0, tiny values and +-40."""
+    x = np.concatenate([np.linspace(-5.0, 5.0, 1001), [0.0, 1e-30, -1e-30, 1e-7, -40.0, 40.0]])
+    x = x.astype(np.float32).reshape(1, -1)
+    erf_values = np.vectorize(math.erf)(x.astype(np.float64))
+    return [helper.make_node("Erf", ["x"], ["erf"])], {"x": x}, {"erf": erf_values}, []
+
+
+CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf}
 
 
 def main():
