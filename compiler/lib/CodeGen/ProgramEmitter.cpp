@@ -399,6 +399,139 @@ private:
     }
   }
 
+  // How the second operand of a vector operation spreads over each tile:
+  // the ISA's three broadcasts, plus a column (element r for row r), which
+  // the vector unit lacks and gets one scalar-broadcast instruction per row.
+  enum class Spread { None, Row, Scalar, Column };
+
+  // What the vector unit combines with each tile, if anything.
+  struct Operand {
+    Matrix matrix;                // rows == 0: unary
+    Spread spread;                // how `matrix` spreads over the tile
+    std::optional<Opcode> opcode; // nullopt: plain copy
+  };
+
+  // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
+  void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
+    int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
+    bool binary = operand.matrix.rows > 0;
+    // Scratchpad words per tile row, and independent of the tile's rows.
+    int64_t perRow = tileCols + (!binary                            ? 0
+                                 : operand.spread == Spread::None   ? tileCols
+                                 : operand.spread == Spread::Column ? 1
+                                                                    : 0);
+    int64_t fixedWords = operand.spread == Spread::Row      ? tileCols
+                         : operand.spread == Spread::Scalar ? 2
+                                                            : 0;
+    int64_t tileRows = std::min(
+        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
+    if (tileRows < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
+                              builder.source(), config.name, perRow));
+    const uint64_t tileAddress = 0;
+    const uint64_t operandAddress = tileRows * tileCols;
+    for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
+      int64_t cols = std::min(tileCols, output.cols - c0);
+      for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
+        int64_t rows = std::min(tileRows, output.rows - r0);
+        builder.beforeLoad();
+        builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
+        if (binary) {
+          switch (operand.spread) {
+          case Spread::None:
+            builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
+                         operandAddress);
+            break;
+          case Spread::Row:
+            builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
+            break;
+          case Spread::Scalar:
+            builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
+                         operandAddress);
+            break;
+          case Spread::Column:
+            builder.load(operand.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
+            break;
+          }
+        }
+        if (operand.opcode) {
+          builder.beforeCompute();
+          if (!binary) {
+            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
+          } else if (operand.spread == Spread::Column) {
+            // Row r of the tile (dense, `cols` words apart) with element r.
+            for (int64_t r = 0; r < rows; ++r) {
+              uint64_t row = tileAddress + r * cols;
+              builder.emit(vectorOp(*operand.opcode, row, row, operandAddress + r,
+                                    isa::Broadcast::Scalar, 1, cols));
+            }
+          } else {
+            isa::Broadcast broadcast = operand.spread == Spread::None  ? isa::Broadcast::None
+                                       : operand.spread == Spread::Row ? isa::Broadcast::Row
+                                                                       : isa::Broadcast::Scalar;
+            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
+                                  broadcast, rows, cols));
+          }
+          builder.beforeStore();
+        } else {
+          builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
+        }
+        builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
+      }
+    }
+  }
+
+  // Vector unit row reduction (v.rowsum / v.rowmax): whole rows, as many as
+  // fit in the scratchpad with their results; the row must fit the cols
+  // field, as splitting it would change the order of the sum.
+  void emitRowReduce(const Matrix &input, const Matrix &output, Opcode opcode) {
+    if (input.cols > kMaxCols)
+      throw Error(fmt::format("{}: a row reduction over {} columns is not supported (at most {})",
+                              builder.source(), input.cols, kMaxCols));
+    int64_t tileRows =
+        std::min({input.rows, kMaxDmaRows, int64_t(config.scratchpad.words()) / (input.cols + 1)});
+    if (tileRows < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
+                              builder.source(), config.name, input.cols + 1));
+    const uint64_t tileAddress = 0;
+    const uint64_t resultAddress = tileRows * input.cols;
+    for (int64_t r0 = 0; r0 < input.rows; r0 += tileRows) {
+      int64_t rows = std::min(tileRows, input.rows - r0);
+      builder.beforeLoad();
+      builder.load(input, r0, 0, rows, input.cols, isa::Space::Scratchpad, tileAddress);
+      builder.beforeCompute();
+      builder.emit(vectorOp(opcode, resultAddress, tileAddress, rows, input.cols));
+      builder.beforeStore();
+      builder.store(output, r0, 0, rows, 1, isa::Space::Scratchpad, resultAddress);
+    }
+  }
+
+  void emitOutputs(mlir::func::ReturnOp ret) {
+    auto main = ret->getParentOfType<mlir::func::FuncOp>();
+    std::set<uint64_t> claimed; // buffers that cannot double as an output
+    for (mlir::BlockArgument arg : main.getArguments())
+      claimed.insert(matrices[arg].address);
+    for (auto &[value, matrix] : matrices)
+      if (value.getDefiningOp<mlir::arith::ConstantOp>())
+        claimed.insert(matrix.address);
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      Matrix matrix = matrixOf(value, ret);
+      if (!claimed.insert(matrix.address).second) {
+        // An input, a constant or a value returned twice: copy it into a
+        // buffer of its own.
+        builder.setSource(fmt::format("copy to output {}", index));
+        Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
+        emitElementwise(matrix, copy, {{}, Spread::None, std::nullopt});
+        matrix = copy;
+        claimed.insert(matrix.address);
+      }
+      bundle.outputs.push_back(
+          tensorInfo(value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
+                     fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
+      bundle.outputs.back().reduction_length = reduction.lookup(value);
+    }
+  }
+
   // One emitMatMul per batch, on the batch's rows of each row-major tensor.
   void emitBatchMatMul(mlir::tpu::BatchMatMulOp op, const Matrix &y) {
     llvm::ArrayRef<int64_t> lhs = op.getLhs().getType().getShape();
@@ -750,139 +883,6 @@ private:
     emitStridedCopy(inputShape, {matrixOf(op.getInput(), op).address, denseStrides(inputShape)},
                     target, batcher);
     batcher.flush();
-  }
-
-  // How the second operand of a vector operation spreads over each tile:
-  // the ISA's three broadcasts, plus a column (element r for row r), which
-  // the vector unit lacks and gets one scalar-broadcast instruction per row.
-  enum class Spread { None, Row, Scalar, Column };
-
-  // What the vector unit combines with each tile, if anything.
-  struct Operand {
-    Matrix matrix;                // rows == 0: unary
-    Spread spread;                // how `matrix` spreads over the tile
-    std::optional<Opcode> opcode; // nullopt: plain copy
-  };
-
-  // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
-  void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
-    int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
-    bool binary = operand.matrix.rows > 0;
-    // Scratchpad words per tile row, and independent of the tile's rows.
-    int64_t perRow = tileCols + (!binary                            ? 0
-                                 : operand.spread == Spread::None   ? tileCols
-                                 : operand.spread == Spread::Column ? 1
-                                                                    : 0);
-    int64_t fixedWords = operand.spread == Spread::Row      ? tileCols
-                         : operand.spread == Spread::Scalar ? 2
-                                                            : 0;
-    int64_t tileRows = std::min(
-        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
-    if (tileRows < 1)
-      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
-                              builder.source(), config.name, perRow));
-    const uint64_t tileAddress = 0;
-    const uint64_t operandAddress = tileRows * tileCols;
-    for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
-      int64_t cols = std::min(tileCols, output.cols - c0);
-      for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
-        int64_t rows = std::min(tileRows, output.rows - r0);
-        builder.beforeLoad();
-        builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-        if (binary) {
-          switch (operand.spread) {
-          case Spread::None:
-            builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
-                         operandAddress);
-            break;
-          case Spread::Row:
-            builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
-            break;
-          case Spread::Scalar:
-            builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
-                         operandAddress);
-            break;
-          case Spread::Column:
-            builder.load(operand.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
-            break;
-          }
-        }
-        if (operand.opcode) {
-          builder.beforeCompute();
-          if (!binary) {
-            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, rows, cols));
-          } else if (operand.spread == Spread::Column) {
-            // Row r of the tile (dense, `cols` words apart) with element r.
-            for (int64_t r = 0; r < rows; ++r) {
-              uint64_t row = tileAddress + r * cols;
-              builder.emit(vectorOp(*operand.opcode, row, row, operandAddress + r,
-                                    isa::Broadcast::Scalar, 1, cols));
-            }
-          } else {
-            isa::Broadcast broadcast = operand.spread == Spread::None  ? isa::Broadcast::None
-                                       : operand.spread == Spread::Row ? isa::Broadcast::Row
-                                                                       : isa::Broadcast::Scalar;
-            builder.emit(vectorOp(*operand.opcode, tileAddress, tileAddress, operandAddress,
-                                  broadcast, rows, cols));
-          }
-          builder.beforeStore();
-        } else {
-          builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
-        }
-        builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-      }
-    }
-  }
-
-  // Vector unit row reduction (v.rowsum / v.rowmax): whole rows, as many as
-  // fit in the scratchpad with their results; the row must fit the cols
-  // field, as splitting it would change the order of the sum.
-  void emitRowReduce(const Matrix &input, const Matrix &output, Opcode opcode) {
-    if (input.cols > kMaxCols)
-      throw Error(fmt::format("{}: a row reduction over {} columns is not supported (at most {})",
-                              builder.source(), input.cols, kMaxCols));
-    int64_t tileRows =
-        std::min({input.rows, kMaxDmaRows, int64_t(config.scratchpad.words()) / (input.cols + 1)});
-    if (tileRows < 1)
-      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
-                              builder.source(), config.name, input.cols + 1));
-    const uint64_t tileAddress = 0;
-    const uint64_t resultAddress = tileRows * input.cols;
-    for (int64_t r0 = 0; r0 < input.rows; r0 += tileRows) {
-      int64_t rows = std::min(tileRows, input.rows - r0);
-      builder.beforeLoad();
-      builder.load(input, r0, 0, rows, input.cols, isa::Space::Scratchpad, tileAddress);
-      builder.beforeCompute();
-      builder.emit(vectorOp(opcode, resultAddress, tileAddress, rows, input.cols));
-      builder.beforeStore();
-      builder.store(output, r0, 0, rows, 1, isa::Space::Scratchpad, resultAddress);
-    }
-  }
-
-  void emitOutputs(mlir::func::ReturnOp ret) {
-    auto main = ret->getParentOfType<mlir::func::FuncOp>();
-    std::set<uint64_t> claimed; // buffers that cannot double as an output
-    for (mlir::BlockArgument arg : main.getArguments())
-      claimed.insert(matrices[arg].address);
-    for (auto &[value, matrix] : matrices)
-      if (value.getDefiningOp<mlir::arith::ConstantOp>())
-        claimed.insert(matrix.address);
-    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-      Matrix matrix = matrixOf(value, ret);
-      if (!claimed.insert(matrix.address).second) {
-        // An input, a constant or a value returned twice: copy it into a
-        // buffer of its own.
-        builder.setSource(fmt::format("copy to output {}", index));
-        Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
-        emitElementwise(matrix, copy, {{}, Spread::None, std::nullopt});
-        matrix = copy;
-        claimed.insert(matrix.address);
-      }
-      bundle.outputs.push_back(
-          tensorInfo(value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
-                     fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
-      bundle.outputs.back().reduction_length = reduction.lookup(value);
-    }
   }
 
   const HardwareConfig &config;

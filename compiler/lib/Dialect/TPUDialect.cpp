@@ -90,15 +90,28 @@ LogicalResult ClampOp::verify() {
   return success();
 }
 
+namespace {
+// The checks every data-moving op with an N-D input makes: the element type
+// is kept, and the input, the result and the op's `what` attribute have one
+// entry per axis.
+LogicalResult verifyPerAxisCopy(Operation *op, RankedTensorType input, RankedTensorType result,
+                                StringRef what, size_t entries) {
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError("element types differ");
+  if (entries != size_t(input.getRank()) || result.getRank() != input.getRank())
+    return op->emitOpError() << what << ", input and result must have one entry per axis, got "
+                             << entries << ", " << input.getRank() << " and " << result.getRank();
+  return success();
+}
+} // namespace
+
 LogicalResult TransposeOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();
   ArrayRef<int64_t> result = getResult().getType().getShape();
   ArrayRef<int64_t> perms = getPerms();
-  if (getInput().getType().getElementType() != getResult().getType().getElementType())
-    return emitOpError("element types differ");
-  if (perms.size() != input.size() || result.size() != input.size())
-    return emitOpError() << "perms, input and result must have one entry per axis, got "
-                         << perms.size() << ", " << input.size() << " and " << result.size();
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "perms",
+                               perms.size())))
+    return failure();
   SmallVector<bool> seen(perms.size(), false);
   for (auto [axis, from] : llvm::enumerate(perms)) {
     if (from < 0 || from >= int64_t(perms.size()) || seen[from])
@@ -154,11 +167,9 @@ LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();
   ArrayRef<int64_t> result = getResult().getType().getShape();
   ArrayRef<int64_t> start = getStart();
-  if (getInput().getType().getElementType() != getResult().getType().getElementType())
-    return emitOpError("element types differ");
-  if (start.size() != input.size() || result.size() != input.size())
-    return emitOpError() << "start, input and result must have one entry per axis, got "
-                         << start.size() << ", " << input.size() << " and " << result.size();
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "start",
+                               start.size())))
+    return failure();
   for (size_t axis = 0; axis < input.size(); ++axis)
     if (start[axis] < 0 || start[axis] + result[axis] > input[axis])
       return emitOpError() << "axis " << axis << ": [" << start[axis] << ", "
@@ -195,10 +206,11 @@ LogicalResult PadOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();
   ArrayRef<int64_t> result = getResult().getType().getShape();
   ArrayRef<int64_t> low = getLow(), high = getHigh();
-  if (getInput().getType().getElementType() != getResult().getType().getElementType())
-    return emitOpError("element types differ");
-  if (low.size() != input.size() || high.size() != input.size() || result.size() != input.size())
-    return emitOpError("low, high, input and result must have one entry per axis");
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "low",
+                               low.size())) ||
+      failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "high",
+                               high.size())))
+    return failure();
   for (size_t d = 0; d < input.size(); ++d) {
     if (low[d] < 0 || high[d] < 0)
       return emitOpError("padding must not be negative");
