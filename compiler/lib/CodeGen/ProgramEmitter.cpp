@@ -224,6 +224,12 @@ private:
     return bundle.constant_address + offset;
   }
 
+  // `value` repeated for a row of `length` words (at most one DMA row).
+  void addPadRow(mlir::Operation *op, int64_t length, llvm::APFloat value) {
+    std::vector<float> row(std::min(length, kMaxCols), value.convertToFloat());
+    padRows[op] = {addConstant(row), 1, int64_t(row.size())};
+  }
+
   // The constant segment holds every constant the program reads, clamp
   // bounds included, and is complete before anything else is placed.
   void placeConstants(mlir::func::FuncOp main) {
@@ -237,16 +243,10 @@ private:
         auto [rows, cols] = matrixShape(constant.getResult());
         matrices[constant.getResult()] = {addConstant(values), rows, cols};
       } else if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
-        if (llvm::any_of(im2col.getPad(), [](int64_t pad) { return pad > 0; })) {
-          int64_t channels = shapeOf(im2col.getInput())[3];
-          std::vector<float> row(std::min(channels, kMaxCols),
-                                 im2col.getPadValue().convertToFloat());
-          padRows[op] = {addConstant(row), 1, int64_t(row.size())};
-        }
+        if (llvm::any_of(im2col.getPad(), [](int64_t pad) { return pad > 0; }))
+          addPadRow(op, shapeOf(im2col.getInput())[3], im2col.getPadValue());
       } else if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op)) {
-        std::vector<float> row(std::min(shapeOf(pad.getResult()).back(), kMaxCols),
-                               pad.getValue().convertToFloat());
-        padRows[op] = {addConstant(row), 1, int64_t(row.size())};
+        addPadRow(op, shapeOf(pad.getResult()).back(), pad.getValue());
       } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
         float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
         clampBounds[op] = {addConstant(bounds), 1, 2};
