@@ -45,6 +45,21 @@ LogicalResult MatMulOp::verify() {
   return success();
 }
 
+LogicalResult BatchMatMulOp::verify() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (lhs[0] != rhs[0])
+    return emitOpError() << "batch sizes differ: lhs has " << lhs[0] << ", rhs has " << rhs[0];
+  if (lhs[2] != rhs[1])
+    return emitOpError() << "contraction sizes differ: lhs is " << lhs[1] << "x" << lhs[2]
+                         << ", rhs is " << rhs[1] << "x" << rhs[2];
+  if (result[0] != lhs[0] || result[1] != lhs[1] || result[2] != rhs[2])
+    return emitOpError() << "result must be " << lhs[0] << "x" << lhs[1] << "x" << rhs[2]
+                         << ", got " << result[0] << "x" << result[1] << "x" << result[2];
+  return success();
+}
+
 LogicalResult BinaryOp::verify() {
   ArrayRef<int64_t> lhs = getLhs().getType().getShape();
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();
@@ -72,6 +87,137 @@ LogicalResult RowReduceOp::verify() {
 LogicalResult ClampOp::verify() {
   if (getMin().convertToFloat() > getMax().convertToFloat())
     return emitOpError("min must not exceed max");
+  return success();
+}
+
+namespace {
+// The checks every data-moving op with an N-D input makes: the element type
+// is kept, and the input, the result and the op's `what` attribute have one
+// entry per axis.
+LogicalResult verifyPerAxisCopy(Operation *op, RankedTensorType input, RankedTensorType result,
+                                StringRef what, size_t entries) {
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError("element types differ");
+  if (entries != size_t(input.getRank()) || result.getRank() != input.getRank())
+    return op->emitOpError() << what << ", input and result must have one entry per axis, got "
+                             << entries << ", " << input.getRank() << " and " << result.getRank();
+  return success();
+}
+} // namespace
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> perms = getPerms();
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "perms",
+                               perms.size())))
+    return failure();
+  SmallVector<bool> seen(perms.size(), false);
+  for (auto [axis, from] : llvm::enumerate(perms)) {
+    if (from < 0 || from >= int64_t(perms.size()) || seen[from])
+      return emitOpError("perms must be a permutation of the axes");
+    seen[from] = true;
+    if (result[axis] != input[from])
+      return emitOpError() << "result axis " << axis << " must have size " << input[from]
+                           << " (input axis " << from << "), got " << result[axis];
+  }
+  return success();
+}
+
+namespace {
+int64_t convolvedSize(int64_t size, int64_t padBefore, int64_t padAfter, int64_t kernel,
+                      int64_t stride, int64_t dilation) {
+  int64_t span = size + padBefore + padAfter - (kernel - 1) * dilation - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+} // namespace
+
+int64_t Im2ColOp::getOutputHeight() {
+  return convolvedSize(getInput().getType().getShape()[1], getPad()[0], getPad()[1], getKernel()[0],
+                       getStride()[0], getDilation()[0]);
+}
+
+int64_t Im2ColOp::getOutputWidth() {
+  return convolvedSize(getInput().getType().getShape()[2], getPad()[2], getPad()[3], getKernel()[1],
+                       getStride()[1], getDilation()[1]);
+}
+
+LogicalResult Im2ColOp::verify() {
+  auto positive = [](ArrayRef<int64_t> values) {
+    return values.size() == 2 && llvm::all_of(values, [](int64_t v) { return v >= 1; });
+  };
+  if (!positive(getKernel()) || !positive(getStride()) || !positive(getDilation()))
+    return emitOpError("kernel, stride and dilation must be two positive sizes each");
+  if (getPad().size() != 4 || llvm::any_of(getPad(), [](int64_t v) { return v < 0; }))
+    return emitOpError("pad must be four non-negative sizes (top, bottom, left, right)");
+  int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
+  if (outputHeight < 1 || outputWidth < 1)
+    return emitOpError("the window does not fit the padded input");
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t rows = input[0] * outputHeight * outputWidth;
+  int64_t cols = getKernel()[0] * getKernel()[1] * input[3];
+  if (result[0] != rows || result[1] != cols)
+    return emitOpError() << "result must be " << rows << "x" << cols << ", got " << result[0] << "x"
+                         << result[1];
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> start = getStart();
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "start",
+                               start.size())))
+    return failure();
+  for (size_t axis = 0; axis < input.size(); ++axis)
+    if (start[axis] < 0 || start[axis] + result[axis] > input[axis])
+      return emitOpError() << "axis " << axis << ": [" << start[axis] << ", "
+                           << start[axis] + result[axis] << ") is outside the input's "
+                           << input[axis];
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= int64_t(result.size()))
+    return emitOpError() << "axis " << axis << " is not an axis of the result";
+  int64_t joined = 0;
+  for (Value input : getInputs()) {
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != getResult().getType().getElementType())
+      return emitOpError("element types differ");
+    ArrayRef<int64_t> shape = type.getShape();
+    if (shape.size() != result.size())
+      return emitOpError("inputs and result must have the same rank");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (int64_t(d) != axis && shape[d] != result[d])
+        return emitOpError() << "inputs must match the result on axis " << d;
+    joined += shape[axis];
+  }
+  if (joined != result[axis])
+    return emitOpError() << "the inputs add up to " << joined << " on axis " << axis
+                         << ", the result has " << result[axis];
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  ArrayRef<int64_t> low = getLow(), high = getHigh();
+  if (failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "low",
+                               low.size())) ||
+      failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "high",
+                               high.size())))
+    return failure();
+  for (size_t d = 0; d < input.size(); ++d) {
+    if (low[d] < 0 || high[d] < 0)
+      return emitOpError("padding must not be negative");
+    if (result[d] != low[d] + input[d] + high[d])
+      return emitOpError() << "result axis " << d << " must have size "
+                           << low[d] + input[d] + high[d] << ", got " << result[d];
+  }
   return success();
 }
 

@@ -45,3 +45,123 @@ func.func @view_count(%a: tensor<4x3xf32>) -> tensor<5xf32> {
   %v = tpu.view %a : tensor<4x3xf32> -> tensor<5xf32>
   return %v : tensor<5xf32>
 }
+
+// -----
+
+func.func @batch_matmul_batches(%a: tensor<2x4x8xf32>, %w: tensor<3x8x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{batch sizes differ: lhs has 2, rhs has 3}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<3x8x5xf32> -> tensor<2x4x5xf32>
+  return %m : tensor<2x4x5xf32>
+}
+
+// -----
+
+func.func @batch_matmul_contraction(%a: tensor<2x4x8xf32>, %w: tensor<2x7x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs is 4x8, rhs is 7x5}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<2x7x5xf32> -> tensor<2x4x5xf32>
+  return %m : tensor<2x4x5xf32>
+}
+
+// -----
+
+func.func @batch_matmul_result(%a: tensor<2x4x8xf32>, %w: tensor<2x8x5xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{result must be 2x4x5, got 2x4x4}}
+  %m = tpu.batch_matmul %a, %w : tensor<2x4x8xf32>, tensor<2x8x5xf32> -> tensor<2x4x4xf32>
+  return %m : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @transpose_not_permutation(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{perms must be a permutation of the axes}}
+  %t = tpu.transpose %x {perms = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<2x2xf32>
+  return %t : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @transpose_result(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{result axis 0 must have size 3 (input axis 1), got 2}}
+  %t = tpu.transpose %x {perms = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %t : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{perms, input and result must have one entry per axis, got 3, 2 and 2}}
+  %t = tpu.transpose %x {perms = array<i64: 1, 0, 2>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @im2col_result(%x: tensor<1x4x4x2xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{result must be 9x8, got 16x8}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @im2col_window(%x: tensor<1x2x2x2xf32>) -> tensor<1x18xf32> {
+  // expected-error @+1 {{the window does not fit the padded input}}
+  %r = tpu.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x2x2x2xf32> -> tensor<1x18xf32>
+  return %r : tensor<1x18xf32>
+}
+
+// -----
+
+func.func @im2col_stride(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
+  // expected-error @+1 {{kernel, stride and dilation must be two positive sizes each}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  return %r : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @im2col_pad(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
+  // expected-error @+1 {{pad must be four non-negative sizes (top, bottom, left, right)}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, -1, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  return %r : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @slice_outside(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{axis 1: [4, 7) is outside the input's 6}}
+  %r = tpu.slice %x {start = array<i64: 0, 4>} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_sum(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{the inputs add up to 5 on axis 1, the result has 6}}
+  %c = tpu.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xf32> -> tensor<2x6xf32>
+  return %c : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_other_axis(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{inputs must match the result on axis 0}}
+  %c = tpu.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x5xf32>
+  return %c : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @pad_result(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{result axis 0 must have size 5, got 4}}
+  %p = tpu.pad %x {low = array<i64: 1, 0>, high = array<i64: 2, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<4x3xf32>
+  return %p : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
+  // expected-error @+1 {{padding must not be negative}}
+  %p = tpu.pad %x {low = array<i64: -1, 0>, high = array<i64: 0, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<1x3xf32>
+  return %p : tensor<1x3xf32>
+}

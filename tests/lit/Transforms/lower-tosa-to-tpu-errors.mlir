@@ -1,13 +1,5 @@
 // RUN: tpu-opt %s --tpu-lower-tosa --split-input-file --verify-diagnostics
 
-func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> tensor<2x4x3xf32> {
-  // expected-error @+1 {{'tosa.matmul' op with batch 2 is not supported by the TPU lowering yet (batch must be 1)}}
-  %m = tosa.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
-  return %m : tensor<2x4x3xf32>
-}
-
-// -----
-
 func.func @middle_axis_broadcast(%x: tensor<2x4x3xf32>, %c: tensor<2x1x3xf32>) -> tensor<2x4x3xf32> {
   // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit: the smaller operand must match in shape, be one row of the last dimension, one column (size 1 in the last dimension only) or one element}}
   %s = tosa.add %x, %c : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
@@ -44,4 +36,38 @@ func.func @integer(%x: tensor<4x3xi32>) -> tensor<4x3xi32> {
   // expected-error @+1 {{'tosa.add' op is supported on static-shape f32 tensors only}}
   %s = tosa.add %x, %x : (tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x3xi32>
   return %s : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @transpose_dynamic_perms(%x: tensor<2x3xf32>, %p: tensor<2xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'tosa.transpose' op with non-constant perms is not supported by the TPU lowering}}
+  %t = tosa.transpose %x, %p : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @conv_dynamic_weights(%x: tensor<1x4x4x2xf32>, %w: tensor<3x1x1x2xf32>, %b: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  // expected-error @+1 {{'tosa.conv2d' op with non-constant weights is not supported by the TPU lowering}}
+  %y = tosa.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+func.func @depthwise_multiplier(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32> {
+  %w = "tosa.const"() {value = dense<1.0> : tensor<1x1x2x2xf32>} : () -> tensor<1x1x2x2xf32>
+  %b = "tosa.const"() {value = dense<0.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  // expected-error @+1 {{'tosa.depthwise_conv2d' op with a channel multiplier other than 1 is not supported by the TPU lowering}}
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'tosa.pad' op with non-constant padding is not supported by the TPU lowering}}
+  %y = tosa.pad %x, %p : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
 }

@@ -80,3 +80,107 @@ func.func @rank3_rsqrt(%x: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
   %y = tosa.mul %x, %q {shift = 0 : i8} : (tensor<2x4x6xf32>, tensor<2x4x1xf32>) -> tensor<2x4x6xf32>
   return %y : tensor<2x4x6xf32>
 }
+
+// A batched matmul (attention scores per head) stays 3-D: one tpu.batch_matmul.
+// CHECK-LABEL: func.func @batched_matmul
+// CHECK: %[[M:.*]] = tpu.batch_matmul %{{.*}}, %{{.*}} : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
+// CHECK: return %[[M]]
+func.func @batched_matmul(%q: tensor<4x32x16xf32>, %k: tensor<4x16x32xf32>) -> tensor<4x32x32xf32> {
+  %m = tosa.matmul %q, %k : (tensor<4x32x16xf32>, tensor<4x16x32xf32>) -> tensor<4x32x32xf32>
+  return %m : tensor<4x32x32xf32>
+}
+
+// A transpose with constant perms keeps its N-D shapes; the i32 perms
+// constant is left unused.
+// CHECK-LABEL: func.func @transpose
+// CHECK: %[[T:.*]] = tpu.transpose %{{.*}} {perms = array<i64: 0, 2, 1, 3>} : tensor<1x32x4x16xf32> -> tensor<1x4x32x16xf32>
+// CHECK: return %[[T]]
+func.func @transpose(%x: tensor<1x32x4x16xf32>) -> tensor<1x4x32x16xf32> {
+  %p = "tosa.const"() {value = dense<[0, 2, 1, 3]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %t = tosa.transpose %x, %p : (tensor<1x32x4x16xf32>, tensor<4xi32>) -> tensor<1x4x32x16xf32>
+  return %t : tensor<1x4x32x16xf32>
+}
+
+// conv2d: im2col of the NHWC input, a matmul with the OHWI weights laid out
+// as [KH*KW*C, O] (computed at compile time) and a bias row.
+// CHECK-LABEL: func.func @conv2d
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<{{\[}}[5.000000e-01, -5.000000e-01]]> : tensor<1x2xf32>
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = 0.000000e+00 : f32, stride = array<i64: 1, 1>} : tensor<1x3x3x1xf32> -> tensor<9x2xf32>
+// CHECK: %[[M:.*]] = tpu.matmul %[[X]], %[[W]] : tensor<9x2xf32>, tensor<2x2xf32> -> tensor<9x2xf32>
+// CHECK: %[[S:.*]] = tpu.binary add %[[M]], %[[B]] : tensor<9x2xf32>, tensor<1x2xf32> -> tensor<9x2xf32>
+// CHECK: tpu.view %[[S]] : tensor<9x2xf32> -> tensor<1x3x3x2xf32>
+func.func @conv2d(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x2xf32> {
+  %w = "tosa.const"() {value = dense<[[[[1.0], [2.0]]], [[[3.0], [4.0]]]]> : tensor<2x1x2x1xf32>} : () -> tensor<2x1x2x1xf32>
+  %b = "tosa.const"() {value = dense<[0.5, -0.5]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = tosa.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>} : (tensor<1x3x3x1xf32>, tensor<2x1x2x1xf32>, tensor<2xf32>) -> tensor<1x3x3x2xf32>
+  return %y : tensor<1x3x3x2xf32>
+}
+
+// depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
+// tap's weight row, summed on the vector unit, plus the bias row.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {{.*}}kernel = array<i64: 2, 1>{{.*}} : tensor<1x4x2x3xf32> -> tensor<6x6xf32>
+// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<6x6xf32> -> tensor<6x3xf32>
+// CHECK: %[[P0:.*]] = tpu.binary mul %[[T0]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<6x6xf32> -> tensor<6x3xf32>
+// CHECK: %[[P1:.*]] = tpu.binary mul %[[T1]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: %[[S:.*]] = tpu.binary add %[[P0]], %[[P1]]
+// CHECK: tpu.binary add %[[S]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
+  %w = "tosa.const"() {value = dense<1.0> : tensor<2x1x3x1xf32>} : () -> tensor<2x1x3x1xf32>
+  %b = "tosa.const"() {value = dense<0.5> : tensor<3xf32>} : () -> tensor<3xf32>
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x1xf32>, tensor<3xf32>) -> tensor<1x3x2x3xf32>
+  return %y : tensor<1x3x2x3xf32>
+}
+
+// max_pool2d: im2col padded with the lowest float, the maximum of the taps.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = -3.40282347E+38 : f32, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32> -> tensor<4x6xf32>
+// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: tpu.binary max %[[T0]], %[[T1]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+func.func @max_pool(%x: tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// avg_pool2d without padding: the sum of the taps times 1/(KH*KW).
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: tpu.im2col %{{.*}} {{.*}}: tensor<1x2x2x3xf32> -> tensor<1x12xf32>
+// CHECK-COUNT-3: tpu.binary add
+// CHECK: tpu.binary mul %{{.*}}, %{{.*}} : tensor<1x3xf32>, tensor<1x1xf32> -> tensor<1x3xf32>
+func.func @avg_pool(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32> {
+  %y = tosa.avg_pool2d %x {acc_type = f32, kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32>
+  return %y : tensor<1x1x1x3xf32>
+}
+
+// slice, concat and pad keep their N-D shapes; the i32 padding is unused.
+// CHECK-LABEL: func.func @copies
+// CHECK: %[[S:.*]] = tpu.slice %{{.*}} {start = array<i64: 0, 1, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<1x3x3x2xf32>
+// CHECK: %[[C:.*]] = tpu.concat %[[S]], %[[S]] {axis = 3 : i64} : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32> -> tensor<1x3x3x4xf32>
+// CHECK: tpu.pad %[[C]] {high = array<i64: 0, 2, 0, 0>, low = array<i64: 0, 1, 1, 0>, value = 1.500000e+00 : f32} : tensor<1x3x3x4xf32> -> tensor<1x6x4x4xf32>
+func.func @copies(%x: tensor<1x4x4x2xf32>) -> tensor<1x6x4x4xf32> {
+  %s = tosa.slice %x {size = array<i64: 1, 3, 3, 2>, start = array<i64: 0, 1, 0, 0>} : (tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32>
+  %c = tosa.concat %s, %s {axis = 3 : i32} : (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x3x3x4xf32>
+  %p = "tosa.const"() {value = dense<[[0, 0], [1, 2], [1, 0], [0, 0]]> : tensor<4x2xi32>} : () -> tensor<4x2xi32>
+  %v = "tosa.const"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
+  %y = tosa.pad %c, %p, %v : (tensor<1x3x3x4xf32>, tensor<4x2xi32>, tensor<f32>) -> tensor<1x6x4x4xf32>
+  return %y : tensor<1x6x4x4xf32>
+}
+
+// erf: Abramowitz & Stegun 7.1.26 on the vector unit, made odd by a sign
+// from a clamp.
+// CHECK-LABEL: func.func @erf
+// CHECK: %[[NEG:.*]] = tpu.binary mul %[[X:.*]], %{{.*}} : tensor<4x8xf32>, tensor<1x1xf32>
+// CHECK: %[[ABS:.*]] = tpu.binary max %[[X]], %[[NEG]]
+// CHECK: tpu.unary reciprocal
+// CHECK-COUNT-4: tpu.binary add
+// CHECK: tpu.unary exp
+// CHECK: %[[SIGN:.*]] = tpu.clamp %{{.*}} {max = 1.000000e+00 : f32, min = -1.000000e+00 : f32} : tensor<4x8xf32>
+// CHECK: %[[R:.*]] = tpu.binary mul %{{.*}}, %[[SIGN]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: return %[[R]]
+func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = tosa.erf %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

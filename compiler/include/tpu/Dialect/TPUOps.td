@@ -56,6 +56,27 @@ def TPU_MatMulOp : TPU_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_Batch : 3DTensorOf<[F32]>;
+
+def TPU_BatchMatMulOp : TPU_Op<"batch_matmul", [Pure]> {
+  let summary = "Independent matrix products on the matrix unit, one per batch";
+  let description = [{
+    `result[b] = lhs[b] * rhs[b]` for `lhs: BxMxK` and `rhs: BxKxN`, each
+    batch a `tpu.matmul` on the batch's rows of the row-major tensors (no
+    data moves between batches).
+
+    ```mlir
+    %y = tpu.batch_matmul %q, %k : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
+    ```
+  }];
+  let arguments = (ins TPU_Batch:$lhs, TPU_Batch:$rhs);
+  let results = (outs TPU_Batch:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TPU_BinaryKind : I32EnumAttr<"BinaryKind", "vector-unit binary operation", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
   I32EnumAttrCase<"max", 3>, I32EnumAttrCase<"min", 4>]> {
@@ -132,6 +153,104 @@ def TPU_ClampOp : TPU_Op<"clamp", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins TPU_Matrix:$input, F32Attr:$min, F32Attr:$max);
   let results = (outs TPU_Matrix:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TPU_TransposeOp : TPU_Op<"transpose", [Pure]> {
+  let summary = "Permute the axes of a tensor with strided DMA copies";
+  let description = [{
+    `result[i_0, ..., i_n] = input[j]` with `j[perms[d]] = i_d`, as TOSA's
+    transpose. The DMA moves rows of contiguous elements, so the emitter
+    copies runs along the axis that is contiguous on one side and strided
+    (one element per DMA row) on the other; axes that stay together move as
+    whole blocks.
+
+    ```mlir
+    %t = tpu.transpose %x {perms = array<i64: 0, 2, 1, 3>} : tensor<1x32x4x16xf32> -> tensor<1x4x32x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$perms);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
+  let summary = "Gather the convolution windows of an NHWC tensor into rows";
+  let description = [{
+    For an `N x H x W x C` input and a `KH x KW` window with `stride`,
+    `dilation` and `pad` (top, bottom, left, right), row `(n, oh, ow)` of the
+    `[N*OH*OW, KH*KW*C]` result holds the window's elements in `(kh, kw, c)`
+    order: `input[n, oh*sh + kh*dh - top, ow*sw + kw*dw - left, c]`, or
+    `pad_value` where that falls in the padding. A convolution is then a
+    matmul with the `[KH*KW*C, O]` weights. The emitter writes it with
+    strided DMA copies, one block of output-row runs per (kh, kw, n, oh)
+    span, and stores `pad_value` into the padding.
+
+    ```mlir
+    %x = tpu.im2col %in {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>,
+                         dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>,
+                         pad_value = 0.0 : f32} : tensor<1x8x8x4xf32> -> tensor<64x36xf32>
+    ```
+  }];
+  let arguments = (ins 4DTensorOf<[F32]>:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$dilation,
+                       DenseI64ArrayAttr:$pad, F32Attr:$pad_value);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    // Output rows and columns of the convolution (0 when the window does
+    // not fit the padded input).
+    int64_t getOutputHeight();
+    int64_t getOutputWidth();
+  }];
+}
+
+def TPU_SliceOp : TPU_Op<"slice", [Pure]> {
+  let summary = "Copy a box of a tensor with strided DMA transfers";
+  let description = [{
+    `result[i] = input[start + i]` for every index `i` of the result's shape.
+
+    ```mlir
+    %t = tpu.slice %x {start = array<i64: 0, 8>} : tensor<64x36xf32> -> tensor<64x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$start);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TPU_ConcatOp : TPU_Op<"concat", [Pure]> {
+  let summary = "Join tensors along an axis with strided DMA copies";
+  let description = [{
+    ```mlir
+    %c = tpu.concat %a, %b {axis = 3 : i64} : tensor<1x4x4x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x4x4x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TPU_PadOp : TPU_Op<"pad", [Pure]> {
+  let summary = "Surround a tensor with a constant value";
+  let description = [{
+    `result` has `low[d] + input[d] + high[d]` elements on axis `d`: `value`
+    everywhere except the box at `low`, which holds the input. The emitter
+    stores the value from the scratchpad (`sram_stride=0`), then copies the
+    input into the box.
+
+    ```mlir
+    %p = tpu.pad %x {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 1, 1, 0>, value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<1x6x6x2xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, F32Attr:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
