@@ -6,14 +6,14 @@
 // CHECK-NOT: mxu.mm
 // CHECK: halt
 // RUN: tpuc %s --emit=asm --config %configs/tpu-8x8.json | FileCheck %s --check-prefix=ADDR
-// ADDR: dma.ld dram_addr=0x180 dram_stride=5 {{.*}} rows=8 cols=5
 // ADDR: dma.ld dram_addr=0x0 dram_stride=8 {{.*}} rows=4 cols=8
+// ADDR: dma.ld dram_addr=0x180 dram_stride=5 {{.*}} rows=8 cols=5
 // ADDR: dma.st dram_addr=0x380 dram_stride=5 {{.*}} rows=4 cols=5
-// ADDR: dma.ld dram_addr=0x220 dram_stride=5
 // ADDR: dma.ld dram_addr=0x80 dram_stride=8
+// ADDR: dma.ld dram_addr=0x220 dram_stride=5
 // ADDR: dma.st dram_addr=0x3d0 dram_stride=5
-// ADDR: dma.ld dram_addr=0x2c0 dram_stride=5
 // ADDR: dma.ld dram_addr=0x100 dram_stride=8
+// ADDR: dma.ld dram_addr=0x2c0 dram_stride=5
 // ADDR: dma.st dram_addr=0x420 dram_stride=5
 func.func @main(%a: tensor<3x4x8xf32>, %w: tensor<3x8x5xf32>) -> tensor<3x4x5xf32> {
   %m = tosa.matmul %a, %w : (tensor<3x4x8xf32>, tensor<3x8x5xf32>) -> tensor<3x4x5xf32>
