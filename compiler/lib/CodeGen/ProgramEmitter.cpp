@@ -11,6 +11,7 @@
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <fmt/format.h>
 
@@ -419,25 +420,137 @@ private:
   // A fusion group (tpu-fuse): the head and the chain of its single users in
   // the same group, emitted as one piece; only the last value reaches DRAM.
   void emitGroup(mlir::Operation &head, mlir::IntegerAttr group) {
-    std::vector<mlir::Operation *> chain{&head};
-    for (Value value = head.getResult(0); value.hasOneUse();) {
-      mlir::Operation *user = *value.getUsers().begin();
-      if (user->getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr) != group)
-        break;
-      chain.push_back(user);
-      value = user->getResult(0);
-    }
+    std::vector<mlir::Operation *> members;
+    for (mlir::Operation *op = &head; op; op = op->getNextNode())
+      if (op->getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr) == group)
+        members.push_back(op);
+    emitted.insert(members.begin(), members.end());
+    Matrix output = placeResult(members.back()->getResult(0));
+    auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(head);
+    if (!matmul)
+      return emitRowGroup(members, output);
+    // An epilogue is a chain: each member reads the one before it.
     std::vector<Operand> steps;
-    for (size_t i = 1; i < chain.size(); ++i)
-      steps.push_back(elementwiseStep(*chain[i], chain[i - 1]->getResult(0)));
-    emitted.insert(chain.begin(), chain.end());
-    Matrix output = placeResult(chain.back()->getResult(0));
-    if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(head))
-      return emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output,
-                        steps);
-    Value input = head.getOperand(0);
-    steps.insert(steps.begin(), elementwiseStep(head, input));
-    emitElementwise(matrixOf(input, &head), output, steps);
+    for (size_t i = 1; i < members.size(); ++i)
+      steps.push_back(elementwiseStep(*members[i], members[i - 1]->getResult(0)));
+    emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output, steps);
+  }
+
+  // A group of row-local ops (elementwise, row reductions) over the same rows,
+  // such as a whole softmax or layer normalization: per tile of whole rows,
+  // the operands from outside come in once, every op runs on scratchpad
+  // buffers (one per value, dense), and only the last value is stored.
+  void emitRowGroup(const std::vector<mlir::Operation *> &members, const Matrix &output) {
+    llvm::DenseSet<Value> inside;
+    for (mlir::Operation *op : members)
+      inside.insert(op->getResult(0));
+    // Buffers: values with the group's rows get tileRows x cols words, others
+    // (one row, one element, clamp bounds) a fixed place loaded each tile.
+    struct Buffer {
+      Matrix matrix; // where it comes from in DRAM (outside values)
+      int64_t cols = 0;
+      bool perRow = true;
+      uint64_t offset = 0; // fixed: address; per row: offset in tile-row words
+      bool load = false;
+    };
+    llvm::MapVector<Value, Buffer> buffers;
+    llvm::DenseMap<mlir::Operation *, uint64_t> boundsAt; // v.clamp's lo, hi
+    int64_t perRow = 0, fixed = 0;
+    auto place = [&](Value value, bool outside) {
+      if (buffers.count(value))
+        return;
+      auto [rows, cols] = matrixShape(value);
+      if (cols > kMaxCols)
+        throw Error(fmt::format("{}: a fused row of {} columns is not supported (at most {})",
+                                builder.source(), cols, kMaxCols));
+      Buffer buffer{outside ? matrixOf(value, members.front()) : Matrix{}, cols,
+                    rows == output.rows, 0, outside};
+      if (buffer.perRow) {
+        buffer.offset = uint64_t(perRow);
+        perRow += cols;
+      } else {
+        buffer.offset = uint64_t(fixed);
+        fixed += rows * cols;
+      }
+      buffers.insert({value, buffer});
+    };
+    for (mlir::Operation *op : members) {
+      for (Value operand : op->getOperands())
+        place(operand, !inside.contains(operand));
+      place(op->getResult(0), false);
+      if (llvm::isa<mlir::tpu::ClampOp>(op)) {
+        boundsAt[op] = uint64_t(fixed);
+        fixed += 2;
+      }
+    }
+    int64_t tileRows =
+        std::min({output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixed) / perRow});
+    if (tileRows < 1)
+      throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
+                              builder.source(), config.name, perRow));
+    auto address = [&](Value value) {
+      const Buffer &buffer = buffers.find(value)->second;
+      return buffer.perRow ? uint64_t(fixed) + buffer.offset * uint64_t(tileRows) : buffer.offset;
+    };
+    const std::string head = builder.source();
+    for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
+      int64_t rows = std::min(tileRows, output.rows - r0);
+      builder.beforeLoad();
+      for (auto &[value, buffer] : buffers)
+        if (buffer.load)
+          builder.load(buffer.matrix, buffer.perRow ? r0 : 0, 0, buffer.perRow ? rows : 1,
+                       buffer.cols, isa::Space::Scratchpad, address(value));
+      for (auto &[op, at] : boundsAt)
+        builder.load(clampBounds.lookup(op), 0, 0, 1, 2, isa::Space::Scratchpad, at);
+      builder.beforeCompute();
+      for (mlir::Operation *op : members) {
+        builder.setSource(sourceName(op));
+        emitRowLocal(
+            *op, rows, address, [&](Value v) { return buffers.find(v)->second; },
+            boundsAt.lookup(op));
+      }
+      builder.setSource(head);
+      builder.beforeStore();
+      builder.store(output, r0, 0, rows, output.cols, isa::Space::Scratchpad,
+                    address(members.back()->getResult(0)));
+    }
+  }
+
+  // One row-local op on dense scratchpad buffers of `rows` rows.
+  template <typename AddressOf, typename BufferOf>
+  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address,
+                    const BufferOf &buffer, uint64_t bounds) {
+    Value result = op.getResult(0);
+    int64_t cols = matrixShape(result).second;
+    if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
+      Value input = reduce.getInput();
+      builder.emit(vectorOp(reduce.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
+                                                                           : Opcode::VRowMax,
+                            address(result), address(input), rows, matrixShape(input).second));
+    } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
+      Opcode opcode = binaryOpcode(binary.getKind());
+      Value rhs = binary.getRhs();
+      auto rhsBuffer = buffer(rhs);
+      uint64_t lhsAt = address(binary.getLhs()), rhsAt = address(rhs), resultAt = address(result);
+      if (rhsBuffer.perRow && rhsBuffer.cols == 1 && cols > 1) {
+        // A column: row r with element r, one instruction per row.
+        for (int64_t r = 0; r < rows; ++r)
+          builder.emit(vectorOp(opcode, resultAt + r * cols, lhsAt + r * cols, rhsAt + r,
+                                isa::Broadcast::Scalar, 1, cols));
+      } else {
+        isa::Broadcast broadcast = rhsBuffer.perRow     ? isa::Broadcast::None
+                                   : rhsBuffer.cols > 1 ? isa::Broadcast::Row
+                                                        : isa::Broadcast::Scalar;
+        builder.emit(vectorOp(opcode, resultAt, lhsAt, rhsAt, broadcast, rows, cols));
+      }
+    } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
+      std::optional<Opcode> opcode = unaryOpcode(unary.getKind());
+      builder.emit(vectorOp(opcode.value_or(Opcode::VCopy), address(result),
+                            address(unary.getInput()), rows, cols));
+    } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
+      builder.emit(vectorOp(Opcode::VClamp, address(result), address(clamp.getInput()), bounds,
+                            isa::Broadcast::Scalar, rows, cols));
+    }
   }
 
   // A result's DRAM buffer: a freed one that fits (the smallest), else new
@@ -733,75 +846,54 @@ private:
     builder.setSource(head);
   }
 
-  // Vector unit: tiles of rows x cols in the scratchpad, operated on in place.
-  void emitElementwise(const Matrix &input, const Matrix &output, const Operand &operand) {
-    emitElementwise(input, output, std::vector<Operand>{operand});
-  }
-
-  // A chain of vector-unit steps: each tile is loaded once with every
-  // operand, goes through all the steps in place, and is stored once.
-  void emitElementwise(const Matrix &input, const Matrix &output,
-                       const std::vector<Operand> &steps) {
+  // Vector unit, one op: tiles of rows x cols in the scratchpad (columns
+  // split when a row is longer than the cols field), operated on in place.
+  void emitElementwise(const Matrix &input, const Matrix &output, const Operand &step) {
     int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
+    bool binary = step.matrix.rows > 0;
     // Scratchpad words per tile row, and independent of the tile's rows.
-    int64_t perRow = tileCols, fixedWords = 0;
-    for (const Operand &step : steps) {
-      if (step.matrix.rows == 0)
-        continue;
-      perRow += step.spread == Spread::None ? tileCols : step.spread == Spread::Column ? 1 : 0;
-      fixedWords += step.spread == Spread::Row ? tileCols : step.spread == Spread::Scalar ? 2 : 0;
-    }
+    int64_t perRow = tileCols + (!binary                         ? 0
+                                 : step.spread == Spread::None   ? tileCols
+                                 : step.spread == Spread::Column ? 1
+                                                                 : 0);
+    int64_t fixedWords = !binary                         ? 0
+                         : step.spread == Spread::Row    ? tileCols
+                         : step.spread == Spread::Scalar ? 2
+                                                         : 0;
     int64_t tileRows = std::min(
         {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
     if (tileRows < 1)
       throw Error(fmt::format("{}: config '{}' has too little scratchpad for one row of {} words",
                               builder.source(), config.name, perRow));
-    const uint64_t tileAddress = 0;
-    std::vector<uint64_t> operandAddresses;
-    uint64_t next = tileRows * tileCols;
-    for (const Operand &step : steps) {
-      operandAddresses.push_back(next);
-      if (step.matrix.rows > 0)
-        next += step.spread == Spread::None     ? tileRows * tileCols
-                : step.spread == Spread::Column ? tileRows
-                : step.spread == Spread::Row    ? tileCols
-                                                : 2;
-    }
-    bool copy = steps.size() == 1 && !steps.front().opcode;
-    const std::string head = builder.source();
+    const uint64_t tileAddress = 0, operandAddress = uint64_t(tileRows * tileCols);
     for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
       int64_t cols = std::min(tileCols, output.cols - c0);
       for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
         int64_t rows = std::min(tileRows, output.rows - r0);
         builder.beforeLoad();
         builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-        for (size_t i = 0; i < steps.size(); ++i) {
-          const Operand &step = steps[i];
-          switch (step.matrix.rows == 0 ? Spread::None : step.spread) {
+        if (binary) {
+          switch (step.spread) {
           case Spread::None:
-            if (step.matrix.rows > 0)
-              builder.load(step.matrix, r0, c0, rows, cols, isa::Space::Scratchpad,
-                           operandAddresses[i]);
+            builder.load(step.matrix, r0, c0, rows, cols, isa::Space::Scratchpad, operandAddress);
             break;
           case Spread::Row:
-            builder.load(step.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddresses[i]);
+            builder.load(step.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
             break;
           case Spread::Scalar:
             builder.load(step.matrix, 0, 0, 1, step.matrix.cols, isa::Space::Scratchpad,
-                         operandAddresses[i]);
+                         operandAddress);
             break;
           case Spread::Column:
-            builder.load(step.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddresses[i]);
+            builder.load(step.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
             break;
           }
         }
-        if (copy) {
+        if (!step.opcode) {
           builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
         } else {
           builder.beforeCompute();
-          for (size_t i = 0; i < steps.size(); ++i)
-            emitStep(steps[i], tileAddress, operandAddresses[i], rows, cols);
-          builder.setSource(head);
+          emitStep(step, tileAddress, operandAddress, rows, cols);
           builder.beforeStore();
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
@@ -811,8 +903,6 @@ private:
 
   // One vector-unit step on a dense rows x cols tile in the scratchpad.
   void emitStep(const Operand &step, uint64_t tile, uint64_t operand, int64_t rows, int64_t cols) {
-    if (!step.source.empty())
-      builder.setSource(step.source);
     if (step.matrix.rows == 0) {
       builder.emit(vectorOp(*step.opcode, tile, tile, rows, cols));
     } else if (step.spread == Spread::Column) {

@@ -107,7 +107,7 @@ std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
                                   op->getName().getStringRef().str()));
     text += fmt::format("  group {} ({}): {}\n", number,
                         epilogue ? "matmul epilogue in the accumulators"
-                                 : "elementwise chain in the scratchpad",
+                                 : "row-local ops in the scratchpad",
                         fmt::join(names, " -> "));
   }
   return text;

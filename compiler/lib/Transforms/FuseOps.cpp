@@ -1,6 +1,6 @@
 // tpu-fuse: marks the groups of TPU operations the emitter runs as one
-// piece (a matmul with its epilogue, a chain of elementwise ops), so that
-// their intermediates never go to DRAM.
+// piece (a matmul with its epilogue; row-local ops such as a softmax), so
+// that their intermediates never go to DRAM.
 #include "tpu/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -32,40 +32,93 @@ public:
       return signalPassFailure();
     }
     Block &block = getOperation().getBody().front();
+    // Per function: groups are numbered from 0 in each.
+    position.clear();
+    grouped.clear();
+    nextGroup = 0;
     for (auto [index, op] : llvm::enumerate(block))
       position[&op] = index;
-    int64_t group = 0;
-    llvm::DenseSet<Operation *> grouped;
     for (Operation &head : block) {
-      bool matmul = llvm::isa<tpu::MatMulOp>(head);
-      if (grouped.contains(&head) || !(matmul || (mode == "full" && isElementwise(&head))))
+      if (!llvm::isa<tpu::MatMulOp>(head))
         continue;
       SmallVector<Operation *> chain{&head};
       Value value = head.getResult(0);
       while (value.hasOneUse()) {
         Operation *user = *value.getUsers().begin();
-        if (!joins(user, value, head, matmul))
+        if (!joins(user, value, head))
           break;
         chain.push_back(user);
         value = user->getResult(0);
       }
-      if (chain.size() < 2)
-        continue;
-      auto attribute = IntegerAttr::get(IntegerType::get(&getContext(), 64), group++);
-      for (Operation *member : chain) {
-        member->setAttr(kGroupAttr, attribute);
-        grouped.insert(member);
-      }
-      ++numGroups;
-      numFused += chain.size() - 1;
+      markGroup(chain);
     }
+    if (mode == "full")
+      for (Operation &seed : block)
+        if (!grouped.contains(&seed) && isRowLocal(&seed))
+          markGroup(rowGroup(seed));
+  }
+
+private:
+  static bool isRowLocal(Operation *op) {
+    return isElementwise(op) || llvm::isa<tpu::RowReduceOp>(op);
+  }
+
+  // Rows of the row-major matrix the emitter sees.
+  static int64_t rowsOf(Value value) {
+    return tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape().front();
+  }
+
+  // Available to a group that starts at `first`: a constant, or a value
+  // computed before it.
+  bool availableBefore(Value value, Operation &first) {
+    Operation *producer = value.getDefiningOp();
+    return !producer || producer->hasTrait<OpTrait::ConstantLike>() ||
+           position[producer] < position[&first];
+  }
+
+  // The row-local ops (elementwise, row reductions) over the same rows that
+  // grow from `seed`: each joins when every operand is in the group or
+  // available before it. Empty unless exactly one value leaves the group and
+  // it is the last member's (the emitter stores that one only).
+  SmallVector<Operation *> rowGroup(Operation &seed) {
+    int64_t rows = rowsOf(seed.getResult(0));
+    SmallVector<Operation *> members{&seed};
+    llvm::DenseSet<Value> inside{seed.getResult(0)};
+    for (Operation *op = seed.getNextNode(); op; op = op->getNextNode()) {
+      if (grouped.contains(op) || !isRowLocal(op) || rowsOf(op->getResult(0)) != rows ||
+          llvm::none_of(op->getOperands(), [&](Value v) { return inside.contains(v); }))
+        continue;
+      if (llvm::all_of(op->getOperands(),
+                       [&](Value v) { return inside.contains(v) || availableBefore(v, seed); })) {
+        members.push_back(op);
+        inside.insert(op->getResult(0));
+      }
+    }
+    llvm::DenseSet<Operation *> memberSet(members.begin(), members.end());
+    for (Operation *member : members)
+      for (Operation *user : member->getResult(0).getUsers())
+        if (!memberSet.contains(user) && member != members.back())
+          return {};
+    return members;
+  }
+
+  void markGroup(ArrayRef<Operation *> members) {
+    if (members.size() < 2)
+      return;
+    auto attribute = IntegerAttr::get(IntegerType::get(&getContext(), 64), nextGroup++);
+    for (Operation *member : members) {
+      member->setAttr(kGroupAttr, attribute);
+      grouped.insert(member);
+    }
+    ++numGroups;
+    numFused += members.size() - 1;
   }
 
 private:
   static constexpr llvm::StringLiteral kGroupAttr = "tpu.fusion_group";
 
-  // Whether `user`, which reads `value`, can extend the group headed by `head`.
-  bool joins(Operation *user, Value value, Operation &head, bool epilogue) {
+  // Whether `user`, which reads `value`, can extend the epilogue of matmul `head`.
+  bool joins(Operation *user, Value value, Operation &head) {
     // The chain value must be the full-shaped operand: the tile being worked on.
     if (!isElementwise(user) || user->getResult(0).getType() != value.getType())
       return false;
@@ -77,16 +130,17 @@ private:
     Value other = binary.getLhs() == value ? binary.getRhs() : binary.getLhs();
     if (other == value)
       return false; // x op x
-    if (Operation *producer = other.getDefiningOp())
-      if (!producer->hasTrait<OpTrait::ConstantLike>() && position[producer] > position[&head])
-        return false; // computed inside the group's span: not available to its head
+    if (!availableBefore(other, head))
+      return false; // computed inside the group's span: not available to its head
     auto shape = llvm::cast<RankedTensorType>(other.getType()).getShape();
     auto full = llvm::cast<RankedTensorType>(value.getType()).getShape();
     bool column = shape.size() == 2 && shape[1] == 1 && full.size() == 2 && full[1] != 1;
-    return !(epilogue && column);
+    return !column;
   }
 
   llvm::DenseMap<Operation *, size_t> position;
+  llvm::DenseSet<Operation *> grouped;
+  int64_t nextGroup = 0;
 };
 
 } // namespace

@@ -78,3 +78,32 @@ func.func @elementwise(%x: tensor<4x3xf32>, %col: tensor<4x1xf32>, %s: tensor<1x
   %m = tpu.binary mul %e, %s : tensor<4x3xf32>, tensor<1x1xf32> -> tensor<4x3xf32>
   return %m : tensor<4x3xf32>
 }
+
+// A whole softmax is one row-local group in full mode: row reductions and
+// column operands included, since every member works on whole rows.
+// CHECK-LABEL: func.func @softmax
+// EPILOGUE-NOT: fusion_group
+// FULL-COUNT-6: {tpu.fusion_group = 0 : i64}
+// FULL-NOT: fusion_group
+func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %max = tpu.row_reduce max %x : tensor<4x6xf32> -> tensor<4x1xf32>
+  %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+  %e = tpu.unary exp %d : tensor<4x6xf32>
+  %s = tpu.row_reduce sum %e : tensor<4x6xf32> -> tensor<4x1xf32>
+  %r = tpu.unary reciprocal %s : tensor<4x1xf32>
+  %y = tpu.binary mul %e, %r : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// Not when an intermediate is needed outside (here, returned): only the last
+// value leaves a group. The ops after that value still group.
+// CHECK-LABEL: func.func @escaping
+// FULL: tpu.row_reduce max %arg0 :
+// FULL: tpu.binary sub {{.*}} {tpu.fusion_group = 0 : i64}
+// FULL: tpu.unary exp {{.*}} {tpu.fusion_group = 0 : i64}
+func.func @escaping(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x1xf32>) {
+  %max = tpu.row_reduce max %x : tensor<4x6xf32> -> tensor<4x1xf32>
+  %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+  %e = tpu.unary exp %d : tensor<4x6xf32>
+  return %e, %max : tensor<4x6xf32>, tensor<4x1xf32>
+}

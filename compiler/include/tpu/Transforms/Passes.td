@@ -103,17 +103,22 @@ def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
       it (bias add, residual add, activation, clamp, scaling) become one
       group: the emitter applies them with the vector unit to each output
       tile while it is still in the accumulators, before the one store.
-    * `mode=full` (the default): also chains of elementwise ops that follow
-      no matmul: each tile is loaded once, goes through the whole chain in
-      the scratchpad, and is stored once.
+    * `mode=full` (the default): also groups of row-local ops (elementwise
+      ops and row reductions over the same rows) that follow no matmul, such
+      as a whole softmax or layer normalization: each tile of whole rows is
+      loaded once, goes through every op in the scratchpad, and only the
+      group's last value is stored.
 
-    A chain continues while the value has exactly one user, that user is an
-    elementwise op (`tpu.unary` other than copy, `tpu.clamp`, or
+    An epilogue continues while the value has exactly one user, that user is
+    an elementwise op (`tpu.unary` other than copy, `tpu.clamp`, or
     `tpu.binary` with the value as its first operand, or as either operand
     of a commutative one), and the user's other operand is a constant or is
-    defined before the group's head. In an epilogue the other operand must
-    be the whole tile, one row or one element (not a column). Chains of one
-    op are left alone.
+    defined before the matmul; that operand must be the whole tile, one row
+    or one element (not a column). A row-local group grows from its first op
+    by every later row-local op over the same rows whose operands are in the
+    group, constants, or defined before it; it is kept only when the last
+    member's value is the only one used outside. Groups of one op are left
+    alone.
 
     Before (`mode=epilogue`):
     ```mlir
