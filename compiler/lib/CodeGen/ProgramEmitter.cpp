@@ -821,21 +821,11 @@ private:
         builder.emit(accumulatorOp(*operand.opcode, acc, m, n));
         continue;
       }
-      uint64_t address = operands.startFill(builder);
-      switch (operand.spread) {
-      case Spread::None:
-        builder.load(operand.matrix, m0, n0, m, n, isa::Space::Scratchpad, address);
-        break;
-      case Spread::Row:
-        builder.load(operand.matrix, 0, n0, 1, n, isa::Space::Scratchpad, address);
-        break;
-      case Spread::Scalar:
-        builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad, address);
-        break;
-      case Spread::Column:
+      if (operand.spread == Spread::Column)
         throw Error(fmt::format("{}: a column operand cannot be fused into a matmul epilogue",
                                 builder.source()));
-      }
+      uint64_t address = operands.startFill(builder);
+      loadOperand(operand, m0, n0, m, n, address);
       operands.use(builder, operands.endFill(builder));
       builder.emit(accumulatorOp(*operand.opcode, acc, m, n)
                        .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
@@ -872,23 +862,8 @@ private:
         int64_t rows = std::min(tileRows, output.rows - r0);
         builder.beforeLoad();
         builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
-        if (binary) {
-          switch (step.spread) {
-          case Spread::None:
-            builder.load(step.matrix, r0, c0, rows, cols, isa::Space::Scratchpad, operandAddress);
-            break;
-          case Spread::Row:
-            builder.load(step.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, operandAddress);
-            break;
-          case Spread::Scalar:
-            builder.load(step.matrix, 0, 0, 1, step.matrix.cols, isa::Space::Scratchpad,
-                         operandAddress);
-            break;
-          case Spread::Column:
-            builder.load(step.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, operandAddress);
-            break;
-          }
-        }
+        if (binary)
+          loadOperand(step, r0, c0, rows, cols, operandAddress);
         if (!step.opcode) {
           builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
         } else {
@@ -898,6 +873,24 @@ private:
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
       }
+    }
+  }
+
+  // The part of `operand` a rows x cols tile at (r0, c0) combines with, into
+  // the scratchpad at `address`: the same tile, its columns of the row, the
+  // scalar(s), or its rows of the column.
+  void loadOperand(const Operand &operand, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                   uint64_t address) {
+    switch (operand.spread) {
+    case Spread::None:
+      return builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad, address);
+    case Spread::Row:
+      return builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, address);
+    case Spread::Scalar:
+      return builder.load(operand.matrix, 0, 0, 1, operand.matrix.cols, isa::Space::Scratchpad,
+                          address);
+    case Spread::Column:
+      return builder.load(operand.matrix, r0, 0, rows, 1, isa::Space::Scratchpad, address);
     }
   }
 
