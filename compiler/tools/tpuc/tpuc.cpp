@@ -30,8 +30,9 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember(kinds));
   app.add_option("--fusion", options.fusion,
                  "Operator fusion: none (every op through DRAM), epilogue (bias, residual and "
-                 "activation applied to matmul results in the accumulators), full (also chains "
-                 "of elementwise ops; the default)")
+                 "activation applied to matmul results in the accumulators), full (also groups "
+                 "of elementwise ops and row reductions, such as a whole softmax, run on tiles "
+                 "of whole rows; the default)")
       ->check(CLI::IsMember({"none", "epilogue", "full"}));
   app.add_flag("--print-fusion-groups", options.print_fusion_groups,
                "Print the fusion groups chosen (one line each) on stdout");
