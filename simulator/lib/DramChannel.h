@@ -21,10 +21,10 @@ public:
 
   DramSchedule transfer(uint64_t start, uint64_t rows, uint64_t rowBytes) override;
 
+private:
   // Bus cycles one request of `bytes` holds.
   uint64_t busCycles(uint64_t bytes) const;
 
-private:
   const HardwareConfig &config_;
   uint64_t busFree_ = 0;
   std::deque<uint64_t> inFlight_; // completion cycles of the latest requests, oldest first

@@ -38,7 +38,6 @@ public:
   // The region's words, row-major.
   std::vector<uint32_t> read(const Region &region) const;
   void write(const Region &region, const std::vector<uint32_t> &words);
-  const uint32_t *data() const { return words_.data(); }
   const std::string &name() const { return name_; }
 
 private:
