@@ -16,8 +16,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
-#include <map>
 #include <set>
 
 namespace tpu::codegen {
@@ -30,8 +28,11 @@ using mlir::Value;
 
 constexpr uint64_t kDramAlignment = 64;
 constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // set by tpu-fuse
-constexpr int64_t kMaxDmaRows = (1 << 12) - 1;                       // dma.ld/st rows field
-constexpr int64_t kMaxCols = (1 << 12) - 1;                          // cols fields
+// Set by tpu-plan-memory.
+constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";
+constexpr llvm::StringLiteral kResultBytesAttr = "tpu.dram_result_bytes";
+constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
+constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
 constexpr uint64_t kWordBytes = 4;
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -244,11 +245,13 @@ public:
       throw Error("@main must have a single block");
     placeConstants(main);
     placeInputs(main);
-    planLifetimes(main);
-    for (auto [index, op] : llvm::enumerate(main.getBody().front())) {
+    // The results' region, laid out by tpu-plan-memory.
+    auto resultBytes = main->getAttrOfType<mlir::IntegerAttr>(kResultBytesAttr);
+    if (!resultBytes)
+      throw Error("@main has no DRAM plan; run tpu-plan-memory first");
+    resultBase = allocate(resultBytes.getInt());
+    for (mlir::Operation &op : main.getBody().front())
       emitOperation(op);
-      releaseDeadBuffers(op, index);
-    }
     builder.setSource("halt");
     builder.emit(isa::makeInstruction(Opcode::Halt, {}));
 
@@ -553,58 +556,16 @@ private:
     }
   }
 
-  // A result's DRAM buffer: a freed one that fits (the smallest), else new
-  // space. Results live from their operation to their last reader.
+  // A result's DRAM buffer, where tpu-plan-memory put it.
   Matrix placeResult(Value result) {
+    auto offset = result.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kDramOffsetAttr);
+    if (!offset)
+      throw Error(fmt::format("{}: result has no DRAM place; run tpu-plan-memory first",
+                              sourceName(result.getDefiningOp())));
     auto [rows, cols] = matrixShape(result);
-    uint64_t bytes = alignUp(uint64_t(rows * cols) * kWordBytes, kDramAlignment);
-    auto reuse = freeBuffers.lower_bound(bytes);
-    uint64_t address;
-    if (reuse != freeBuffers.end()) {
-      address = reuse->second;
-      if (reuse->first > bytes) // keep the rest free
-        freeBuffers.emplace(reuse->first - bytes, address + bytes);
-      freeBuffers.erase(reuse);
-    } else {
-      address = allocate(bytes);
-    }
-    Matrix matrix{address, rows, cols};
+    Matrix matrix{resultBase + uint64_t(offset.getInt()), rows, cols};
     matrices[result] = matrix;
-    ownedBuffers[result] = bytes;
     return matrix;
-  }
-
-  // Liveness for DRAM: the position of the last operation reading each buffer
-  // (a view reads its input's buffer, so the input lives as long as its
-  // views). Returned values live to the end.
-  static Value bufferOwner(Value value) {
-    while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-      value = view.getInput();
-    return value;
-  }
-
-  void planLifetimes(mlir::func::FuncOp main) {
-    for (auto [index, op] : llvm::enumerate(main.getBody().front())) {
-      for (Value operand : op.getOperands()) {
-        Value owner = bufferOwner(operand);
-        lastRead[owner] = llvm::isa<mlir::func::ReturnOp>(op) ? kForever : index;
-      }
-    }
-  }
-
-  // Buffers whose last reader was the operation at `index` are free for the
-  // results of later operations. Safe without extra tokens: a later
-  // operation's stores follow its own loads, which follow this operation's
-  // loads in the in-order load queue.
-  void releaseDeadBuffers(mlir::Operation &op, size_t index) {
-    for (Value operand : op.getOperands()) {
-      Value owner = bufferOwner(operand);
-      auto owned = ownedBuffers.find(owner);
-      if (owned == ownedBuffers.end() || lastRead.lookup(owner) != index)
-        continue;
-      freeBuffers.emplace(owned->second, matrices[owner].address);
-      ownedBuffers.erase(owned);
-    }
   }
 
   // Buffers that one queue fills and another drains, used in turn, so that
@@ -1324,10 +1285,7 @@ private:
   llvm::DenseMap<mlir::Operation *, Matrix> padRows;     // an im2col's padding value, C times
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
   llvm::DenseSet<mlir::Operation *> emitted; // members of fusion groups already emitted
-  static constexpr size_t kForever = std::numeric_limits<size_t>::max();
-  llvm::DenseMap<Value, size_t> lastRead;        // buffer owner -> last reader's position
-  llvm::DenseMap<Value, uint64_t> ownedBuffers;  // placed results -> their DRAM bytes
-  std::multimap<uint64_t, uint64_t> freeBuffers; // bytes -> address of a free DRAM buffer
+  uint64_t resultBase = 0;                   // where tpu-plan-memory's region starts
 };
 
 } // namespace

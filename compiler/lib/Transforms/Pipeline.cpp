@@ -22,6 +22,7 @@ void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion) {
   pm.addPass(createCSEPass());
   if (fusion != "none")
     pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{fusion}));
+  pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
 
 void registerTPUPipelines() {

@@ -14,7 +14,7 @@
 // CHECK: v.mul {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
 // CHECK: halt
 
-// PIPELINE: tpu.matmul %arg0, %arg1 : tensor<4x12xf32>, tensor<12x6xf32> -> tensor<4x6xf32>
+// PIPELINE: tpu.matmul %arg0, %arg1 {{.*}}: tensor<4x12xf32>, tensor<12x6xf32> -> tensor<4x6xf32>
 // PIPELINE: tpu.binary mul
 func.func @main(%x: tensor<4x12xf32>, %w: tensor<12x6xf32>) -> tensor<4x6xf32> {
   %a = tosa.reshape %x {new_shape = array<i64: 1, 4, 12>} : (tensor<4x12xf32>) -> tensor<1x4x12xf32>

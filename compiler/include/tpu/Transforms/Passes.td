@@ -144,4 +144,40 @@ def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
   ];
 }
 
+def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Place every materialized result in DRAM by liveness";
+  let description = [{
+    Gives every TPU operation whose result goes to DRAM a byte offset in the
+    function's result region (`tpu.dram_offset`, 64-byte aligned) and the
+    function the region's size (`tpu.dram_result_bytes`); the program
+    emitter puts the region after the constants and the inputs. A buffer is
+    free once the last operation reading it (or a view of it) has run, and a
+    later result takes the smallest free buffer that fits (the rest of it
+    stays free), else new space. Views share their input's buffer; of a
+    fusion group (`tpu-fuse`) only the last value is materialized, and it is
+    placed where the group starts, since the emitter runs the group there.
+    Returned values keep their buffers.
+
+    Before:
+    ```mlir
+    %max = tpu.row_reduce max %x : tensor<8x40xf32> -> tensor<8x1xf32>
+    %d = tpu.binary sub %x, %max : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+    %e = tpu.unary exp %d : tensor<8x40xf32>
+    %s = tpu.row_reduce sum %e : tensor<8x40xf32> -> tensor<8x1xf32>
+    ```
+
+    After (`%s` reuses `%max`'s buffer, free once `sub` has read it):
+    ```mlir
+    %max = tpu.row_reduce max %x {tpu.dram_offset = 0 : i64} : ...
+    %d = tpu.binary sub %x, %max {tpu.dram_offset = 64 : i64} : ...
+    %e = tpu.unary exp %d {tpu.dram_offset = 1344 : i64} : ...
+    %s = tpu.row_reduce sum %e {tpu.dram_offset = 0 : i64} : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPlaced", "placed", "Results given a DRAM buffer">,
+    Statistic<"numReused", "reused", "Results placed in a freed buffer">,
+  ];
+}
+
 #endif // TPU_PASSES
