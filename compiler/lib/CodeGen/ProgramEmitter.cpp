@@ -7,6 +7,8 @@
 // token (sync.push/sync.pop) wherever a queue must wait for another.
 #include "tpu/CodeGen/ProgramEmitter.h"
 
+#include "tpu/CodeGen/MatMulPlan.h"
+
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/isa/Error.h"
 
@@ -31,8 +33,6 @@ constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // set by t
 // Set by tpu-plan-memory.
 constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";
 constexpr llvm::StringLiteral kResultBytesAttr = "tpu.dram_result_bytes";
-constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
-constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
 constexpr uint64_t kWordBytes = 4;
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -366,7 +366,7 @@ private:
       matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
     } else if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
-                 placeResult(matmul.getResult()));
+                 placeResult(matmul.getResult()), planOf(op));
     } else if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
       emitBatchMatMul(batched, placeResult(batched.getResult()));
     } else if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(op)) {
@@ -436,7 +436,8 @@ private:
     std::vector<Operand> steps;
     for (size_t i = 1; i < members.size(); ++i)
       steps.push_back(elementwiseStep(*members[i], members[i - 1]->getResult(0)));
-    emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output, steps);
+    emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output,
+               planOf(head), steps);
   }
 
   // A group of row-local ops (elementwise, row reductions) over the same rows,
@@ -556,6 +557,16 @@ private:
     }
   }
 
+  // The tiling tpu-plan-tiles chose for a matmul.
+  static MatMulPlan planOf(mlir::Operation &op) {
+    std::optional<MatMulPlan> plan =
+        MatMulPlan::fromAttr(op.getAttrOfType<mlir::DictionaryAttr>(kTilingAttr));
+    if (!plan)
+      throw Error(
+          fmt::format("{}: matmul has no tiling; run tpu-plan-tiles first", sourceName(&op)));
+    return *plan;
+  }
+
   // A result's DRAM buffer, where tpu-plan-memory put it.
   Matrix placeResult(Value result) {
     auto offset = result.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kDramOffsetAttr);
@@ -606,33 +617,6 @@ private:
     size_t next_ = 0, current_ = 0;
   };
 
-  // Places buffers in a memory of `words` words with `banks` banks: each
-  // buffer that is not `shared` with the one before it starts a bank of its
-  // own when they all fit that way (so that a DMA filling one never waits for
-  // a unit reading another), else they are packed. Empty buffers take no
-  // room. Returns nullopt when they do not fit at all.
-  struct Buffer {
-    uint64_t words;
-    bool shared = false; // may share a bank with the buffer before it
-  };
-  static std::optional<std::vector<uint64_t>> placeBuffers(const std::vector<Buffer> &buffers,
-                                                           uint64_t words, uint64_t banks) {
-    uint64_t bankWords = words / banks;
-    for (bool aligned : {true, false}) {
-      std::vector<uint64_t> addresses;
-      uint64_t next = 0;
-      for (const Buffer &buffer : buffers) {
-        if (aligned && !buffer.shared && buffer.words > 0)
-          next = alignUp(next, bankWords);
-        addresses.push_back(next);
-        next += buffer.words;
-      }
-      if (next <= words)
-        return addresses;
-    }
-    return std::nullopt;
-  }
-
   // What the vector unit applies to each output tile of a matmul while it is
   // still in the accumulators (a fused epilogue): the ops of its fusion group.
   using Epilogue = std::vector<Operand>;
@@ -642,7 +626,7 @@ private:
   // columns (the whole K when it fits, so a block serves every output
   // column), weights in panels of kBlock x tileN; both are double-buffered, as
   // are the accumulator tiles, so loads, the array and stores overlap.
-  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
+  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y, const MatMulPlan &plan,
                   const Epilogue &epilogue = {}) {
     // Operands from earlier operations: their stores have landed, their
     // buffers are free.
@@ -650,62 +634,12 @@ private:
     builder.dependsOn(Queue::Compute, Queue::Load);
     builder.dependsOn(Queue::Store, Queue::Compute);
     const int64_t K = a.cols, N = y.cols, M = y.rows;
-    const int64_t tileK = std::min<int64_t>(K, config.array.rows);
-    const int64_t tileN = std::min<int64_t>(N, config.array.cols);
-    int64_t operandWords = 0; // one fill of the largest epilogue operand, per tile row
-    int64_t operandFixed = 0;
-    for (const Operand &operand : epilogue) {
-      if (operand.matrix.rows == 0)
-        continue;
-      if (operand.spread == Spread::None)
-        operandWords = std::max(operandWords, tileN);
-      else
-        operandFixed = std::max<int64_t>(operandFixed, operand.spread == Spread::Row ? tileN : 2);
-    }
-
-    std::optional<std::vector<uint64_t>> scratchpad, accumulator;
-    // Buffers for tiles of tileM rows and activation blocks of kBlock columns.
-    auto place = [&](int64_t tileM, int64_t kBlock) {
-      if (kBlock > kMaxDmaRows || kBlock > kMaxCols)
-        return false;
-      uint64_t operandSize = uint64_t(std::max(tileM * operandWords, operandFixed));
-      uint64_t block = uint64_t(tileM * kBlock), panel = uint64_t(kBlock * tileN);
-      // A second activation block only when there is a second to load.
-      bool refills = tileM < M || kBlock < K;
-      scratchpad = placeBuffers(
-          {{block}, {refills ? block : 0}, {panel}, {panel}, {operandSize}, {operandSize, true}},
-          config.scratchpad.words(), config.scratchpad.banks);
-      accumulator = placeBuffers({{uint64_t(tileM * tileN)}, {uint64_t(tileM * tileN)}},
-                                 config.accumulator.words(), config.accumulator.banks);
-      return scratchpad && accumulator;
-    };
-    // Preferably the whole K per block, with enough rows per tile to keep the
-    // array streaming (R); else the most rows, with the widest block.
-    const int64_t mostRows =
-        std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / (2 * tileN)});
-    const int64_t streamingRows = std::min<int64_t>(mostRows, config.array.rows);
-    int64_t tileM = mostRows, kBlock = K;
-    while (tileM >= streamingRows && !place(tileM, kBlock))
-      tileM /= 2;
-    if (tileM < streamingRows || tileM < 1) {
-      auto fallback = [&] {
-        for (tileM = mostRows; tileM >= 1; tileM /= 2)
-          for (kBlock = std::min<int64_t>(K, kMaxCols) / tileK * tileK; kBlock >= tileK;
-               kBlock -= tileK)
-            if (place(tileM, kBlock))
-              return true;
-        return false;
-      };
-      if (!fallback())
-        throw Error(fmt::format("{}: config '{}' has too little scratchpad or accumulator memory "
-                                "for one {}x{} weight tile and one row",
-                                builder.source(), config.name, tileK, tileN));
-    }
-    const std::vector<uint64_t> &sp = *scratchpad;
+    const int64_t tileK = plan.tileK, tileN = plan.tileN, tileM = plan.tileM, kBlock = plan.kBlock;
+    const auto &sp = plan.scratchpad;
     BufferRing activations({sp[0], sp[1]}, Queue::Load, Queue::Compute);
     BufferRing weights({sp[2], sp[3]}, Queue::Load, Queue::Compute);
     BufferRing operands({sp[4], sp[5]}, Queue::Load, Queue::Compute);
-    BufferRing results(*accumulator, Queue::Compute, Queue::Store);
+    BufferRing results({plan.accumulator[0], plan.accumulator[1]}, Queue::Compute, Queue::Store);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
 
     for (int64_t m0 = 0; m0 < M; m0 += tileM) {
@@ -931,9 +865,10 @@ private:
     auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
       return Matrix{all.address + uint64_t(batch * rows * cols) * kWordBytes, rows, cols};
     };
+    MatMulPlan plan = planOf(*op);
     for (int64_t b = 0; b < lhs[0]; ++b)
       emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
-                 batchOf(y, b, lhs[1], rhs[2]));
+                 batchOf(y, b, lhs[1], rhs[2]), plan);
   }
 
   // A strided view of a DRAM tensor: element (i_0, ..., i_n) is the fp32 word

@@ -145,7 +145,7 @@ void compile(const CompileOptions &options) {
   if (options.fusion != "none" && options.fusion != "epilogue" && options.fusion != "full")
     throw Error(fmt::format("--fusion must be none, epilogue or full, got '{}'", options.fusion));
   mlir::PassManager lowering(&context);
-  mlir::tpu::buildTPULoweringPipeline(lowering, options.fusion);
+  mlir::tpu::buildTPULoweringPipeline(lowering, options.fusion, options.config_path);
   if (mlir::failed(lowering.run(*module)))
     errors.raise("lowering to the TPU dialect");
   if (options.print_fusion_groups)

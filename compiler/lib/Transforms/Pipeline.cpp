@@ -16,12 +16,14 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion) {
+void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion,
+                              const std::string &config) {
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (fusion != "none")
     pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{fusion}));
+  pm.addNestedPass<func::FuncOp>(createPlanTiles(PlanTilesOptions{config}));
   pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
 

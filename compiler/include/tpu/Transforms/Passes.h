@@ -20,9 +20,12 @@ namespace mlir::tpu {
 // into weights, CSE.
 // Target-neutral.
 void buildGraphOptimizationPipeline(OpPassManager &pm);
-// Graph level to the TPU dialect, clean-up of the result, then fusion
-// (`fusion`: none, epilogue or full; see tpu-fuse).
-void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion = "full");
+// Graph level to the TPU dialect, clean-up of the result, fusion (`fusion`:
+// none, epilogue or full; see tpu-fuse), then the plans for the hardware
+// config at `config` (empty: the default preset): matmul tiling
+// (tpu-plan-tiles) and DRAM placement (tpu-plan-memory).
+void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion = "full",
+                              const std::string &config = "");
 // Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
 void registerTPUPipelines();
 

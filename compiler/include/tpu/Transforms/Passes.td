@@ -144,6 +144,41 @@ def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
   ];
 }
 
+def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
+  let summary = "Tile every matmul for the array and the on-chip memories of a config";
+  let description = [{
+    Records on each `tpu.matmul` and `tpu.batch_matmul` how the program
+    emitter runs it on the config's R x C array (`tpu.tiling`): output tiles
+    of `tile_m` rows x `tile_n` (<= C) columns accumulated over K in steps of
+    `tile_k` (<= R), activation blocks of `tile_m x k_block` (all of K when a
+    block fits, so that one block serves every column tile) and weight
+    panels of `k_block x tile_n`, double-buffered, and the word addresses of
+    those buffers in the scratchpad (two activation blocks, two weight panels,
+    two epilogue operands) and in the accumulators (two output tiles), each
+    in a bank of its own when they all fit that way. The rows per tile are
+    the most that fit with all of K, down to R rows; failing that, the most
+    rows with the widest block. A fused epilogue (`tpu-fuse`) needs room for
+    its operand. It runs after `tpu-fuse`. A matmul that cannot have one
+    weight tile and one row on chip is an error.
+
+    Before (`config=configs/tpu-8x8.json`):
+    ```mlir
+    %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    ```
+
+    After:
+    ```mlir
+    %m = tpu.matmul %x, %w {tpu.tiling = {accumulator = array<i64: 0, 2048>,
+        k_block = 64 : i64, scratchpad = array<i64: 0, 512, 4096, 8192, 12288, 12288>,
+        tile_k = 8 : i64, tile_m = 8 : i64, tile_n = 8 : i64}} : ...
+    ```
+  }];
+  let options = [
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "Hardware config JSON (default: the 32x32 preset)">,
+  ];
+}
+
 def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Place every materialized result in DRAM by liveness";
   let description = [{

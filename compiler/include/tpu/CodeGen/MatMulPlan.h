@@ -1,0 +1,46 @@
+// How a matmul is tiled for a hardware config: the decision tpu-plan-tiles
+// records on each matmul (`tpu.tiling`) and the program emitter follows.
+#pragma once
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "tpu/isa/HardwareConfig.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace tpu::codegen {
+
+constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
+constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
+constexpr const char *kTilingAttr = "tpu.tiling";
+
+// Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns,
+// accumulated over K in steps of tileK, with activation blocks of
+// tileM x kBlock and weight panels of kBlock x tileN (docs/compiler.md).
+struct MatMulPlan {
+  int64_t tileM = 0, tileN = 0, tileK = 0, kBlock = 0;
+  // Scratchpad words: activation blocks 0 and 1, weight panels 0 and 1,
+  // epilogue operands 0 and 1. Accumulator words: output tiles 0 and 1.
+  std::array<uint64_t, 6> scratchpad{};
+  std::array<uint64_t, 2> accumulator{};
+
+  mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
+  static std::optional<MatMulPlan> fromAttr(mlir::DictionaryAttr attr);
+};
+
+// What the fused epilogue loads per output tile: a whole tile, one row, or
+// one or two scalars.
+struct EpilogueOperands {
+  bool tile = false;
+  bool row = false;
+  bool scalar = false;
+};
+
+// The plan for a config, or nullopt when not even one weight tile and one
+// row fit the scratchpad and the accumulators.
+std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
+                                     const EpilogueOperands &epilogue,
+                                     const HardwareConfig &config);
+
+} // namespace tpu::codegen

@@ -1,0 +1,54 @@
+// RUN: tpu-opt %s --tpu-plan-tiles="config=%configs/tpu-8x8.json" | FileCheck %s
+
+// Tiling pinned for the 8x8 preset: a 16384-word scratchpad in 4 banks of
+// 4096 words, a 4096-word accumulator in 2 banks of 2048.
+
+// The MLP's first layer: all 8 rows in one tile (two accumulator tiles of
+// 8 columns would allow 4096 / (2 * 8) = 256), all of K = 64 in one
+// activation block of 512 words that nothing refills (the second block is
+// empty), weight panels of 64 x 8 words. Every buffer starts a bank of its
+// own: block 0, panels 4096 and 8192; empty buffers take no room.
+// CHECK-LABEL: func.func @dense
+// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 64 : i64, scratchpad = array<i64: 0, 512, 4096, 8192, 8704, 8704>, tile_k = 8 : i64, tile_m = 8 : i64, tile_n = 8 : i64}
+func.func @dense(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>) -> tensor<8x100xf32> {
+  %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+  return %m : tensor<8x100xf32>
+}
+
+// 700 rows: 256-row tiles would need two 256 x 40 blocks (20480 words) and
+// overflow the scratchpad, so the tile halves to 128 rows; the buffers no
+// longer fit a bank each and are packed.
+// CHECK-LABEL: func.func @tall
+// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 40 : i64, scratchpad = array<i64: 0, 5120, 10240, 10560, 10880, 10880>, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 8 : i64}
+func.func @tall(%x: tensor<700x40xf32>, %w: tensor<40x24xf32>) -> tensor<700x24xf32> {
+  %m = tpu.matmul %x, %w : tensor<700x40xf32>, tensor<40x24xf32> -> tensor<700x24xf32>
+  return %m : tensor<700x24xf32>
+}
+
+// K = 8192 exceeds the 4095 columns a DMA moves: blocks of the widest
+// multiple of 8 that fits with all 16 rows, 2 * 16 * kb + 2 * kb * 8 <= 16384,
+// so kb = 336.
+// CHECK-LABEL: func.func @long_k
+// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 336 : i64, scratchpad = array<i64: 0, 5376, 10752, 13440, 16128, 16128>, tile_k = 8 : i64, tile_m = 16 : i64, tile_n = 8 : i64}
+func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x8xf32> {
+  %m = tpu.matmul %x, %w : tensor<16x8192xf32>, tensor<8192x8xf32> -> tensor<16x8xf32>
+  return %m : tensor<16x8xf32>
+}
+
+// A fused residual add loads a 64 x 8 tile per output tile: two operand
+// buffers of 512 words, sharing the fourth bank.
+// CHECK-LABEL: func.func @residual
+// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 32 : i64, scratchpad = array<i64: 0, 2048, 4096, 8192, 12288, 12800>, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 8 : i64}
+func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8xf32>) -> tensor<64x8xf32> {
+  %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
+  %s = tpu.binary add %m, %r {tpu.fusion_group = 0 : i64} : tensor<64x8xf32>, tensor<64x8xf32> -> tensor<64x8xf32>
+  return %s : tensor<64x8xf32>
+}
+
+// A batched matmul is planned per batch.
+// CHECK-LABEL: func.func @batched
+// CHECK: tpu.tiling = {{{.*}}k_block = 16 : i64{{.*}}tile_k = 8 : i64, tile_m = 32 : i64, tile_n = 8 : i64}
+func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4x32x32xf32> {
+  %m = tpu.batch_matmul %a, %b : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
+  return %m : tensor<4x32x32xf32>
+}
