@@ -1,8 +1,9 @@
 // TPU dialect -> ISA program.
 //
-// Every tensor lives in DRAM as fp32 rows. Each operation is tiled so that
-// one step fits the array and the on-chip memories: DMA loads the tiles into
-// the scratchpad, the compute queue runs the matrix or vector unit, and DMA
+// Every tensor lives in DRAM as fp32 rows, where tpu-plan-memory placed it.
+// Each operation is tiled so that one step fits the array and the on-chip
+// memories (matmuls as tpu-plan-tiles decided): DMA loads the tiles into the
+// scratchpad, the compute queue runs the matrix or vector unit, and DMA
 // stores the result. The three queues run decoupled; the builder inserts a
 // token (sync.push/sync.pop) wherever a queue must wait for another.
 #include "tpu/CodeGen/ProgramEmitter.h"

@@ -1,6 +1,7 @@
-// TPU dialect -> ISA program bundle: buffer placement in DRAM, tiling for the
-// array and on-chip memories of a config, and dependency tokens between the
-// load, compute and store queues.
+// TPU dialect -> ISA program bundle: the instruction streams of the load,
+// compute and store queues with the dependency tokens between them,
+// following the matmul tiling of tpu-plan-tiles and the DRAM places of
+// tpu-plan-memory.
 #pragma once
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,7 +12,8 @@ namespace tpu::codegen {
 // Attribute naming a function argument or result in the bundle's tensor map.
 constexpr const char *kTensorNameAttr = "tpu.name";
 
-// `main` must hold only tpu, arith.constant and func.return operations.
+// `main` must hold only tpu, arith.constant and func.return operations, and
+// carry both plans (buildTPULoweringPipeline runs the passes).
 // Throws tpu::Error when an operation or a size cannot be mapped to `config`.
 Bundle emitProgram(mlir::func::FuncOp main, const HardwareConfig &config);
 
