@@ -39,9 +39,9 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
   const Clock &clock = machine_.clock;
   uint64_t waitStart = clock.now();
   unsigned shadowPlane = activePlane_ ^ 1;
-  while (loaderFreeAt_ > clock.now() || planeUsers_[shadowPlane] > 0) {
-    if (loaderFreeAt_ > clock.now())
-      clock.waitUntil(loaderFreeAt_);
+  while (shadowLoadedAt_ > clock.now() || planeUsers_[shadowPlane] > 0) {
+    if (shadowLoadedAt_ > clock.now())
+      clock.waitUntil(shadowLoadedAt_);
     else
       sc_core::wait(completed_);
   }
@@ -54,11 +54,11 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
   datapath_->loadPlane(shadowPlane, source, machine_.scratchpad);
   shadowTile_ = TileShape{source.rows, source.cols};
   // One weight row per cycle.
-  shadowReadyAt_ = loaderFreeAt_ = start + source.rows;
+  shadowLoadedAt_ = start + source.rows;
   machine_.profiler.memoryAccess(isa::Space::Scratchpad, source.elements(), 0);
   uint64_t id = nextId_++;
   started_[id] = {issued.pc, start, scratchpadBanks, 0, std::nullopt};
-  scheduleCompletion(id, shadowReadyAt_);
+  scheduleCompletion(id, shadowLoadedAt_);
 }
 
 void MatrixUnit::multiply(const IssuedInstruction &issued) {
@@ -87,7 +87,7 @@ void MatrixUnit::multiply(const IssuedInstruction &issued) {
   const Clock &clock = machine_.clock;
   uint64_t waitStart = clock.now();
   if (flip)
-    clock.waitUntil(shadowReadyAt_);
+    clock.waitUntil(shadowLoadedAt_);
   machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
                           clock.now());
   clock.waitUntil(feederFreeAt_); // the array is busy with the previous mm

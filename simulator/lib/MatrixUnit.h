@@ -56,8 +56,9 @@ private:
   std::unique_ptr<MatrixDatapath> datapath_;
   unsigned activePlane_ = 0;
   std::optional<TileShape> activeTile_, shadowTile_;
-  uint64_t shadowReadyAt_ = 0;      // the shadow plane's mxu.ldw has finished
-  uint64_t loaderFreeAt_ = 0;       // no mxu.ldw is writing the shadow plane
+  // The latest mxu.ldw has written the shadow plane: a flip may use it and
+  // the next mxu.ldw may start.
+  uint64_t shadowLoadedAt_ = 0;
   uint64_t feederFreeAt_ = 0;       // the next mm may start entering the array
   unsigned planeUsers_[2] = {0, 0}; // started, uncompleted mms per plane
   uint64_t nextId_ = 0;
