@@ -50,7 +50,7 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
   const int64_t tileN = plan.tileN;
   // One fill of the largest epilogue operand: per tile row, or fixed.
   int64_t operandWords = epilogue.tile ? tileN : 0;
-  int64_t operandFixed = epilogue.row ? tileN : epilogue.scalar ? 2 : 0;
+  int64_t operandFixed = std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0);
 
   // Buffers for tiles of tileM rows and activation blocks of kBlock columns.
   auto place = [&](int64_t tileM, int64_t kBlock) {

@@ -218,7 +218,6 @@ std::optional<Opcode> unaryOpcode(mlir::tpu::UnaryKind kind) {
 
 class Emitter {
   // How a vector-unit operand spreads over a tile.
-  enum class Spread { None, Row, Scalar, Column };
 
   static isa::Broadcast broadcastOf(Spread spread) {
     return spread == Spread::None  ? isa::Broadcast::None
@@ -405,13 +404,8 @@ private:
       // `input` may be a fused intermediate, which has a shape but no place.
       auto [rows, cols] = matrixShape(input);
       Matrix rhs = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs(), &op);
-      // The verifier allows same shape, one row, one element or one column,
-      // tried in that order (a 1x1 rhs of a 1xN lhs is a row).
-      Spread spread = rhs.rows == rows && rhs.cols == cols ? Spread::None
-                      : rhs.rows == 1 && rhs.cols == cols  ? Spread::Row
-                      : rhs.rows == 1 && rhs.cols == 1     ? Spread::Scalar
-                                                           : Spread::Column;
-      return {rhs, spread, binaryOpcode(binary.getKind()), sourceName(&op)};
+      return {rhs, spreadOf(rows, cols, rhs.rows, rhs.cols), binaryOpcode(binary.getKind()),
+              sourceName(&op)};
     }
     if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
       return {{}, Spread::None, unaryOpcode(unary.getKind()), sourceName(&op)};

@@ -15,7 +15,7 @@ namespace {
 
 // What the matmul's fused epilogue (the later members of its fusion group)
 // loads per output tile.
-::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul, int64_t rows) {
+::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul) {
   ::tpu::codegen::EpilogueOperands needs;
   Attribute group = matmul->getAttr("tpu.fusion_group");
   if (!group)
@@ -28,15 +28,22 @@ namespace {
     auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
     if (!binary)
       continue;
-    // The operand that is not the chain's value: the smaller one, or either.
-    auto shape = mlir::tpu::matrixType(binary.getRhs().getType()).getShape();
-    auto lhs = mlir::tpu::matrixType(binary.getLhs().getType()).getShape();
-    if (shape == lhs && shape[0] == rows)
+    // The chain's value is the full-shaped operand (the lhs, or both); the
+    // rhs is what the emitter loads, spread as the emitter sees it.
+    auto value = mlir::tpu::matrixType(binary.getLhs().getType()).getShape();
+    auto operand = mlir::tpu::matrixType(binary.getRhs().getType()).getShape();
+    switch (::tpu::codegen::spreadOf(value[0], value[1], operand[0], operand[1])) {
+    case ::tpu::codegen::Spread::None:
       needs.tile = true;
-    else if (shape[0] == 1 && shape[1] > 1)
+      break;
+    case ::tpu::codegen::Spread::Row:
       needs.row = true;
-    else
+      break;
+    case ::tpu::codegen::Spread::Scalar:
+    case ::tpu::codegen::Spread::Column: // never in an epilogue (tpu-fuse)
       needs.scalar = true;
+      break;
+    }
   }
   return needs;
 }
@@ -74,7 +81,7 @@ public:
         return WalkResult::advance();
       }
       std::optional<::tpu::codegen::MatMulPlan> plan =
-          ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op, M), hardware);
+          ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware);
       if (!plan) {
         op->emitOpError() << "config '" << hardware.name
                           << "' has too little scratchpad or accumulator memory for one "

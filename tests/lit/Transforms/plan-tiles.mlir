@@ -52,3 +52,14 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
   %m = tpu.batch_matmul %a, %b : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
   return %m : tensor<4x32x32xf32>
 }
+
+// An epilogue with a one-word bias row (N = 1) and a clamp: the operand
+// buffers hold the larger of the two, the clamp's two bounds.
+// CHECK-LABEL: func.func @one_column
+// CHECK: scratchpad = array<i64: 0, 32, 4096, 8192, 12288, 12290>
+func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>) -> tensor<8x1xf32> {
+  %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
+  %s = tpu.binary add %m, %b {tpu.fusion_group = 0 : i64} : tensor<8x1xf32>, tensor<1x1xf32> -> tensor<8x1xf32>
+  %c = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32, tpu.fusion_group = 0 : i64} : tensor<8x1xf32>
+  return %c : tensor<8x1xf32>
+}
