@@ -504,9 +504,7 @@ private:
       builder.beforeCompute();
       for (mlir::Operation *op : members) {
         builder.setSource(sourceName(op));
-        emitRowLocal(
-            *op, rows, address, [&](Value v) { return buffers.find(v)->second; },
-            boundsAt.lookup(op));
+        emitRowLocal(*op, rows, address, boundsAt.lookup(op));
       }
       builder.setSource(head);
       builder.beforeStore();
@@ -516,39 +514,27 @@ private:
   }
 
   // One row-local op on dense scratchpad buffers of `rows` rows.
-  template <typename AddressOf, typename BufferOf>
-  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address,
-                    const BufferOf &buffer, uint64_t bounds) {
+  template <typename AddressOf>
+  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address, uint64_t bounds) {
     Value result = op.getResult(0);
-    int64_t cols = matrixShape(result).second;
+    auto [valueRows, cols] = matrixShape(result);
     if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
       Value input = reduce.getInput();
       builder.emit(vectorOp(reduce.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
                                                                            : Opcode::VRowMax,
                             address(result), address(input), rows, matrixShape(input).second));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
-      Opcode opcode = binaryOpcode(binary.getKind());
-      Value rhs = binary.getRhs();
-      auto rhsBuffer = buffer(rhs);
-      uint64_t lhsAt = address(binary.getLhs()), rhsAt = address(rhs), resultAt = address(result);
-      if (rhsBuffer.perRow && rhsBuffer.cols == 1 && cols > 1) {
-        // A column: row r with element r, one instruction per row.
-        for (int64_t r = 0; r < rows; ++r)
-          builder.emit(vectorOp(opcode, resultAt + r * cols, lhsAt + r * cols, rhsAt + r,
-                                isa::Broadcast::Scalar, 1, cols));
-      } else {
-        isa::Broadcast broadcast = rhsBuffer.perRow     ? isa::Broadcast::None
-                                   : rhsBuffer.cols > 1 ? isa::Broadcast::Row
-                                                        : isa::Broadcast::Scalar;
-        builder.emit(vectorOp(opcode, resultAt, lhsAt, rhsAt, broadcast, rows, cols));
-      }
+      auto [rhsRows, rhsCols] = matrixShape(binary.getRhs());
+      emitStep({{0, rhsRows, rhsCols},
+                spreadOf(valueRows, cols, rhsRows, rhsCols),
+                binaryOpcode(binary.getKind())},
+               address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols);
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
-      std::optional<Opcode> opcode = unaryOpcode(unary.getKind());
-      builder.emit(vectorOp(opcode.value_or(Opcode::VCopy), address(result),
-                            address(unary.getInput()), rows, cols));
-    } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
-      builder.emit(vectorOp(Opcode::VClamp, address(result), address(clamp.getInput()), bounds,
-                            isa::Broadcast::Scalar, rows, cols));
+      emitStep({{}, Spread::None, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
+               address(result), address(unary.getInput()), 0, rows, cols);
+    } else if (llvm::isa<mlir::tpu::ClampOp>(op)) {
+      emitStep({{0, 1, 2}, Spread::Scalar, Opcode::VClamp}, address(result),
+               address(op.getOperand(0)), bounds, rows, cols);
     }
   }
 
@@ -758,7 +744,7 @@ private:
           builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
         } else {
           builder.beforeCompute();
-          emitStep(step, tileAddress, operandAddress, rows, cols);
+          emitStep(step, tileAddress, tileAddress, operandAddress, rows, cols);
           builder.beforeStore();
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
@@ -784,20 +770,19 @@ private:
     }
   }
 
-  // One vector-unit step on a dense rows x cols tile in the scratchpad.
-  void emitStep(const Operand &step, uint64_t tile, uint64_t operand, int64_t rows, int64_t cols) {
+  // One vector-unit step on dense rows x cols tiles in the scratchpad: `src`
+  // (with the operand at `operand`, spread as the step says) into `dst`.
+  void emitStep(const Operand &step, uint64_t dst, uint64_t src, uint64_t operand, int64_t rows,
+                int64_t cols) {
     if (step.matrix.rows == 0) {
-      builder.emit(vectorOp(*step.opcode, tile, tile, rows, cols));
+      builder.emit(vectorOp(*step.opcode, dst, src, rows, cols));
     } else if (step.spread == Spread::Column) {
       // Row r of the tile (dense, `cols` words apart) with element r.
-      for (int64_t r = 0; r < rows; ++r) {
-        uint64_t row = tile + r * cols;
-        builder.emit(
-            vectorOp(*step.opcode, row, row, operand + r, isa::Broadcast::Scalar, 1, cols));
-      }
+      for (int64_t r = 0; r < rows; ++r)
+        builder.emit(vectorOp(*step.opcode, dst + r * cols, src + r * cols, operand + r,
+                              isa::Broadcast::Scalar, 1, cols));
     } else {
-      builder.emit(
-          vectorOp(*step.opcode, tile, tile, operand, broadcastOf(step.spread), rows, cols));
+      builder.emit(vectorOp(*step.opcode, dst, src, operand, broadcastOf(step.spread), rows, cols));
     }
   }
 
