@@ -30,10 +30,6 @@ using isa::Queue;
 using mlir::Value;
 
 constexpr uint64_t kDramAlignment = 64;
-constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // set by tpu-fuse
-// Set by tpu-plan-memory.
-constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";
-constexpr llvm::StringLiteral kResultBytesAttr = "tpu.dram_result_bytes";
 constexpr uint64_t kWordBytes = 4;
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -246,7 +242,7 @@ public:
     placeConstants(main);
     placeInputs(main);
     // The results' region, laid out by tpu-plan-memory.
-    auto resultBytes = main->getAttrOfType<mlir::IntegerAttr>(kResultBytesAttr);
+    auto resultBytes = main->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramResultBytesAttr);
     if (!resultBytes)
       throw Error("@main has no DRAM plan; run tpu-plan-memory first");
     resultBase = allocate(resultBytes.getInt());
@@ -359,7 +355,7 @@ private:
     }
     if (llvm::isa<mlir::arith::ConstantOp>(op) || emitted.contains(&op))
       return;
-    if (auto group = op.getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr))
+    if (auto group = op.getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr))
       return emitGroup(op, group);
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
       auto [rows, cols] = matrixShape(view.getResult());
@@ -420,7 +416,7 @@ private:
   void emitGroup(mlir::Operation &head, mlir::IntegerAttr group) {
     std::vector<mlir::Operation *> members;
     for (mlir::Operation *op = &head; op; op = op->getNextNode())
-      if (op->getAttrOfType<mlir::IntegerAttr>(kFusionGroupAttr) == group)
+      if (op->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr) == group)
         members.push_back(op);
     emitted.insert(members.begin(), members.end());
     Matrix output = placeResult(members.back()->getResult(0));
@@ -541,7 +537,7 @@ private:
   // The tiling tpu-plan-tiles chose for a matmul.
   static MatMulPlan planOf(mlir::Operation &op) {
     std::optional<MatMulPlan> plan =
-        MatMulPlan::fromAttr(op.getAttrOfType<mlir::DictionaryAttr>(kTilingAttr));
+        MatMulPlan::fromAttr(op.getAttrOfType<mlir::DictionaryAttr>(mlir::tpu::kTilingAttr));
     if (!plan)
       throw Error(
           fmt::format("{}: matmul has no tiling; run tpu-plan-tiles first", sourceName(&op)));
@@ -550,7 +546,8 @@ private:
 
   // A result's DRAM buffer, where tpu-plan-memory put it.
   Matrix placeResult(Value result) {
-    auto offset = result.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kDramOffsetAttr);
+    auto offset =
+        result.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramOffsetAttr);
     if (!offset)
       throw Error(fmt::format("{}: result has no DRAM place; run tpu-plan-memory first",
                               sourceName(result.getDefiningOp())));

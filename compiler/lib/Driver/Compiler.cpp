@@ -94,11 +94,11 @@ std::string printed(mlir::ModuleOp module) {
 std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
   std::map<int64_t, std::vector<mlir::Operation *>> groups;
   module.walk([&](mlir::Operation *op) {
-    if (auto group = op->getAttrOfType<mlir::IntegerAttr>("tpu.fusion_group"))
+    if (auto group = op->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr))
       groups[group.getInt()].push_back(op);
   });
-  std::string text = fmt::format("fusion {}: {} group{}\n", fusion, groups.size(),
-                                 groups.size() == 1 ? "" : "s");
+  std::string text =
+      fmt::format("fusion {}: {} group{}\n", fusion, groups.size(), groups.size() == 1 ? "" : "s");
   for (const auto &[number, members] : groups) {
     bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(members.front());
     std::vector<std::string> names;

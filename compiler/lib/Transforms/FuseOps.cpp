@@ -107,7 +107,7 @@ private:
       return;
     auto attribute = IntegerAttr::get(IntegerType::get(&getContext(), 64), nextGroup++);
     for (Operation *member : members) {
-      member->setAttr(kGroupAttr, attribute);
+      member->setAttr(tpu::kFusionGroupAttr, attribute);
       grouped.insert(member);
     }
     ++numGroups;
@@ -115,8 +115,6 @@ private:
   }
 
 private:
-  static constexpr llvm::StringLiteral kGroupAttr = "tpu.fusion_group";
-
   // Whether `user`, which reads `value`, can extend the epilogue of matmul `head`.
   bool joins(Operation *user, Value value, Operation &head) {
     // The chain value must be the full-shaped operand: the tile being worked on.

@@ -56,7 +56,7 @@ public:
           offset = end;
           end += bytes;
         }
-        producer->setAttr("tpu.dram_offset",
+        producer->setAttr(tpu::kDramOffsetAttr,
                           IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
         placed[result] = {offset, bytes};
         ++numPlaced;
@@ -70,7 +70,7 @@ public:
         }
       }
     }
-    function->setAttr("tpu.dram_result_bytes",
+    function->setAttr(tpu::kDramResultBytesAttr,
                       IntegerAttr::get(IntegerType::get(&getContext(), 64), end));
   }
 
@@ -83,14 +83,14 @@ private:
     if (!llvm::isa<tpu::TPUDialect>(op.getDialect()) || llvm::isa<tpu::ViewOp>(op) ||
         op.getNumResults() != 1)
       return nullptr;
-    Attribute group = op.getAttr("tpu.fusion_group");
+    Attribute group = op.getAttr(tpu::kFusionGroupAttr);
     if (!group)
       return &op;
     if (!startedGroups.insert(group).second)
       return nullptr;
     Operation *last = &op;
     for (Operation *next = op.getNextNode(); next; next = next->getNextNode())
-      if (next->getAttr("tpu.fusion_group") == group)
+      if (next->getAttr(tpu::kFusionGroupAttr) == group)
         last = next;
     return last;
   }

@@ -17,11 +17,11 @@ namespace {
 // loads per output tile.
 ::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul) {
   ::tpu::codegen::EpilogueOperands needs;
-  Attribute group = matmul->getAttr("tpu.fusion_group");
+  Attribute group = matmul->getAttr(mlir::tpu::kFusionGroupAttr);
   if (!group)
     return needs;
   for (Operation *op = matmul->getNextNode(); op; op = op->getNextNode()) {
-    if (op->getAttr("tpu.fusion_group") != group)
+    if (op->getAttr(mlir::tpu::kFusionGroupAttr) != group)
       continue;
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       needs.scalar = true;
@@ -90,7 +90,7 @@ public:
                           << " weight tile and one row";
         return WalkResult::interrupt();
       }
-      op->setAttr(::tpu::codegen::kTilingAttr, plan->toAttr(&getContext()));
+      op->setAttr(mlir::tpu::kTilingAttr, plan->toAttr(&getContext()));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

@@ -13,7 +13,6 @@ namespace tpu::codegen {
 
 constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
 constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
-constexpr const char *kTilingAttr = "tpu.tiling";
 
 // Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns,
 // accumulated over K in steps of tileK, with activation blocks of

@@ -20,4 +20,10 @@ namespace mlir::tpu {
 // into rows, the last dimension is the row length (a scalar is 1x1).
 RankedTensorType matrixType(RankedTensorType type);
 
+// Attributes the planning passes set for the program emitter.
+constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // tpu-fuse
+constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";            // tpu-plan-tiles
+constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";   // tpu-plan-memory
+constexpr llvm::StringLiteral kDramResultBytesAttr = "tpu.dram_result_bytes";
+
 } // namespace mlir::tpu
