@@ -355,8 +355,8 @@ private:
     }
     if (llvm::isa<mlir::arith::ConstantOp>(op) || emitted.contains(&op))
       return;
-    if (auto group = op.getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr))
-      return emitGroup(op, group);
+    if (op.hasAttr(mlir::tpu::kFusionGroupAttr))
+      return emitGroup(op);
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
       auto [rows, cols] = matrixShape(view.getResult());
       matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
@@ -413,11 +413,8 @@ private:
 
   // A fusion group (tpu-fuse): the head and the chain of its single users in
   // the same group, emitted as one piece; only the last value reaches DRAM.
-  void emitGroup(mlir::Operation &head, mlir::IntegerAttr group) {
-    std::vector<mlir::Operation *> members;
-    for (mlir::Operation *op = &head; op; op = op->getNextNode())
-      if (op->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr) == group)
-        members.push_back(op);
+  void emitGroup(mlir::Operation &head) {
+    llvm::SmallVector<mlir::Operation *> members = mlir::tpu::fusionGroupFrom(&head);
     emitted.insert(members.begin(), members.end());
     Matrix output = placeResult(members.back()->getResult(0));
     auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(head);
@@ -435,7 +432,7 @@ private:
   // such as a whole softmax or layer normalization: per tile of whole rows,
   // the operands from outside come in once, every op runs on scratchpad
   // buffers (one per value, dense), and only the last value is stored.
-  void emitRowGroup(const std::vector<mlir::Operation *> &members, const Matrix &output) {
+  void emitRowGroup(llvm::ArrayRef<mlir::Operation *> members, const Matrix &output) {
     llvm::DenseSet<Value> inside;
     for (mlir::Operation *op : members)
       inside.insert(op->getResult(0));

@@ -27,6 +27,17 @@ Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.cpp.inc"
 
+SmallVector<Operation *> mlir::tpu::fusionGroupFrom(Operation *first) {
+  Attribute group = first->getAttr(kFusionGroupAttr);
+  if (!group)
+    return {first};
+  SmallVector<Operation *> members;
+  for (Operation *op = first; op; op = op->getNextNode())
+    if (op->getAttr(kFusionGroupAttr) == group)
+      members.push_back(op);
+  return members;
+}
+
 RankedTensorType mlir::tpu::matrixType(RankedTensorType type) {
   int64_t cols = type.getRank() == 0 ? 1 : type.getShape().back();
   return RankedTensorType::get({type.getNumElements() / cols, cols}, type.getElementType());

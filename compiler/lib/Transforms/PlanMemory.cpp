@@ -84,15 +84,9 @@ private:
         op.getNumResults() != 1)
       return nullptr;
     Attribute group = op.getAttr(tpu::kFusionGroupAttr);
-    if (!group)
-      return &op;
-    if (!startedGroups.insert(group).second)
+    if (group && !startedGroups.insert(group).second)
       return nullptr;
-    Operation *last = &op;
-    for (Operation *next = op.getNextNode(); next; next = next->getNextNode())
-      if (next->getAttr(tpu::kFusionGroupAttr) == group)
-        last = next;
-    return last;
+    return tpu::fusionGroupFrom(&op).back();
   }
 };
 

@@ -17,12 +17,7 @@ namespace {
 // loads per output tile.
 ::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul) {
   ::tpu::codegen::EpilogueOperands needs;
-  Attribute group = matmul->getAttr(mlir::tpu::kFusionGroupAttr);
-  if (!group)
-    return needs;
-  for (Operation *op = matmul->getNextNode(); op; op = op->getNextNode()) {
-    if (op->getAttr(mlir::tpu::kFusionGroupAttr) != group)
-      continue;
+  for (Operation *op : llvm::drop_begin(mlir::tpu::fusionGroupFrom(matmul))) {
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       needs.scalar = true;
     auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);

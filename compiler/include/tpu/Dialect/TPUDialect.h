@@ -26,4 +26,8 @@ constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";            // tpu-plan
 constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";   // tpu-plan-memory
 constexpr llvm::StringLiteral kDramResultBytesAttr = "tpu.dram_result_bytes";
 
+// The members of the fusion group `first` starts, in block order, `first`
+// included; just `first` when it is in no group.
+SmallVector<Operation *> fusionGroupFrom(Operation *first);
+
 } // namespace mlir::tpu
