@@ -1,7 +1,9 @@
 """What the benchmark and study scripts share: where the tools and presets
 are, building them, and the MatMul model they measure."""
+import glob
 import os
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -11,6 +13,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 
 
+PRESETS = ("8x8", "32x32", "128x128")
+FUSION_MODES = ("none", "epilogue", "full")
+
+
 def tool(name):
     return os.path.join(BIN, name)
 
@@ -18,6 +24,21 @@ def tool(name):
 def preset(name):
     """The path of a preset config, e.g. preset("128x128")."""
     return os.path.join(ROOT, "configs", f"tpu-{name}.json")
+
+
+def model_dirs(names=None):
+    """{name: directory} of the zoo: models/ and the ones the build generates
+    into build/models/; `names` picks some, by name."""
+    found = {}
+    for base in (os.path.join(ROOT, "models"), os.path.join(ROOT, "build", "models")):
+        for path in sorted(glob.glob(os.path.join(base, "*", "model.onnx"))):
+            found.setdefault(os.path.basename(os.path.dirname(path)), os.path.dirname(path))
+    if not names:
+        return found
+    missing = [name for name in names if name not in found]
+    if missing:
+        sys.exit(f"no model named {', '.join(missing)} in models/ or build/models/")
+    return {name: found[name] for name in names}
 
 
 def build():
