@@ -2,13 +2,14 @@
 
 #include "Files.h"
 #include "JsonCursor.h"
+#include "Presets.h"
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace tpu {
 namespace {
@@ -163,11 +164,24 @@ bool HardwareConfig::operator==(const HardwareConfig &other) const {
          energy.static_mw == other.energy.static_mw;
 }
 
-std::string configDirectory() {
-  const char *overridden = std::getenv("TPU_CONFIG_DIR");
-  return overridden && *overridden ? overridden : TPU_SOURCE_CONFIG_DIR;
+std::vector<std::string> presetNames() {
+  std::vector<std::string> names;
+  for (const detail::Preset &preset : detail::kPresets)
+    names.emplace_back(preset.name);
+  return names;
 }
 
-std::string defaultConfigPath() { return configDirectory() + "/tpu-32x32.json"; }
+HardwareConfig HardwareConfig::load(const std::string &presetOrPath) {
+  bool isFile =
+      presetOrPath.find('/') != std::string::npos ||
+      (presetOrPath.size() > 5 && presetOrPath.substr(presetOrPath.size() - 5) == ".json");
+  if (isFile)
+    return fromFile(presetOrPath);
+  for (const detail::Preset &preset : detail::kPresets)
+    if (preset.name == presetOrPath)
+      return fromJson(nlohmann::json::parse(preset.json), presetOrPath);
+  throw Error(fmt::format("no preset config named '{}' (presets: {}; or give a .json file)",
+                          presetOrPath, fmt::join(presetNames(), ", ")));
+}
 
 } // namespace tpu

@@ -44,7 +44,7 @@ halt
 
 Bundle smallBundle() {
   Bundle bundle;
-  bundle.config = HardwareConfig::fromFile(configDirectory() + "/tpu-8x8.json");
+  bundle.config = HardwareConfig::load("tpu-8x8");
   bundle.program = isa::assemble(kSmallProgram);
   for (unsigned i = 0; i < 128; ++i)
     bundle.constants.push_back(static_cast<uint8_t>(i * 7));
@@ -375,7 +375,7 @@ TEST(Bundle, ChecksOperandShapesPerOpcode) {
 }
 
 TEST(Bundle, ValidateInstructionNamesIndexAndDisassembly) {
-  HardwareConfig config = HardwareConfig::fromFile(configDirectory() + "/tpu-32x32.json");
+  HardwareConfig config = HardwareConfig::load("tpu-32x32");
   isa::Instruction load = isa::assemble("dma.ld dram_addr=0x40 dram_stride=16 space=sp "
                                         "sram_addr=131000 sram_stride=16 rows=8 cols=16 dtype=bf16")
                               .at(0);

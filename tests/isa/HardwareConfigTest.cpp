@@ -19,7 +19,7 @@ namespace {
 const char *const kPresets[] = {"tpu-8x8", "tpu-32x32", "tpu-128x128"};
 
 json presetJson() {
-  std::ifstream file(tpu::configDirectory() + "/tpu-8x8.json");
+  std::ifstream file(TPU_SOURCE_DIR "/configs/tpu-8x8.json");
   return json::parse(file);
 }
 
@@ -54,30 +54,36 @@ std::string writeTempFile(const std::string &name, const std::string &text) {
 
 } // namespace
 
-TEST(HardwareConfig, PresetsLoadAndRoundTrip) {
+TEST(HardwareConfig, PresetsLoadByNameAndRoundTrip) {
+  EXPECT_THAT(tpu::presetNames(), ::testing::UnorderedElementsAreArray(kPresets));
   for (const char *preset : kPresets) {
-    HardwareConfig config =
-        HardwareConfig::fromFile(fmt::format("{}/{}.json", tpu::configDirectory(), preset));
+    HardwareConfig config = HardwareConfig::load(preset);
     EXPECT_EQ(config.name, preset);
     EXPECT_EQ(config.array.rows, config.array.cols);
     EXPECT_EQ(config.array.dtype, tpu::isa::DType::BF16);
     EXPECT_EQ(HardwareConfig::fromJson(config.toJson(), "round trip"), config);
     EXPECT_NO_THROW(config.validate(preset));
+    // The built-in copy is the file in configs/.
+    EXPECT_EQ(HardwareConfig::load(fmt::format("{}/configs/{}.json", TPU_SOURCE_DIR, preset)),
+              config);
   }
-  HardwareConfig small = HardwareConfig::fromFile(tpu::configDirectory() + "/tpu-8x8.json");
+  HardwareConfig small = HardwareConfig::load("tpu-8x8");
   EXPECT_EQ(small.scratchpad.bytes, 64u * 1024);
   EXPECT_EQ(small.scratchpad.words(), 16u * 1024);
   EXPECT_EQ(small.accumulator.banks, 2u);
-  EXPECT_EQ(HardwareConfig::fromFile(tpu::defaultConfigPath()).name, "tpu-32x32");
+  EXPECT_EQ(HardwareConfig::load(tpu::kDefaultPreset).name, "tpu-32x32");
 }
 
-TEST(HardwareConfig, ConfigDirectoryHonoursTheEnvironment) {
-  std::string original = tpu::configDirectory();
-  ASSERT_EQ(setenv("TPU_CONFIG_DIR", "/elsewhere", 1), 0);
-  EXPECT_EQ(tpu::configDirectory(), "/elsewhere");
-  EXPECT_EQ(tpu::defaultConfigPath(), "/elsewhere/tpu-32x32.json");
-  ASSERT_EQ(unsetenv("TPU_CONFIG_DIR"), 0);
-  EXPECT_EQ(tpu::configDirectory(), original);
+TEST(HardwareConfig, UnknownPresetNamesThePresets) {
+  try {
+    HardwareConfig::load("tpu-9x9");
+    ADD_FAILURE() << "accepted an unknown preset";
+  } catch (const tpu::Error &error) {
+    EXPECT_STREQ(error.what(), "no preset config named 'tpu-9x9' (presets: tpu-128x128, "
+                               "tpu-32x32, tpu-8x8; or give a .json file)");
+  }
+  // A name ending in .json is a file, never a preset.
+  EXPECT_THROW(HardwareConfig::load("tpu-8x8.json"), tpu::Error);
 }
 
 TEST(HardwareConfig, RejectsEachMissingKey) {

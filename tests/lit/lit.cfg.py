@@ -11,7 +11,6 @@ config.test_exec_root = config.tpu_lit_exec_root
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.tpu_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-config.environment["TPU_CONFIG_DIR"] = os.path.join(config.tpu_source_dir, "configs")
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.tpu_source_dir, "models")))
 config.substitutions.append(("%configs", os.path.join(config.tpu_source_dir, "configs")))

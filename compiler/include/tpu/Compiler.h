@@ -3,24 +3,36 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tpu::compiler {
 
+// What tpuc writes, in pipeline order; each MLIR level reads back into tpuc
+// and tpu-opt and compiles to the same bundle.
 enum class EmitKind {
-  Tosa,   // the imported graph after graph-level optimization
-  TPU,    // the hardware-level dialect
-  Asm,    // the ISA program as assembly text
-  Bundle, // the binary program bundle (.tpub)
+  OnnxImport, // the graph as imported, before any optimization
+  Tosa,       // the graph after target-neutral optimization
+  TPU,        // the hardware-level dialect with its plans
+  Asm,        // the ISA program as assembly text
+  Bundle,     // the binary program bundle (.tpub)
 };
 
 struct CompileOptions {
-  std::string input_path;  // .onnx, or .mlir at the TOSA level
+  std::string input_path;  // .onnx, or .mlir at any level tpuc writes
   std::string output_path; // "-" for stdout (text kinds only)
-  std::string config_path; // empty: the default preset
+  std::string config;      // a preset's name or a config file; empty: the default
   EmitKind emit = EmitKind::Bundle;
-  std::string fusion = "full";       // none, epilogue or full (the tpu-fuse pass)
+  std::string fusion = "full";      // none, epilogue or full (tpu/FusionMode.h)
   bool print_fusion_groups = false; // list the groups on stdout
 };
+
+// MLIR's own command-line options (--mlir-print-ir-after-all, --mlir-timing,
+// --mlir-elide-elementsattrs-if-larger, ...): `arguments` are the ones tpuc
+// does not know itself. Throws tpu::Error for an unknown option. Call once,
+// before compile().
+void parseMlirOptions(const std::string &tool, const std::vector<std::string> &arguments);
+// The help text of those options.
+std::string mlirOptionsHelp();
 
 // Throws tpu::Error with a one-line message on any failure.
 void compile(const CompileOptions &options);

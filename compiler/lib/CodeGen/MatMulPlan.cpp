@@ -1,16 +1,12 @@
 #include "tpu/CodeGen/MatMulPlan.h"
 
-#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <vector>
 
 namespace tpu::codegen {
 namespace {
-
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 struct Buffer {
   uint64_t words;
@@ -29,7 +25,7 @@ std::optional<std::vector<uint64_t>> placeBuffers(const std::vector<Buffer> &buf
     uint64_t next = 0;
     for (const Buffer &buffer : buffers) {
       if (aligned && !buffer.shared && buffer.words > 0)
-        next = alignUp(next, bankWords);
+        next = llvm::alignTo(next, bankWords);
       addresses.push_back(next);
       next += buffer.words;
     }
@@ -69,8 +65,11 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
       return false;
     plan.tileM = tileM;
     plan.kBlock = kBlock;
-    std::copy(scratchpad->begin(), scratchpad->end(), plan.scratchpad.begin());
-    std::copy(accumulator->begin(), accumulator->end(), plan.accumulator.begin());
+    const std::vector<uint64_t> &sp = *scratchpad, &acc = *accumulator;
+    plan.activations = {int64_t(sp[0]), int64_t(sp[1])};
+    plan.weights = {int64_t(sp[2]), int64_t(sp[3])};
+    plan.operands = {int64_t(sp[4]), int64_t(sp[5])};
+    plan.accumulators = {int64_t(acc[0]), int64_t(acc[1])};
     return true;
   };
   // Preferably the whole K per block, with enough rows per tile to keep the
@@ -87,48 +86,6 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
       if (place(tileM, kBlock))
         return plan;
   return std::nullopt;
-}
-
-mlir::DictionaryAttr MatMulPlan::toAttr(mlir::MLIRContext *context) const {
-  mlir::Builder builder(context);
-  auto array = [&](auto words) {
-    return builder.getDenseI64ArrayAttr(std::vector<int64_t>(words.begin(), words.end()));
-  };
-  return builder.getDictionaryAttr({
-      builder.getNamedAttr("tile_m", builder.getI64IntegerAttr(tileM)),
-      builder.getNamedAttr("tile_n", builder.getI64IntegerAttr(tileN)),
-      builder.getNamedAttr("tile_k", builder.getI64IntegerAttr(tileK)),
-      builder.getNamedAttr("k_block", builder.getI64IntegerAttr(kBlock)),
-      builder.getNamedAttr("scratchpad", array(scratchpad)),
-      builder.getNamedAttr("accumulator", array(accumulator)),
-  });
-}
-
-std::optional<MatMulPlan> MatMulPlan::fromAttr(mlir::DictionaryAttr attr) {
-  if (!attr)
-    return std::nullopt;
-  auto integer = [&](const char *name) -> std::optional<int64_t> {
-    if (auto value = attr.getAs<mlir::IntegerAttr>(name))
-      return value.getInt();
-    return std::nullopt;
-  };
-  auto scratchpad = attr.getAs<mlir::DenseI64ArrayAttr>("scratchpad");
-  auto accumulator = attr.getAs<mlir::DenseI64ArrayAttr>("accumulator");
-  auto tileM = integer("tile_m"), tileN = integer("tile_n"), tileK = integer("tile_k"),
-       kBlock = integer("k_block");
-  if (!tileM || !tileN || !tileK || !kBlock || !scratchpad || scratchpad.size() != 6 ||
-      !accumulator || accumulator.size() != 2)
-    return std::nullopt;
-  MatMulPlan plan;
-  plan.tileM = *tileM;
-  plan.tileN = *tileN;
-  plan.tileK = *tileK;
-  plan.kBlock = *kBlock;
-  std::copy(scratchpad.asArrayRef().begin(), scratchpad.asArrayRef().end(),
-            plan.scratchpad.begin());
-  std::copy(accumulator.asArrayRef().begin(), accumulator.asArrayRef().end(),
-            plan.accumulator.begin());
-  return plan;
 }
 
 } // namespace tpu::codegen

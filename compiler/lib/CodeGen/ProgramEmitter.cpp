@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <fmt/format.h>
 
@@ -31,10 +32,6 @@ using mlir::Value;
 
 constexpr uint64_t kDramAlignment = 64;
 constexpr uint64_t kWordBytes = 4;
-
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 // A tensor in DRAM, seen as a row-major matrix of fp32.
 struct Matrix {
@@ -255,13 +252,13 @@ public:
     bundle.program = std::move(builder.program);
     bundle.source_of = std::move(builder.sourceOf);
     bundle.source_ops = std::move(builder.sources);
-    bundle.dram_bytes = alignUp(nextAddress, kDramAlignment);
+    bundle.dram_bytes = llvm::alignTo(nextAddress, kDramAlignment);
     return std::move(bundle);
   }
 
 private:
   uint64_t allocate(uint64_t bytes) {
-    uint64_t address = alignUp(nextAddress, kDramAlignment);
+    uint64_t address = llvm::alignTo(nextAddress, kDramAlignment);
     nextAddress = address + bytes;
     return address;
   }
@@ -272,7 +269,7 @@ private:
   }
 
   uint64_t addConstant(llvm::ArrayRef<float> data) {
-    uint64_t offset = alignUp(bundle.constants.size(), kDramAlignment);
+    uint64_t offset = llvm::alignTo(bundle.constants.size(), kDramAlignment);
     bundle.constants.resize(offset + data.size() * kWordBytes);
     std::memcpy(bundle.constants.data() + offset, data.data(), data.size() * kWordBytes);
     return bundle.constant_address + offset;
@@ -314,7 +311,8 @@ private:
       Matrix matrix = allocateMatrix(arg);
       matrices[arg] = matrix;
       bundle.inputs.push_back(tensorInfo(
-          arg, main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), kTensorNameAttr),
+          arg,
+          main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), mlir::tpu::kTensorNameAttr),
           fmt::format("input_{}", arg.getArgNumber()), matrix.address, TensorInfo::Role::Input));
     }
   }
@@ -532,13 +530,12 @@ private:
   }
 
   // The tiling tpu-plan-tiles chose for a matmul.
-  static MatMulPlan planOf(mlir::Operation &op) {
-    std::optional<MatMulPlan> plan =
-        MatMulPlan::fromAttr(op.getAttrOfType<mlir::DictionaryAttr>(mlir::tpu::kTilingAttr));
+  static mlir::tpu::MatMulTilingAttr planOf(mlir::Operation &op) {
+    auto plan = op.getAttrOfType<mlir::tpu::MatMulTilingAttr>(mlir::tpu::kTilingAttr);
     if (!plan)
       throw Error(
           fmt::format("{}: matmul has no tiling; run tpu-plan-tiles first", sourceName(&op)));
-    return *plan;
+    return plan;
   }
 
   // A result's DRAM buffer, where tpu-plan-memory put it.
@@ -561,9 +558,9 @@ private:
   // of the same buffer waits for.
   class BufferRing {
   public:
-    BufferRing(std::vector<uint64_t> addresses, Queue producer, Queue consumer)
-        : addresses_(std::move(addresses)), releases_(addresses_.size()), producer_(producer),
-          consumer_(consumer) {}
+    BufferRing(llvm::ArrayRef<int64_t> addresses, Queue producer, Queue consumer)
+        : addresses_(addresses.begin(), addresses.end()), releases_(addresses_.size()),
+          producer_(producer), consumer_(consumer) {}
 
     // Before filling: the buffer's previous contents have been released.
     uint64_t startFill(ProgramBuilder &builder) {
@@ -601,20 +598,20 @@ private:
   // columns (the whole K when it fits, so a block serves every output
   // column), weights in panels of kBlock x tileN; both are double-buffered, as
   // are the accumulator tiles, so loads, the array and stores overlap.
-  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y, const MatMulPlan &plan,
-                  const Epilogue &epilogue = {}) {
+  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
+                  mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
     // Operands from earlier operations: their stores have landed, their
     // buffers are free.
     builder.dependsOn(Queue::Store, Queue::Load);
     builder.dependsOn(Queue::Compute, Queue::Load);
     builder.dependsOn(Queue::Store, Queue::Compute);
     const int64_t K = a.cols, N = y.cols, M = y.rows;
-    const int64_t tileK = plan.tileK, tileN = plan.tileN, tileM = plan.tileM, kBlock = plan.kBlock;
-    const auto &sp = plan.scratchpad;
-    BufferRing activations({sp[0], sp[1]}, Queue::Load, Queue::Compute);
-    BufferRing weights({sp[2], sp[3]}, Queue::Load, Queue::Compute);
-    BufferRing operands({sp[4], sp[5]}, Queue::Load, Queue::Compute);
-    BufferRing results({plan.accumulator[0], plan.accumulator[1]}, Queue::Compute, Queue::Store);
+    const int64_t tileK = plan.getTileK(), tileN = plan.getTileN(), tileM = plan.getTileM(),
+                  kBlock = plan.getKBlock();
+    BufferRing activations(plan.getActivations(), Queue::Load, Queue::Compute);
+    BufferRing weights(plan.getWeights(), Queue::Load, Queue::Compute);
+    BufferRing operands(plan.getOperands(), Queue::Load, Queue::Compute);
+    BufferRing results(plan.getAccumulators(), Queue::Compute, Queue::Store);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
 
     for (int64_t m0 = 0; m0 < M; m0 += tileM) {
@@ -824,9 +821,9 @@ private:
         matrix = copy;
         claimed.insert(matrix.address);
       }
-      bundle.outputs.push_back(
-          tensorInfo(value, main.getResultAttrOfType<mlir::StringAttr>(index, kTensorNameAttr),
-                     fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
+      bundle.outputs.push_back(tensorInfo(
+          value, main.getResultAttrOfType<mlir::StringAttr>(index, mlir::tpu::kTensorNameAttr),
+          fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
       bundle.outputs.back().reduction_length = reduction.lookup(value);
     }
   }
@@ -839,7 +836,7 @@ private:
     auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
       return Matrix{all.address + uint64_t(batch * rows * cols) * kWordBytes, rows, cols};
     };
-    MatMulPlan plan = planOf(*op);
+    mlir::tpu::MatMulTilingAttr plan = planOf(*op);
     for (int64_t b = 0; b < lhs[0]; ++b)
       emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
                  batchOf(y, b, lhs[1], rhs[2]), plan);

@@ -1,10 +1,18 @@
 // The TPU dialect: registration, verifiers and folders.
 #include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
+
+#include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <fmt/format.h>
 
 using namespace mlir;
 using namespace mlir::tpu;
@@ -12,11 +20,158 @@ using namespace mlir::tpu;
 #include "tpu/Dialect/TPUOpsDialect.cpp.inc"
 #include "tpu/Dialect/TPUOpsEnums.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "tpu/Dialect/TPUAttrs.cpp.inc"
+
+namespace {
+// Prints the target once, at the top, as `#target = #tpu.target<...>`.
+struct TPUOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (!llvm::isa<TargetAttr>(attr))
+      return AliasResult::NoAlias;
+    os << "target";
+    return AliasResult::FinalAlias;
+  }
+};
+} // namespace
+
 void TPUDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "tpu/Dialect/TPUOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tpu/Dialect/TPUAttrs.cpp.inc"
+      >();
+  addInterfaces<TPUOpAsmInterface>();
+}
+
+LogicalResult TPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  if (attribute.getName() != kTargetAttr)
+    return success();
+  if (!llvm::isa<ModuleOp>(op))
+    return op->emitError() << "'" << kTargetAttr << "' belongs on the module";
+  if (!llvm::isa<TargetAttr>(attribute.getValue()))
+    return op->emitError() << "'" << kTargetAttr << "' must be a #tpu.target, got "
+                           << attribute.getValue();
+  return success();
+}
+
+FailureOr<TargetAttr> mlir::tpu::getTarget(Operation *op) {
+  auto module =
+      llvm::isa<ModuleOp>(op) ? llvm::cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (auto target = module ? module->getAttrOfType<TargetAttr>(kTargetAttr) : TargetAttr())
+    return target;
+  return op->emitError() << "the module has no '" << kTargetAttr
+                         << "' attribute naming the hardware (tpuc sets it from --config)";
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute parameters
+//===----------------------------------------------------------------------===//
+
+FailureOr<APFloat> mlir::tpu::parseReal(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return APFloat(value);
+}
+
+void mlir::tpu::printReal(AsmPrinter &printer, const APFloat &value) {
+  // fmt's shortest form reads back as the same double.
+  std::string text = fmt::format("{}", value.convertToDouble());
+  if (text.find_first_of(".en") == std::string::npos)
+    text += ".0";
+  printer << text;
+}
+
+FailureOr<SmallVector<int64_t>> mlir::tpu::parseAddresses(AsmParser &parser) {
+  SmallVector<int64_t> addresses;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     [&] { return parser.parseInteger(addresses.emplace_back()); }))
+    return failure();
+  return addresses;
+}
+
+void mlir::tpu::printAddresses(AsmPrinter &printer, ArrayRef<int64_t> addresses) {
+  printer << '[';
+  llvm::interleaveComma(addresses, printer);
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// The target
+//===----------------------------------------------------------------------===//
+
+namespace {
+::tpu::HardwareConfig configOf(StringRef name, const APFloat &clockGhz, SystolicArrayAttr array,
+                               MemoryAttr scratchpad, MemoryAttr accumulator, VectorUnitAttr vector,
+                               DramAttr dram, EnergyAttr energy) {
+  ::tpu::HardwareConfig config;
+  config.name = name.str();
+  config.clock_ghz = clockGhz.convertToDouble();
+  config.array.rows = array.getRows();
+  config.array.cols = array.getCols();
+  config.array.dtype =
+      array.getDtype() == ArrayDType::bf16 ? ::tpu::isa::DType::BF16 : ::tpu::isa::DType::I8;
+  config.scratchpad = {scratchpad.getKib() * 1024, scratchpad.getBanks()};
+  config.accumulator = {accumulator.getKib() * 1024, accumulator.getBanks()};
+  config.vector.lanes = vector.getLanes();
+  config.vector.pipeline_latency = vector.getPipelineLatency();
+  config.dram.bytes_per_cycle = dram.getBytesPerCycle().convertToDouble();
+  config.dram.latency_cycles = dram.getLatencyCycles();
+  config.dram.max_outstanding = dram.getMaxOutstanding();
+  config.energy = {energy.getMacPj().convertToDouble(),
+                   energy.getScratchpadWordPj().convertToDouble(),
+                   energy.getAccumulatorWordPj().convertToDouble(),
+                   energy.getVectorElementPj().convertToDouble(),
+                   energy.getDramBytePj().convertToDouble(),
+                   energy.getStaticMw().convertToDouble()};
+  return config;
+}
+} // namespace
+
+::tpu::HardwareConfig mlir::tpu::hardwareConfig(TargetAttr target) {
+  return configOf(target.getName(), target.getClockGhz(), target.getArray(), target.getScratchpad(),
+                  target.getAccumulator(), target.getVector(), target.getDram(),
+                  target.getEnergy());
+}
+
+TargetAttr mlir::tpu::targetAttr(MLIRContext *context, const ::tpu::HardwareConfig &config) {
+  auto memory = [&](const ::tpu::HardwareConfig::Memory &m) {
+    return MemoryAttr::get(context, m.bytes / 1024, m.banks);
+  };
+  const auto &energy = config.energy;
+  auto real = [](double value) { return APFloat(value); };
+  return TargetAttr::get(
+      context, config.name, real(config.clock_ghz),
+      SystolicArrayAttr::get(context, config.array.rows, config.array.cols,
+                             config.array.dtype == ::tpu::isa::DType::BF16 ? ArrayDType::bf16
+                                                                           : ArrayDType::i8),
+      memory(config.scratchpad), memory(config.accumulator),
+      VectorUnitAttr::get(context, config.vector.lanes, config.vector.pipeline_latency),
+      DramAttr::get(context, real(config.dram.bytes_per_cycle), config.dram.latency_cycles,
+                    config.dram.max_outstanding),
+      EnergyAttr::get(context, real(energy.mac_pj), real(energy.scratchpad_word_pj),
+                      real(energy.accumulator_word_pj), real(energy.vector_element_pj),
+                      real(energy.dram_byte_pj), real(energy.static_mw)));
+}
+
+// The checks a config file gets (docs/config.md), so that a target written
+// in IR is held to the same ranges.
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                                 APFloat clockGhz, SystolicArrayAttr array, MemoryAttr scratchpad,
+                                 MemoryAttr accumulator, VectorUnitAttr vector, DramAttr dram,
+                                 EnergyAttr energy) {
+  try {
+    configOf(name, clockGhz, array, scratchpad, accumulator, vector, dram, energy)
+        .validate("#tpu.target");
+  } catch (const ::tpu::Error &error) {
+    return emitError() << error.what();
+  }
+  return success();
 }
 
 Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,

@@ -1,16 +1,24 @@
-// tpuc's pipeline: import, graph optimization, lowering to the TPU dialect,
-// program emission.
+// tpuc's pipeline: import, then one pass manager for graph optimization,
+// the target's lowering and plans, then program emission.
 #include "tpu/Compiler.h"
 
 #include "tpu/CodeGen/ProgramEmitter.h"
+#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
+#include "tpu/FusionMode.h"
 #include "tpu/Transforms/Passes.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,11 +32,28 @@
 namespace tpu::compiler {
 namespace {
 
-std::string describeLocation(mlir::Location loc) {
+// The source op a location names: "fc1 (Gemm)" for an imported node.
+std::string sourceName(mlir::Location loc) {
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
     return name.getName().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+// "model.onnx: fc1 (Gemm)" for an imported node, "file:line:col" for text.
+std::string describeLocation(mlir::Location loc) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    auto file = llvm::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc());
+    return file ? fmt::format("{}: {}", file.getFilename().str(), name.getName().str())
+                : name.getName().str();
+  }
   if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
-    return fmt::format("{}:{}:{}", file.getFilename().str(), file.getLine(), file.getColumn());
+    return file.getLine() == 0 // a whole file, such as an ONNX model
+               ? file.getFilename().str()
+               : fmt::format("{}:{}:{}", file.getFilename().str(), file.getLine(),
+                             file.getColumn());
   std::string text;
   llvm::raw_string_ostream os(text);
   loc.print(os);
@@ -82,11 +107,12 @@ void writeText(const std::string &path, const std::string &text) {
     throw Error(fmt::format("{}: cannot write the output file", path));
 }
 
-// IR for people to read: weights longer than a few values print as `...`.
+// Whole, so that it reads back (--mlir-elide-elementsattrs-if-larger=N
+// shortens the weights for people).
 std::string printed(mlir::ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  module.print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+  module.print(os, mlir::OpPrintingFlags());
   return text;
 }
 
@@ -103,8 +129,8 @@ std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
     bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(members.front());
     std::vector<std::string> names;
     for (mlir::Operation *op : members)
-      names.push_back(fmt::format("{} [{}]", describeLocation(op->getLoc()),
-                                  op->getName().getStringRef().str()));
+      names.push_back(
+          fmt::format("{} [{}]", sourceName(op->getLoc()), op->getName().getStringRef().str()));
     text += fmt::format("  group {} ({}): {}\n", number,
                         epilogue ? "matmul epilogue in the accumulators"
                                  : "row-local ops in the scratchpad",
@@ -123,31 +149,87 @@ std::string annotatedAssembly(const Bundle &bundle) {
   return text;
 }
 
+void registerMlirOptions() {
+  static bool registered = false;
+  if (registered)
+    return;
+  registered = true;
+  // First: --mlir-print-ir-after=PASS and the like list the passes known
+  // when they are registered.
+  mlir::registerTransformsPasses();
+  mlir::tosa::registerTosaOptPasses();
+  mlir::tpu::registerTPUPasses();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+}
+
 } // namespace
 
-void compile(const CompileOptions &options) {
-  HardwareConfig config = HardwareConfig::fromFile(
-      options.config_path.empty() ? defaultConfigPath() : options.config_path);
+void parseMlirOptions(const std::string &tool, const std::vector<std::string> &arguments) {
+  registerMlirOptions();
+  std::vector<const char *> argv{tool.c_str()};
+  for (const std::string &argument : arguments)
+    argv.push_back(argument.c_str());
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (!llvm::cl::ParseCommandLineOptions(int(argv.size()), argv.data(), "", &errorStream)) {
+    std::string message = llvm::StringRef(errors).trim().str();
+    if (message.empty()) // cl reported it on stderr itself
+      message = fmt::format("invalid MLIR option in: {}", fmt::join(arguments, " "));
+    // cl prefixes its messages with the tool's name.
+    if (llvm::StringRef(message).starts_with(tool + ": "))
+      message = message.substr(tool.size() + 2);
+    throw Error(message);
+  }
+}
 
+std::string mlirOptionsHelp() {
+  registerMlirOptions();
+  std::map<std::string, std::string> options;
+  for (const auto &[name, option] : llvm::cl::getRegisteredOptions())
+    if (name.starts_with("mlir-") && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      options[name.str()] = option->HelpStr.str();
+  std::string text;
+  for (const auto &[name, help] : options)
+    text += fmt::format("  --{:<44} {}\n", name, help);
+  return text;
+}
+
+void compile(const CompileOptions &options) {
+  std::optional<FusionMode> fusion = parseFusionMode(options.fusion);
+  if (!fusion)
+    throw Error(fmt::format("--fusion must be {}, got '{}'", fmt::join(kFusionModeNames, ", "),
+                            options.fusion));
   mlir::MLIRContext context;
+  // One function: nothing to run in parallel, and IR printing needs one thread.
+  context.disableMultithreading();
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect, mlir::arith::ArithDialect,
                       mlir::tpu::TPUDialect>();
   FirstErrorHandler errors(context);
   mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(options.input_path, context, errors);
-
-  mlir::PassManager graphPasses(&context);
-  mlir::tpu::buildGraphOptimizationPipeline(graphPasses);
-  if (mlir::failed(graphPasses.run(*module)))
-    errors.raise("graph optimization");
-  if (options.emit == EmitKind::Tosa)
+  if (options.emit == EmitKind::OnnxImport)
     return writeText(options.output_path, printed(*module));
 
-  if (options.fusion != "none" && options.fusion != "epilogue" && options.fusion != "full")
-    throw Error(fmt::format("--fusion must be none, epilogue or full, got '{}'", options.fusion));
-  mlir::PassManager lowering(&context);
-  mlir::tpu::buildTPULoweringPipeline(lowering, options.fusion, options.config_path);
-  if (mlir::failed(lowering.run(*module)))
-    errors.raise("lowering to the TPU dialect");
+  mlir::PassManager pm(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    throw Error("invalid pass manager options");
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  mlir::TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  mlir::tpu::buildGraphOptimizationPipeline(pm);
+  if (options.emit != EmitKind::Tosa) {
+    mlir::tpu::TargetPipelineOptions target;
+    target.config = options.config;
+    target.fusion = options.fusion;
+    mlir::tpu::buildTPULoweringPipeline(pm, target);
+  }
+  if (mlir::failed(pm.run(*module)))
+    errors.raise("compilation");
+  if (options.emit == EmitKind::Tosa)
+    return writeText(options.output_path, printed(*module));
   if (options.print_fusion_groups)
     std::cout << fusionGroups(*module, options.fusion);
   if (options.emit == EmitKind::TPU)
@@ -156,7 +238,8 @@ void compile(const CompileOptions &options) {
   auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     throw Error(fmt::format("{}: no function @main", options.input_path));
-  Bundle bundle = codegen::emitProgram(main, config);
+  Bundle bundle =
+      codegen::emitProgram(main, mlir::tpu::hardwareConfig(*mlir::tpu::getTarget(*module)));
   bundle.validate();
   if (options.emit == EmitKind::Asm)
     return writeText(options.output_path, annotatedAssembly(bundle));

@@ -6,7 +6,7 @@
 
 #include "Importer.h"
 
-#include "tpu/CodeGen/ProgramEmitter.h"
+#include "tpu/Dialect/TPUDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -163,7 +163,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
   builder.setInsertionPointToStart(entry);
   for (size_t i = 0; i < graphInputs.size(); ++i) {
     values[graphInputs[i]->name()] = {entry->getArgument(i)};
-    func.setArgAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graphInputs[i]->name()));
+    func.setArgAttr(i, mlir::tpu::kTensorNameAttr, builder.getStringAttr(graphInputs[i]->name()));
   }
 
   for (int index = 0; index < graph.node_size(); ++index)
@@ -176,7 +176,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
   builder.create<mlir::func::ReturnOp>(fileLoc, results);
   func.setType(builder.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
   for (int i = 0; i < graph.output_size(); ++i)
-    func.setResultAttr(i, codegen::kTensorNameAttr, builder.getStringAttr(graph.output(i).name()));
+    func.setResultAttr(i, mlir::tpu::kTensorNameAttr,
+                       builder.getStringAttr(graph.output(i).name()));
   if (mlir::failed(mlir::verify(*module)))
     throw Error(fmt::format("{}: the imported graph does not verify", path));
   return module;
@@ -258,7 +259,9 @@ void Importer::importNode(const onnx::NodeProto &proto, int index) {
   const std::string &op = proto.op_type();
   std::string name = proto.name().empty() ? fmt::format("{}_{}", op, index) : proto.name();
   Node node(proto, fmt::format("{}: node '{}' ({})", path, name, op),
-            mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op))));
+            // The node, in the model file: what every later diagnostic names.
+            mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op)),
+                               mlir::FileLineColLoc::get(&context, path, 0, 0)));
   if (!proto.domain().empty() && proto.domain() != "ai.onnx")
     node.fail("domain '{}' is not supported", proto.domain());
   if (op == "Constant") {

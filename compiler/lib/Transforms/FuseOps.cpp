@@ -1,6 +1,7 @@
 // tpu-fuse: marks the groups of TPU operations the emitter runs as one
 // piece (a matmul with its epilogue; row-local ops such as a softmax), so
 // that their intermediates never go to DRAM.
+#include "tpu/FusionMode.h"
 #include "tpu/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -15,22 +16,26 @@ using namespace mlir;
 namespace {
 
 bool isElementwise(Operation *op) {
-  if (auto unary = llvm::dyn_cast<tpu::UnaryOp>(op))
-    return unary.getKind() != tpu::UnaryKind::copy;
-  return llvm::isa<tpu::BinaryOp, tpu::ClampOp>(op);
+  if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
+    return unary.getKind() != mlir::tpu::UnaryKind::copy;
+  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::ClampOp>(op);
 }
 
-bool isCommutative(tpu::BinaryKind kind) { return kind != tpu::BinaryKind::sub; }
+bool isCommutative(mlir::tpu::BinaryKind kind) { return kind != mlir::tpu::BinaryKind::sub; }
 
-class FuseOps : public tpu::impl::FuseOpsBase<FuseOps> {
+class FuseOps : public mlir::tpu::impl::FuseOpsBase<FuseOps> {
 public:
   using FuseOpsBase::FuseOpsBase;
 
   void runOnOperation() override {
-    if (mode != "epilogue" && mode != "full") {
-      getOperation().emitError() << "tpu-fuse: mode must be epilogue or full, got '" << mode << "'";
+    std::optional<::tpu::FusionMode> fusion = ::tpu::parseFusionMode(mode);
+    if (!fusion) {
+      getOperation().emitError() << "tpu-fuse: mode must be none, epilogue or full, got '" << mode
+                                 << "'";
       return signalPassFailure();
     }
+    if (*fusion == ::tpu::FusionMode::None)
+      return;
     Block &block = getOperation().getBody().front();
     // Per function: groups are numbered from 0 in each.
     position.clear();
@@ -39,7 +44,7 @@ public:
     for (auto [index, op] : llvm::enumerate(block))
       position[&op] = index;
     for (Operation &head : block) {
-      if (!llvm::isa<tpu::MatMulOp>(head))
+      if (!llvm::isa<mlir::tpu::MatMulOp>(head))
         continue;
       SmallVector<Operation *> chain{&head};
       Value value = head.getResult(0);
@@ -52,7 +57,7 @@ public:
       }
       markGroup(chain);
     }
-    if (mode == "full")
+    if (*fusion == ::tpu::FusionMode::Full)
       for (Operation &seed : block)
         if (!grouped.contains(&seed) && isRowLocal(&seed))
           markGroup(rowGroup(seed));
@@ -60,12 +65,12 @@ public:
 
 private:
   static bool isRowLocal(Operation *op) {
-    return isElementwise(op) || llvm::isa<tpu::RowReduceOp>(op);
+    return isElementwise(op) || llvm::isa<mlir::tpu::RowReduceOp>(op);
   }
 
   // Rows of the row-major matrix the emitter sees.
   static int64_t rowsOf(Value value) {
-    return tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape().front();
+    return mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape().front();
   }
 
   // Available to a group that starts at `first`: a constant, or a value
@@ -107,7 +112,7 @@ private:
       return;
     auto attribute = IntegerAttr::get(IntegerType::get(&getContext(), 64), nextGroup++);
     for (Operation *member : members) {
-      member->setAttr(tpu::kFusionGroupAttr, attribute);
+      member->setAttr(mlir::tpu::kFusionGroupAttr, attribute);
       grouped.insert(member);
     }
     ++numGroups;
@@ -120,7 +125,7 @@ private:
     // The chain value must be the full-shaped operand: the tile being worked on.
     if (!isElementwise(user) || user->getResult(0).getType() != value.getType())
       return false;
-    auto binary = llvm::dyn_cast<tpu::BinaryOp>(user);
+    auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(user);
     if (!binary)
       return true;
     if (binary.getLhs() != value && !isCommutative(binary.getKind()))

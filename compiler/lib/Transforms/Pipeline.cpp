@@ -16,14 +16,13 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion,
-                              const std::string &config) {
+void buildTPULoweringPipeline(OpPassManager &pm, const TargetPipelineOptions &options) {
+  pm.addPass(createAssignTarget(AssignTargetOptions{options.config}));
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (fusion != "none")
-    pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{fusion}));
-  pm.addNestedPass<func::FuncOp>(createPlanTiles(PlanTilesOptions{config}));
+  pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{options.fusion}));
+  pm.addNestedPass<func::FuncOp>(createPlanTiles());
   pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
 
@@ -33,12 +32,13 @@ void registerTPUPipelines() {
                              "fold TOSA layer ops on constants, fold batchnorm into weights, "
                              "CSE",
                              buildGraphOptimizationPipeline);
-  PassPipelineRegistration<>("tpu-lower",
-                             "Graph optimization, then lowering to the TPU dialect and fusion",
-                             [](OpPassManager &pm) {
-                               buildGraphOptimizationPipeline(pm);
-                               buildTPULoweringPipeline(pm);
-                             });
+  PassPipelineRegistration<TargetPipelineOptions>(
+      "tpu-lower",
+      "Graph optimization, then the target: lowering to the TPU dialect, fusion and the plans",
+      [](OpPassManager &pm, const TargetPipelineOptions &options) {
+        buildGraphOptimizationPipeline(pm);
+        buildTPULoweringPipeline(pm, options);
+      });
 }
 
 } // namespace mlir::tpu

@@ -1,6 +1,7 @@
 // tpu-plan-tiles: the tiling of every matmul for a hardware config,
 // recorded as `tpu.tiling` for the program emitter (tpu/CodeGen/MatMulPlan.h).
 #include "tpu/CodeGen/MatMulPlan.h"
+#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Transforms/Passes.h"
 #include "tpu/isa/Error.h"
 
@@ -45,23 +46,11 @@ namespace {
 
 class PlanTiles : public mlir::tpu::impl::PlanTilesBase<PlanTiles> {
 public:
-  using PlanTilesBase::PlanTilesBase;
-
-  LogicalResult initialize(MLIRContext *) override {
-    try {
-      hardware = ::tpu::HardwareConfig::fromFile(config.empty() ? ::tpu::defaultConfigPath()
-                                                                : std::string(config));
-    } catch (const ::tpu::Error &error) {
-      loadError = error.what();
-    }
-    return success();
-  }
-
   void runOnOperation() override {
-    if (!loadError.empty()) {
-      getOperation().emitError() << "tpu-plan-tiles: " << loadError;
+    FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
+    if (failed(target))
       return signalPassFailure();
-    }
+    const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
     WalkResult walk = getOperation().walk([&](Operation *op) {
       int64_t M, K, N;
       if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
@@ -85,16 +74,15 @@ public:
                           << " weight tile and one row";
         return WalkResult::interrupt();
       }
-      op->setAttr(mlir::tpu::kTilingAttr, plan->toAttr(&getContext()));
+      op->setAttr(mlir::tpu::kTilingAttr,
+                  mlir::tpu::MatMulTilingAttr::get(
+                      &getContext(), plan->tileM, plan->tileN, plan->tileK, plan->kBlock,
+                      plan->activations, plan->weights, plan->operands, plan->accumulators));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       signalPassFailure();
   }
-
-private:
-  ::tpu::HardwareConfig hardware;
-  std::string loadError;
 };
 
 } // namespace

@@ -1,4 +1,14 @@
-// RUN: tpu-opt %s --tpu-plan-tiles="config=%configs/tpu-8x8.json" | FileCheck %s
+// RUN: tpu-opt %s --tpu-plan-tiles | FileCheck %s
+
+// The tpu-8x8 preset, as tpuc --config tpu-8x8 sets it.
+#tpu_8x8 = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #tpu_8x8} {
 
 // Tiling pinned for the 8x8 preset: a 16384-word scratchpad in 4 banks of
 // 4096 words, a 4096-word accumulator in 2 banks of 2048.
@@ -9,7 +19,7 @@
 // empty), weight panels of 64 x 8 words. Every buffer starts a bank of its
 // own: block 0, panels 4096 and 8192; empty buffers take no room.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 64 : i64, scratchpad = array<i64: 0, 512, 4096, 8192, 8704, 8704>, tile_k = 8 : i64, tile_m = 8 : i64, tile_n = 8 : i64}
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 64, activations = [0, 512], weights = [4096, 8192], operands = [8704, 8704], accumulators = [0, 2048]>
 func.func @dense(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>) -> tensor<8x100xf32> {
   %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
   return %m : tensor<8x100xf32>
@@ -19,7 +29,7 @@ func.func @dense(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>) -> tensor<8x100xf
 // overflow the scratchpad, so the tile halves to 128 rows; the buffers no
 // longer fit a bank each and are packed.
 // CHECK-LABEL: func.func @tall
-// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 40 : i64, scratchpad = array<i64: 0, 5120, 10240, 10560, 10880, 10880>, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 8 : i64}
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 128, tile_n = 8, tile_k = 8, k_block = 40, activations = [0, 5120], weights = [10240, 10560], operands = [10880, 10880], accumulators = [0, 2048]>
 func.func @tall(%x: tensor<700x40xf32>, %w: tensor<40x24xf32>) -> tensor<700x24xf32> {
   %m = tpu.matmul %x, %w : tensor<700x40xf32>, tensor<40x24xf32> -> tensor<700x24xf32>
   return %m : tensor<700x24xf32>
@@ -29,7 +39,7 @@ func.func @tall(%x: tensor<700x40xf32>, %w: tensor<40x24xf32>) -> tensor<700x24x
 // multiple of 8 that fits with all 16 rows, 2 * 16 * kb + 2 * kb * 8 <= 16384,
 // so kb = 336.
 // CHECK-LABEL: func.func @long_k
-// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 336 : i64, scratchpad = array<i64: 0, 5376, 10752, 13440, 16128, 16128>, tile_k = 8 : i64, tile_m = 16 : i64, tile_n = 8 : i64}
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 16, tile_n = 8, tile_k = 8, k_block = 336, activations = [0, 5376], weights = [10752, 13440], operands = [16128, 16128], accumulators = [0, 2048]>
 func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x8xf32> {
   %m = tpu.matmul %x, %w : tensor<16x8192xf32>, tensor<8192x8xf32> -> tensor<16x8xf32>
   return %m : tensor<16x8xf32>
@@ -38,7 +48,7 @@ func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x
 // A fused residual add loads a 64 x 8 tile per output tile: two operand
 // buffers of 512 words, sharing the fourth bank.
 // CHECK-LABEL: func.func @residual
-// CHECK: tpu.tiling = {accumulator = array<i64: 0, 2048>, k_block = 32 : i64, scratchpad = array<i64: 0, 2048, 4096, 8192, 12288, 12800>, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 8 : i64}
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 8, tile_k = 8, k_block = 32, activations = [0, 2048], weights = [4096, 8192], operands = [12288, 12800], accumulators = [0, 2048]>
 func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8xf32>) -> tensor<64x8xf32> {
   %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
   %s = tpu.binary add %m, %r {tpu.fusion_group = 0 : i64} : tensor<64x8xf32>, tensor<64x8xf32> -> tensor<64x8xf32>
@@ -47,7 +57,7 @@ func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8
 
 // A batched matmul is planned per batch.
 // CHECK-LABEL: func.func @batched
-// CHECK: tpu.tiling = {{{.*}}k_block = 16 : i64{{.*}}tile_k = 8 : i64, tile_m = 32 : i64, tile_n = 8 : i64}
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 32, tile_n = 8, tile_k = 8, k_block = 16,
 func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4x32x32xf32> {
   %m = tpu.batch_matmul %a, %b : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
   return %m : tensor<4x32x32xf32>
@@ -56,10 +66,11 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
 // An epilogue with a one-word bias row (N = 1) and a clamp: the operand
 // buffers hold the larger of the two, the clamp's two bounds.
 // CHECK-LABEL: func.func @one_column
-// CHECK: scratchpad = array<i64: 0, 32, 4096, 8192, 12288, 12290>
+// CHECK: activations = [0, 32], weights = [4096, 8192], operands = [12288, 12290]
 func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>) -> tensor<8x1xf32> {
   %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
   %s = tpu.binary add %m, %b {tpu.fusion_group = 0 : i64} : tensor<8x1xf32>, tensor<1x1xf32> -> tensor<8x1xf32>
   %c = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32, tpu.fusion_group = 0 : i64} : tensor<8x1xf32>
   return %c : tensor<8x1xf32>
+}
 }

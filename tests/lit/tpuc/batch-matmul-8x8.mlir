@@ -1,11 +1,11 @@
 // A batched matmul is one matmul per batch on that batch's rows: batch b of
 // a 3x4x8 lhs starts 4*8 words (128 bytes) after batch b-1, of the 3x8x5
 // rhs 8*5 words (160 bytes) after, of the 3x4x5 result 4*5 words (80 bytes).
-// RUN: tpuc %s --emit=asm --config %configs/tpu-8x8.json | FileCheck %s
+// RUN: tpuc %s --emit=asm --config tpu-8x8 | FileCheck %s
 // CHECK-COUNT-3: mxu.mm {{.*}} rows=4 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NOT: mxu.mm
 // CHECK: halt
-// RUN: tpuc %s --emit=asm --config %configs/tpu-8x8.json | FileCheck %s --check-prefix=ADDR
+// RUN: tpuc %s --emit=asm --config tpu-8x8 | FileCheck %s --check-prefix=ADDR
 // ADDR: dma.ld dram_addr=0x0 dram_stride=8 {{.*}} rows=4 cols=8
 // ADDR: dma.ld dram_addr=0x180 dram_stride=5 {{.*}} rows=8 cols=5
 // ADDR: dma.st dram_addr=0x380 dram_stride=5 {{.*}} rows=4 cols=5

@@ -1,6 +1,6 @@
 // tpuc accepts TOSA-level MLIR, as exported by other frameworks or written by
 // hand; tpu-opt's named pipeline does the same lowering.
-// RUN: tpuc %s --emit=asm --config %configs/tpu-8x8.json | FileCheck %s
+// RUN: tpuc %s --emit=asm --config tpu-8x8 | FileCheck %s
 // RUN: tpu-opt %s --tpu-lower | FileCheck %s --check-prefix=PIPELINE
 
 // A 4x12 times 12x6 product: two K steps (8 + 4) on the 8x8 array, one

@@ -2,7 +2,6 @@
 // records on each matmul (`tpu.tiling`) and the program emitter follows.
 #pragma once
 
-#include "mlir/IR/BuiltinAttributes.h"
 #include "tpu/isa/HardwareConfig.h"
 
 #include <array>
@@ -17,15 +16,13 @@ constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
 // Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns,
 // accumulated over K in steps of tileK, with activation blocks of
 // tileM x kBlock and weight panels of kBlock x tileN (docs/compiler.md).
+// tpu-plan-tiles records it as a #tpu.matmul_tiling.
 struct MatMulPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, kBlock = 0;
-  // Scratchpad words: activation blocks 0 and 1, weight panels 0 and 1,
-  // epilogue operands 0 and 1. Accumulator words: output tiles 0 and 1.
-  std::array<uint64_t, 6> scratchpad{};
-  std::array<uint64_t, 2> accumulator{};
-
-  mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
-  static std::optional<MatMulPlan> fromAttr(mlir::DictionaryAttr attr);
+  // Word addresses of the two buffers of each role: in the scratchpad,
+  // activation blocks, weight panels and what a fused epilogue loads; in the
+  // accumulators, output tiles.
+  std::array<int64_t, 2> activations{}, weights{}, operands{}, accumulators{};
 };
 
 // How a vector op's second operand spreads over a rows x cols value, as the

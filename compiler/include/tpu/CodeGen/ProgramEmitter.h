@@ -9,9 +9,6 @@
 
 namespace tpu::codegen {
 
-// Attribute naming a function argument or result in the bundle's tensor map.
-constexpr const char *kTensorNameAttr = "tpu.name";
-
 // `main` must hold only tpu, arith.constant and func.return operations, and
 // carry both plans (buildTPULoweringPipeline runs the passes).
 // Throws tpu::Error when an operation or a size cannot be mapped to `config`.

@@ -12,25 +12,9 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
+include "tpu/Dialect/TPUAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-
-def TPU_Dialect : Dialect {
-  let name = "tpu";
-  let cppNamespace = "::mlir::tpu";
-  let summary = "Hardware-level operations of the systolic-array accelerator";
-  let description = [{
-    Each operation maps onto one unit of the accelerator: `tpu.matmul` onto
-    the weight-stationary matrix unit, `tpu.binary`, `tpu.unary` and
-    `tpu.clamp` and `tpu.row_reduce` onto the vector unit. Operands are 2-D fp32 tensors viewed
-    row-major (`tpu.view` reinterprets a shape without moving data), so that
-    a tensor is a DRAM region of rows the DMA engine can stride through.
-  }];
-  let useDefaultAttributePrinterParser = 0;
-  // Folding a view of a constant yields an attribute; this makes it an op.
-  let hasConstantMaterializer = 1;
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
-}
 
 class TPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<TPU_Dialect, mnemonic, traits>;

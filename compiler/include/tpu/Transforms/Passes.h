@@ -3,8 +3,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "tpu/Dialect/TPUDialect.h"
 
 namespace mlir::tpu {
@@ -17,15 +19,24 @@ namespace mlir::tpu {
 
 // Graph-level clean-up: shape verification, canonicalization (upstream
 // folders), constant folding of TOSA layer ops on constants, batchnorm folded
-// into weights, CSE.
-// Target-neutral.
+// into weights, CSE. Target-neutral.
 void buildGraphOptimizationPipeline(OpPassManager &pm);
-// Graph level to the TPU dialect, clean-up of the result, fusion (`fusion`:
-// none, epilogue or full; see tpu-fuse), then the plans for the hardware
-// config at `config` (empty: the default preset): matmul tiling
+
+// What the target pipeline is asked for: the hardware (tpu-assign-target)
+// and the fusion mode (tpu-fuse).
+struct TargetPipelineOptions : public PassPipelineOptions<TargetPipelineOptions> {
+  Option<std::string> config{*this, "config",
+                             llvm::cl::desc("A preset's name or a config JSON file (default: "
+                                            "the module's target, else tpu-32x32)")};
+  Option<std::string> fusion{*this, "fusion", llvm::cl::desc("none, epilogue or full"),
+                             llvm::cl::init("full")};
+};
+
+// The graph on the systolic target: the target set on the module, lowering
+// to the TPU dialect and its clean-up, fusion, then the plans: matmul tiling
 // (tpu-plan-tiles) and DRAM placement (tpu-plan-memory).
-void buildTPULoweringPipeline(OpPassManager &pm, const std::string &fusion = "full",
-                              const std::string &config = "");
+void buildTPULoweringPipeline(OpPassManager &pm, const TargetPipelineOptions &options);
+
 // Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
 void registerTPUPipelines();
 

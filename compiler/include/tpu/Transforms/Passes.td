@@ -56,6 +56,30 @@ def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
   }];
 }
 
+def AssignTarget : Pass<"tpu-assign-target", "mlir::ModuleOp"> {
+  let summary = "Set the module's target hardware from a preset or a config file";
+  let description = [{
+    The one place a hardware config is read: sets `tpu.target` on the module
+    to the config `config` names, a preset (`tpu-8x8`, `tpu-32x32`,
+    `tpu-128x128`) or a JSON file (docs/config.md). Every later pass reads
+    the hardware from that attribute. Without `config`, a module that already
+    has a target keeps it and any other gets the default preset, `tpu-32x32`.
+    A module compiled for one target cannot be given another: that is an
+    error.
+
+    After (`config=tpu-8x8`):
+    ```mlir
+    module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+        array = <rows = 8, cols = 8, dtype = bf16>, ...>} {
+    ```
+  }];
+  let options = [
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "A preset's name or a config JSON file (default: keep the module's, else tpu-32x32)">,
+  ];
+  let dependentDialects = ["mlir::tpu::TPUDialect"];
+}
+
 def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
   let summary = "Lower TOSA graph operations to TPU hardware operations";
   let description = [{
@@ -136,7 +160,7 @@ def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"full\"",
-           "What to fuse: epilogue (matmul epilogues) or full (also elementwise chains)">,
+           "What to fuse: none, epilogue (matmul epilogues) or full (also row-local groups)">,
   ];
   let statistics = [
     Statistic<"numGroups", "groups", "Fusion groups formed">,
@@ -161,22 +185,20 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     its operand. It runs after `tpu-fuse`. A matmul that cannot have one
     weight tile and one row on chip is an error.
 
-    Before (`config=configs/tpu-8x8.json`):
+    The hardware is the module's `tpu.target`.
+
+    Before (on the `tpu-8x8` target):
     ```mlir
     %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
     ```
 
     After:
     ```mlir
-    %m = tpu.matmul %x, %w {tpu.tiling = {accumulator = array<i64: 0, 2048>,
-        k_block = 64 : i64, scratchpad = array<i64: 0, 512, 4096, 8192, 12288, 12288>,
-        tile_k = 8 : i64, tile_m = 8 : i64, tile_n = 8 : i64}} : ...
+    %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8,
+        tile_k = 8, k_block = 64, activations = [0, 512], weights = [4096, 8192],
+        operands = [8704, 8704], accumulators = [0, 2048]>} : ...
     ```
   }];
-  let options = [
-    Option<"config", "config", "std::string", /*default=*/"\"\"",
-           "Hardware config JSON (default: the 32x32 preset)">,
-  ];
 }
 
 def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {

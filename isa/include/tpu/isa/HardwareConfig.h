@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tpu {
 
@@ -50,6 +51,9 @@ struct HardwareConfig {
   // unknown, mistyped or out-of-range field.
   static HardwareConfig fromJson(const nlohmann::json &json, const std::string &origin);
   static HardwareConfig fromFile(const std::string &path);
+  // A preset by name (`tpu-8x8`), or a JSON file: a path, or any argument
+  // ending in `.json`. Throws tpu::Error listing the presets otherwise.
+  static HardwareConfig load(const std::string &presetOrPath);
   // The same checks for a config built in code (e.g. one read from a bundle
   // and then modified); errors start with `origin`.
   void validate(const std::string &origin) const;
@@ -57,9 +61,10 @@ struct HardwareConfig {
   bool operator==(const HardwareConfig &other) const;
 };
 
-// The directory holding the preset configs; TPU_CONFIG_DIR overrides it.
-std::string configDirectory();
+// The presets built into the tools: configs/*.json when they were built, by
+// name, so that no tool depends on where the source tree is.
+std::vector<std::string> presetNames();
 // The preset used when no --config is given.
-std::string defaultConfigPath();
+constexpr const char *kDefaultPreset = "tpu-32x32";
 
 } // namespace tpu

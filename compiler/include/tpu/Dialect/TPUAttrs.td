@@ -1,0 +1,125 @@
+//===- TPUAttrs.td - the target and the plans as attributes ---*- tablegen -*-===//
+//
+// The hardware a module is compiled for (`tpu.target` on the module) and the
+// decisions the planning passes record on operations, as typed attributes:
+// a lit test writes its target inline, and every plan reads back from text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPU_ATTRS
+#define TPU_ATTRS
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "tpu/Dialect/TPUDialect.td"
+
+class TPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<TPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+// A real number (a double) printed in its shortest form that reads back
+// exactly.
+def TPU_RealParameter : AttrOrTypeParameter<"::llvm::APFloat", "a real number"> {
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let parser = [{ ::mlir::tpu::parseReal($_parser) }];
+  let printer = [{ ::mlir::tpu::printReal($_printer, $_self) }];
+}
+
+// Word addresses in an on-chip memory, one per buffer of a double-buffered
+// role, written `[a, b]`.
+def TPU_AddressesParameter : ArrayRefParameter<"int64_t", "word addresses"> {
+  let parser = [{ ::mlir::tpu::parseAddresses($_parser) }];
+  let printer = [{ ::mlir::tpu::printAddresses($_printer, $_self) }];
+}
+
+def TPU_ArrayDType : I32EnumAttr<"ArrayDType", "multiply type of the systolic array", [
+  I32EnumAttrCase<"bf16", 1>, I32EnumAttrCase<"i8", 2>]> {
+  let cppNamespace = "::mlir::tpu";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The target
+//===----------------------------------------------------------------------===//
+
+def TPU_SystolicArrayAttr : TPU_Attr<"SystolicArray", "array"> {
+  let summary = "The R x C weight-stationary array and its multiply type";
+  let parameters = (ins "uint32_t":$rows, "uint32_t":$cols,
+                        EnumParameter<TPU_ArrayDType>:$dtype);
+}
+
+def TPU_MemoryAttr : TPU_Attr<"Memory", "memory"> {
+  let summary = "An on-chip memory: capacity in KiB and single-ported banks";
+  let parameters = (ins "uint64_t":$kib, "uint32_t":$banks);
+}
+
+def TPU_VectorUnitAttr : TPU_Attr<"VectorUnit", "vector"> {
+  let summary = "The vector unit: elements per cycle and pipeline latency";
+  let parameters = (ins "uint32_t":$lanes, "uint32_t":$pipeline_latency);
+}
+
+def TPU_DramAttr : TPU_Attr<"Dram", "dram"> {
+  let summary = "The DRAM channel: bandwidth, latency and requests in flight";
+  let parameters = (ins TPU_RealParameter:$bytes_per_cycle, "uint32_t":$latency_cycles,
+                        "uint32_t":$max_outstanding);
+}
+
+def TPU_EnergyAttr : TPU_Attr<"Energy", "energy"> {
+  let summary = "Per-access energies for the simulator's estimate";
+  let parameters = (ins TPU_RealParameter:$mac_pj, TPU_RealParameter:$scratchpad_word_pj,
+                        TPU_RealParameter:$accumulator_word_pj,
+                        TPU_RealParameter:$vector_element_pj, TPU_RealParameter:$dram_byte_pj,
+                        TPU_RealParameter:$static_mw);
+}
+
+def TPU_TargetAttr : TPU_Attr<"Target", "target"> {
+  let summary = "The systolic-array accelerator a module is compiled for";
+  let description = [{
+    Every field of a hardware config (docs/config.md), set once on the module
+    as `tpu.target` by tpuc from `--config`; the target's passes read the
+    hardware from here, and the bundle records it. Checked as a config file
+    is: an out-of-range field is an error on the attribute.
+
+    ```mlir
+    module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+        array = <rows = 8, cols = 8, dtype = bf16>,
+        scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+        vector = <lanes = 8, pipeline_latency = 4>,
+        dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+        energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+                  vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {}
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the config's name">:$name,
+                        TPU_RealParameter:$clock_ghz,
+                        "SystolicArrayAttr":$array,
+                        "MemoryAttr":$scratchpad, "MemoryAttr":$accumulator,
+                        "VectorUnitAttr":$vector, "DramAttr":$dram, "EnergyAttr":$energy);
+  // tpu/Dialect/TargetConfig.h converts to and from the HardwareConfig.
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
+  let summary = "How a matmul runs on the array and the on-chip memories";
+  let description = [{
+    `Y[M,N] = A[M,K] * W[K,N]`: output tiles of `tile_m` rows x `tile_n`
+    columns, accumulated over K in steps of `tile_k`; activation blocks of
+    `tile_m x k_block` and weight panels of `k_block x tile_n`. Each role is
+    double-buffered: the word addresses of its two buffers in the scratchpad
+    (`activations`, `weights`, and `operands` for what a fused epilogue
+    loads) and in the accumulators (`accumulators`). Set by
+    `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
+                        "int64_t":$k_block, TPU_AddressesParameter:$activations,
+                        TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
+                        TPU_AddressesParameter:$accumulators);
+}
+
+#endif // TPU_ATTRS
