@@ -100,7 +100,7 @@ TEST(Session, SimulatorErrorsPropagate) {
   bundle.program[0].set(Field::SramAddr, 300);
   Session session(bundle, "bad.tpub");
   SimulatorBackend backend;
-  EXPECT_NE(errorOf([&] { session.run(backend); }).find("exceed the scratchpad"),
+  EXPECT_NE(errorOf([&] { session.run(backend); }).find("scratchpad range [300, 308) exceeds"),
             std::string::npos);
 }
 
