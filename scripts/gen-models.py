@@ -3,18 +3,20 @@
 
 NAME/model.onnx plus NAME/test_data_set_0/{input,output}_N.pb, with weights
 and inputs drawn from fixed seeds and expected outputs computed by numpy in
-fp32. Nothing is downloaded. By default the small models are written to
-models/ (they are committed); large ones (resnet18) only with --only, which
-the build does into build/models.
+fp32. Nothing is downloaded. models/zoo.txt lists the models: by default the
+committed ones are written to models/; generated ones (resnet18, too large
+for git) only with --only, which the build does into build/models.
 """
 import argparse
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import reference_ops as ref
+from toolchain import zoo
 
 OPSET = 13
 
@@ -332,8 +334,8 @@ def layernorm_model(out_dir, name, seed, rows=8, cols=48):
     net.save(out_dir, name, [x], [net.layer_norm(x, "norm")], opset=17)
 
 
-# Committed under models/ (small); generated into the build tree (large).
-SMALL_MODELS = {
+# A generator for each model of models/zoo.txt.
+GENERATORS = {
     # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
     "mlp": lambda out: mlp(out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1),
     # Every dimension ragged on every preset, K below one array height.
@@ -351,21 +353,24 @@ SMALL_MODELS = {
     # Row reductions and column broadcasts on the vector unit.
     "softmax": lambda out: softmax_model(out, "softmax", seed=11),
     "layernorm": lambda out: layernorm_model(out, "layernorm", seed=12),
-}
-LARGE_MODELS = {
     # ~11.7M parameters (47 MB): too large for git.
     "resnet18": lambda out: resnet18(out, "resnet18", seed=10),
 }
 
 
 def main():
+    models = zoo()
+    for names, problem in ((set(models) - set(GENERATORS), "has no generator"),
+                           (set(GENERATORS) - set(models), "is not in models/zoo.txt")):
+        if names:
+            sys.exit(f"gen-models.py: {', '.join(sorted(names))} {problem}")
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
-    parser.add_argument("--only", action="append", choices=sorted({**SMALL_MODELS, **LARGE_MODELS}),
-                        help="generate just this model (repeatable); by default every small one")
+    parser.add_argument("--only", action="append", choices=list(models),
+                        help="generate just this model (repeatable); by default every committed one")
     args = parser.parse_args()
-    for name in args.only or SMALL_MODELS:
-        {**SMALL_MODELS, **LARGE_MODELS}[name](args.out)
+    for name in args.only or [name for name, kind in models.items() if kind == "committed"]:
+        GENERATORS[name](args.out)
 
 
 if __name__ == "__main__":
