@@ -3,17 +3,20 @@
 
 NAME/model.onnx plus NAME/test_data_set_0/{input,output}_N.pb, with weights
 and inputs drawn from fixed seeds and expected outputs computed by numpy in
-fp32. Nothing is downloaded. By default the small models are written to
-models/ (they are committed); large ones (resnet18) only with --only, which
-the build does into build/models.
+fp32. Nothing is downloaded. models/zoo.txt lists the models: by default the
+committed ones are written to models/; generated ones (resnet18, too large
+for git) only with --only, which the build does into build/models.
 """
 import argparse
-import math
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import reference_ops as ref
+from toolchain import zoo
 
 OPSET = 13
 
@@ -32,88 +35,6 @@ def save(name, graph, inputs, outputs, out_dir, opset=OPSET):
             tensor = numpy_helper.from_array(array.astype(np.float32), info.name)
             with open(os.path.join(data_dir, f"{kind}_{index}.pb"), "wb") as f:
                 f.write(tensor.SerializeToString())
-
-
-# numpy references, written from the operator definitions and independent of
-# the ONNX graphs they check. Images are NCHW; pads are (top, left, bottom, right).
-
-def pad2d(x, pads, fill):
-    top, left, bottom, right = pads
-    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
-
-
-def windows(padded, kernel, strides, dilations=(1, 1)):
-    """im2col: [N, C, OH, OW, KH, KW] views of an already padded input."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
-    oh = (padded.shape[2] - (kh - 1) * dh - 1) // sh + 1
-    ow = (padded.shape[3] - (kw - 1) * dw - 1) // sw + 1
-    rows = (np.arange(oh) * sh)[:, None] + np.arange(kh) * dh  # [OH, KH]
-    cols = (np.arange(ow) * sw)[:, None] + np.arange(kw) * dw  # [OW, KW]
-    return padded[:, :, rows[:, None, :, None], cols[None, :, None, :]]
-
-
-def conv2d(x, w, b=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1):
-    oc, cg, kh, kw = w.shape
-    cols = windows(pad2d(x, pads, 0.0), (kh, kw), strides, dilations)
-    outs = []
-    for g in range(group):
-        wg = w[g * (oc // group):(g + 1) * (oc // group)]
-        outs.append(np.einsum("nchwij,ocij->nohw", cols[:, g * cg:(g + 1) * cg], wg,
-                              dtype=np.float64, optimize=True))
-    y = np.concatenate(outs, axis=1)
-    if b is not None:
-        y = y + b[None, :, None, None]
-    return y.astype(np.float32)
-
-
-def ceil_overhang(shape, kernel, strides, pads):
-    """Rows and columns past the end pads that ceil_mode's last windows reach."""
-    extra = []
-    for size, k, s, begin, end in zip(shape[2:], kernel, strides, pads[:2], pads[2:]):
-        span = size + begin + end - k
-        extra.append(-(-span // s) * s - span)
-    return (0, 0, extra[0], extra[1])
-
-
-def max_pool(x, kernel, strides, pads=(0, 0, 0, 0), ceil_mode=False):
-    extra = ceil_overhang(x.shape, kernel, strides, pads) if ceil_mode else (0, 0, 0, 0)
-    padded = pad2d(pad2d(x, pads, -np.inf), extra, -np.inf)
-    return windows(padded, kernel, strides).max(axis=(4, 5))
-
-
-def avg_pool(x, kernel, strides, pads=(0, 0, 0, 0), ceil_mode=False, count_include_pad=False):
-    """The divisor counts the input, the pads when count_include_pad, never
-    the ceil_mode overhang."""
-    extra = ceil_overhang(x.shape, kernel, strides, pads) if ceil_mode else (0, 0, 0, 0)
-    total = windows(pad2d(pad2d(x, pads, 0.0), extra, 0.0), kernel, strides).sum(axis=(4, 5))
-    ones = np.ones((1, 1) + x.shape[2:])
-    counted = pad2d(pad2d(ones, pads, float(count_include_pad)), extra, 0.0)
-    return (total / windows(counted, kernel, strides).sum(axis=(4, 5))).astype(np.float32)
-
-
-def batch_norm(x, scale, bias, mean, var, epsilon=1e-5):
-    shape = (1, -1) + (1,) * (x.ndim - 2)
-    inv = scale / np.sqrt(var + epsilon)
-    return ((x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)).astype(np.float32)
-
-
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def layer_norm(x, scale, bias, axis=-1, epsilon=1e-5):
-    axes = tuple(range(axis % x.ndim, x.ndim))
-    centered = x - x.mean(axis=axes, keepdims=True)
-    return centered / np.sqrt((centered ** 2).mean(axis=axes, keepdims=True) + epsilon) * scale + bias
-
-
-def erf(x):
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
-
-
-def gelu(x):
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
 
 
 def weights(rng, *shape):
@@ -204,7 +125,7 @@ def tall_matmul(out_dir, name, rows, features, outputs, seed):
 
 class Net:
     """Builds an ONNX graph and, beside it, its numpy reference: each method
-    adds one node and computes the node's value with the references above.
+    adds one node and computes the node's value with reference_ops.
     Values are (name, array) pairs; weights come from one seeded generator."""
 
     def __init__(self, seed):
@@ -229,7 +150,7 @@ class Net:
         if bias:
             b = self.param(name + ".b", self.rng.standard_normal(channels) * 0.1)
             inputs.append(b)
-        value = conv2d(x[1], w[1], None if b is None else b[1], (stride, stride), (pad,) * 4,
+        value = ref.conv2d(x[1], w[1], None if b is None else b[1], (stride, stride), (pad,) * 4,
                        group=group)
         return self.node("Conv", inputs, name, value, kernel_shape=[kernel, kernel],
                          strides=[stride, stride], pads=[pad] * 4, group=group)
@@ -240,7 +161,7 @@ class Net:
         bias = self.param(name + ".bias", 0.1 * self.rng.standard_normal(c))
         mean = self.param(name + ".mean", 0.1 * self.rng.standard_normal(c))
         var = self.param(name + ".var", 0.5 + self.rng.random(c))
-        value = batch_norm(x[1], scale[1], bias[1], mean[1], var[1])
+        value = ref.batch_norm(x[1], scale[1], bias[1], mean[1], var[1])
         return self.node("BatchNormalization", [x, scale, bias, mean, var], name, value)
 
     def relu(self, x, name):
@@ -270,7 +191,7 @@ class Net:
         scale = self.param(name + ".scale", 1.0 + 0.1 * self.rng.standard_normal(h))
         bias = self.param(name + ".bias", 0.1 * self.rng.standard_normal(h))
         return self.node("LayerNormalization", [x, scale, bias], name,
-                         layer_norm(x[1], scale[1], bias[1]), axis=-1, epsilon=1e-5)
+                         ref.layer_norm(x[1], scale[1], bias[1]), axis=-1, epsilon=1e-5)
 
     def shape(self, name, dims):
         self.initializers.append(numpy_helper.from_array(np.array(dims, dtype=np.int64), name))
@@ -296,10 +217,10 @@ def lenet5(out_dir, name, seed):
     net = Net(seed)
     x = image(net, 1, 1, 32, 32)
     h = net.relu(net.conv(x, 6, 5, "conv1"), "relu1")
-    h = net.node("MaxPool", [h], "pool1", max_pool(h[1], (2, 2), (2, 2)), kernel_shape=[2, 2],
+    h = net.node("MaxPool", [h], "pool1", ref.max_pool(h[1], (2, 2), (2, 2)), kernel_shape=[2, 2],
                  strides=[2, 2])
     h = net.relu(net.conv(h, 16, 5, "conv2"), "relu2")
-    h = net.node("AveragePool", [h], "pool2", avg_pool(h[1], (2, 2), (2, 2)),
+    h = net.node("AveragePool", [h], "pool2", ref.avg_pool(h[1], (2, 2), (2, 2)),
                  kernel_shape=[2, 2], strides=[2, 2])
     h = net.node("Flatten", [h], "flatten", h[1].reshape(1, -1), axis=1)
     h = net.relu(net.linear(h, 120, "fc1", trans_b=True), "relu3")
@@ -333,13 +254,13 @@ def resnet18(out_dir, name, seed, size=64, classes=1000):
     x = image(net, 1, 3, size, size)
     h = net.conv(x, 64, 7, "conv1", stride=2, pad=3, bias=False)
     h = net.relu(net.batch_norm(h, "bn1"), "relu")
-    h = net.node("MaxPool", [h], "maxpool", max_pool(h[1], (3, 3), (2, 2), (1, 1, 1, 1)),
+    h = net.node("MaxPool", [h], "maxpool", ref.max_pool(h[1], (3, 3), (2, 2), (1, 1, 1, 1)),
                  kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     for stage, channels in enumerate((64, 128, 256, 512), start=1):
         for block in range(2):
             stride = 2 if stage > 1 and block == 0 else 1
             h = basic_block(net, h, channels, stride, f"layer{stage}.{block}")
-    h = net.node("GlobalAveragePool", [h], "avgpool", h[1].mean(axis=(2, 3), keepdims=True))
+    h = net.node("GlobalAveragePool", [h], "avgpool", ref.global_avg_pool(h[1]))
     h = net.node("Flatten", [h], "flatten", h[1].reshape(1, -1), axis=1)
     net.save(out_dir, name, [x], [net.linear(h, classes, "fc", trans_b=True)])
 
@@ -377,7 +298,7 @@ def bert_layer(out_dir, name, seed, seq=32, hidden=64, heads=4, ffn=256):
     scores = net.node("MatMul", [q, k], "scores", q[1] @ k[1])
     scale = net.param("scale", np.sqrt(d))
     scores = net.node("Div", [scores, scale], "scaled", scores[1] / scale[1])
-    probs = net.node("Softmax", [scores], "softmax", softmax(scores[1], axis=-1), axis=-1)
+    probs = net.node("Softmax", [scores], "softmax", ref.softmax(scores[1], axis=-1), axis=-1)
     context = net.node("MatMul", [probs, v], "context", probs[1] @ v[1])
     context = net.node("Transpose", [context], "context.transpose",
                        context[1].transpose(0, 2, 1, 3), perm=[0, 2, 1, 3])
@@ -390,10 +311,10 @@ def bert_layer(out_dir, name, seed, seq=32, hidden=64, heads=4, ffn=256):
     sqrt2, one, half = (net.param(n, v) for n, v in (("sqrt2", np.sqrt(2.0)), ("one", 1.0),
                                                      ("half", 0.5)))
     e = net.node("Erf", [net.node("Div", [f, sqrt2], "gelu.div", f[1] / sqrt2[1])], "gelu.erf",
-                 erf(f[1] / sqrt2[1]))
+                 ref.erf(f[1] / sqrt2[1]))
     e = net.node("Add", [e, one], "gelu.add", e[1] + 1.0)
     g = net.node("Mul", [f, e], "gelu.mul", f[1] * e[1])
-    g = net.node("Mul", [g, half], "gelu", gelu(f[1]))
+    g = net.node("Mul", [g, half], "gelu", ref.gelu(f[1]))
     out = net.add(net.linear(g, hidden, "output"), h, "output.residual")
     net.save(out_dir, name, [x], [net.layer_norm(out, "output.norm")], opset=17)
 
@@ -402,7 +323,7 @@ def softmax_model(out_dir, name, seed, rows=8, cols=40):
     """Softmax over the last axis (opset 13): row max, exp, row sum, reciprocal."""
     net = Net(seed)
     x = "x", (3.0 * net.rng.standard_normal((rows, cols))).astype(np.float32)
-    y = net.node("Softmax", [x], "softmax", softmax(x[1]), axis=-1)
+    y = net.node("Softmax", [x], "softmax", ref.softmax(x[1]), axis=-1)
     net.save(out_dir, name, [x], [y])
 
 
@@ -413,8 +334,8 @@ def layernorm_model(out_dir, name, seed, rows=8, cols=48):
     net.save(out_dir, name, [x], [net.layer_norm(x, "norm")], opset=17)
 
 
-# Committed under models/ (small); generated into the build tree (large).
-SMALL_MODELS = {
+# A generator for each model of models/zoo.txt.
+GENERATORS = {
     # The default model: 64 and 100 do not divide 8x8 or 32x32 tiles evenly in N.
     "mlp": lambda out: mlp(out, "mlp", batch=8, features=64, hidden=100, classes=10, seed=1),
     # Every dimension ragged on every preset, K below one array height.
@@ -432,21 +353,24 @@ SMALL_MODELS = {
     # Row reductions and column broadcasts on the vector unit.
     "softmax": lambda out: softmax_model(out, "softmax", seed=11),
     "layernorm": lambda out: layernorm_model(out, "layernorm", seed=12),
-}
-LARGE_MODELS = {
     # ~11.7M parameters (47 MB): too large for git.
     "resnet18": lambda out: resnet18(out, "resnet18", seed=10),
 }
 
 
 def main():
+    models = zoo()
+    for names, problem in ((set(models) - set(GENERATORS), "has no generator"),
+                           (set(GENERATORS) - set(models), "is not in models/zoo.txt")):
+        if names:
+            sys.exit(f"gen-models.py: {', '.join(sorted(names))} {problem}")
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
-    parser.add_argument("--only", action="append", choices=sorted({**SMALL_MODELS, **LARGE_MODELS}),
-                        help="generate just this model (repeatable); by default every small one")
+    parser.add_argument("--only", action="append", choices=list(models),
+                        help="generate just this model (repeatable); by default every committed one")
     args = parser.parse_args()
-    for name in args.only or SMALL_MODELS:
-        {**SMALL_MODELS, **LARGE_MODELS}[name](args.out)
+    for name in args.only or [name for name, kind in models.items() if kind == "committed"]:
+        GENERATORS[name](args.out)
 
 
 if __name__ == "__main__":

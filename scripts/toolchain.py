@@ -1,6 +1,6 @@
-"""What the benchmark and study scripts share: where the tools and presets
-are, building them, and the MatMul model they measure."""
-import glob
+"""What the benchmark, study and generator scripts share: where the tools,
+presets and zoo models are, building them, and the MatMul model they
+measure."""
 import os
 import subprocess
 import sys
@@ -26,19 +26,40 @@ def preset(name):
     return os.path.join(ROOT, "configs", f"tpu-{name}.json")
 
 
+ZOO_LIST = os.path.join(ROOT, "models", "zoo.txt")
+
+
+def zoo():
+    """{name: "committed" or "generated"} from models/zoo.txt, in its order."""
+    models = {}
+    with open(ZOO_LIST) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split()
+            if len(fields) != 2 or fields[1] not in ("committed", "generated"):
+                sys.exit(f"{ZOO_LIST}:{number}: expected 'NAME committed' or 'NAME generated', "
+                         f"got '{line.strip()}'")
+            models[fields[0]] = fields[1]
+    return models
+
+
 def model_dirs(names=None):
-    """{name: directory} of the zoo: models/ and the ones the build generates
-    into build/models/; `names` picks some, by name."""
-    found = {}
-    for base in (os.path.join(ROOT, "models"), os.path.join(ROOT, "build", "models")):
-        for path in sorted(glob.glob(os.path.join(base, "*", "model.onnx"))):
-            found.setdefault(os.path.basename(os.path.dirname(path)), os.path.dirname(path))
+    """{name: directory} of the zoo: committed models in models/, generated
+    ones in build/models/. Without `names`, every model there is (generated
+    ones once the build has made them); `names` picks some, by name."""
+    dirs = {name: os.path.join(ROOT, "models" if kind == "committed" else "build/models", name)
+            for name, kind in zoo().items()}
+    present = {name: d for name, d in dirs.items() if os.path.exists(os.path.join(d, "model.onnx"))}
     if not names:
-        return found
-    missing = [name for name in names if name not in found]
-    if missing:
-        sys.exit(f"no model named {', '.join(missing)} in models/ or build/models/")
-    return {name: found[name] for name in names}
+        return present
+    unknown = [name for name in names if name not in dirs]
+    if unknown:
+        sys.exit(f"no model named {', '.join(unknown)} in {ZOO_LIST}")
+    absent = [dirs[name] for name in names if name not in present]
+    if absent:
+        sys.exit(f"{', '.join(absent)}: not generated yet; ./scripts/build makes it")
+    return {name: dirs[name] for name in names}
 
 
 def build():

@@ -3,6 +3,7 @@
 #include "Files.h"
 #include "JsonCursor.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Legality.h"
 #include "tpu/isa/LittleEndian.h"
 
 #include <fmt/format.h>
@@ -21,7 +22,6 @@ namespace tpu {
 namespace {
 
 using detail::JsonCursor;
-using isa::Field;
 using isa::Instruction;
 using isa::Opcode;
 
@@ -46,143 +46,6 @@ std::string describeInstruction(const Instruction &instruction) {
                                   std::string_view problem) {
   throw Error(
       fmt::format("instruction {} ({}): {}", index, describeInstruction(instruction), problem));
-}
-
-// Words spanned by `rows` rows of `cols` elements, row starts `stride` apart.
-uint64_t stridedExtent(uint64_t rows, uint64_t cols, uint64_t stride) {
-  return rows == 0 || cols == 0 ? 0 : (rows - 1) * stride + cols;
-}
-
-void checkOnChipRange(std::string_view role, const HardwareConfig &config, isa::Space space,
-                      uint64_t begin, uint64_t extent) {
-  bool scratchpad = space == isa::Space::Scratchpad;
-  uint64_t words = scratchpad ? config.scratchpad.words() : config.accumulator.words();
-  if (extent != 0 && begin + extent > words)
-    throw Error(fmt::format("{}{} range [{}, {}) exceeds {} words", role,
-                            scratchpad ? "scratchpad" : "accumulator", begin, begin + extent,
-                            words));
-}
-
-isa::Space spaceOf(const Instruction &instruction, Field field) {
-  return static_cast<isa::Space>(instruction.get(field));
-}
-
-void checkDma(const Instruction &instruction, const HardwareConfig &config, uint64_t dramBytes) {
-  uint64_t rows = instruction.get(Field::Rows);
-  uint64_t cols = instruction.get(Field::Cols);
-  if (rows == 0 || cols == 0)
-    throw Error("rows and cols must be at least 1");
-  checkOnChipRange("", config, spaceOf(instruction, Field::Space), instruction.get(Field::SramAddr),
-                   stridedExtent(rows, cols, instruction.get(Field::SramStride)));
-  uint64_t begin = instruction.get(Field::DramAddr);
-  uint64_t end =
-      begin + stridedExtent(rows, cols, instruction.get(Field::DramStride)) *
-                  isa::dtypeBytes(static_cast<isa::DType>(instruction.get(Field::DType)));
-  if (end > dramBytes)
-    throw Error(
-        fmt::format("DRAM range [{:#x}, {:#x}) exceeds dram_bytes {:#x}", begin, end, dramBytes));
-}
-
-void checkLoadWeights(const Instruction &instruction, const HardwareConfig &config) {
-  uint64_t rows = instruction.get(Field::Rows);
-  uint64_t cols = instruction.get(Field::Cols);
-  if (rows > config.array.rows || cols > config.array.cols)
-    throw Error(fmt::format("weight tile {} x {} exceeds the {} x {} array", rows, cols,
-                            config.array.rows, config.array.cols));
-  checkOnChipRange("src ", config, isa::Space::Scratchpad, instruction.get(Field::SrcAddr),
-                   stridedExtent(rows, cols, instruction.get(Field::SrcStride)));
-}
-
-// The destination's width is the active weight tile's; see checkWeightTiles().
-void checkMatMul(const Instruction &instruction, const HardwareConfig &config,
-                 uint64_t knownDstCols) {
-  uint64_t rows = instruction.get(Field::Rows);
-  uint64_t cols = instruction.get(Field::Cols);
-  if (cols > config.array.rows)
-    throw Error(fmt::format("cols {} exceeds the array's {} rows", cols, config.array.rows));
-  auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
-  if (dtype != config.array.dtype)
-    throw Error(fmt::format("dtype {} differs from the array's {}", isa::dtypeName(dtype),
-                            isa::dtypeName(config.array.dtype)));
-  checkOnChipRange("src ", config, isa::Space::Scratchpad, instruction.get(Field::SrcAddr),
-                   stridedExtent(rows, cols, instruction.get(Field::SrcStride)));
-  checkOnChipRange("dst ", config, isa::Space::Accumulator, instruction.get(Field::DstAddr),
-                   stridedExtent(rows, knownDstCols, instruction.get(Field::DstStride)));
-}
-
-// Vector operands are dense: element (r, c) is at addr + r*cols + c.
-void checkVector(const Instruction &instruction, const HardwareConfig &config) {
-  uint64_t rows = instruction.get(Field::Rows);
-  uint64_t cols = instruction.get(Field::Cols);
-  bool reducesRows = instruction.opcode == Opcode::VRowSum || instruction.opcode == Opcode::VRowMax;
-  checkOnChipRange("dst ", config, spaceOf(instruction, Field::DstSpace),
-                   instruction.get(Field::DstAddr), reducesRows ? rows : rows * cols);
-  checkOnChipRange("src ", config, spaceOf(instruction, Field::SrcSpace),
-                   instruction.get(Field::SrcAddr), rows * cols);
-  if (!isa::usesField(isa::opcodeInfo(instruction.opcode), Field::Src2Addr))
-    return;
-  auto broadcast = static_cast<isa::Broadcast>(instruction.get(Field::Broadcast));
-  uint64_t src2Extent = broadcast == isa::Broadcast::None  ? rows * cols
-                        : broadcast == isa::Broadcast::Row ? cols
-                                                           : 1;
-  if (instruction.opcode == Opcode::VClamp) {
-    if (broadcast != isa::Broadcast::Scalar)
-      throw Error("v.clamp needs broadcast=scalar (src2 holds lo, hi)");
-    src2Extent = 2;
-  }
-  checkOnChipRange("src2 ", config, spaceOf(instruction, Field::Src2Space),
-                   instruction.get(Field::Src2Addr), src2Extent);
-}
-
-void checkResources(const Instruction &instruction, const HardwareConfig &config,
-                    uint64_t dramBytes) {
-  switch (isa::opcodeInfo(instruction.opcode).unit) {
-  case isa::Unit::Controller:
-    return;
-  case isa::Unit::Dma:
-    return checkDma(instruction, config, dramBytes);
-  case isa::Unit::Matrix:
-    return instruction.opcode == Opcode::LoadWeights ? checkLoadWeights(instruction, config)
-                                                     : checkMatMul(instruction, config, 1);
-  case isa::Unit::Vector:
-    return checkVector(instruction, config);
-  }
-}
-
-// Every mxu instruction runs on the compute queue, in program order, so the
-// active weight tile at each mxu.mm is known statically.
-void checkWeightTiles(const std::vector<Instruction> &program, const HardwareConfig &config) {
-  struct Tile {
-    uint64_t rows, cols;
-  };
-  std::optional<Tile> shadow;
-  std::optional<Tile> active;
-  for (size_t index = 0; index < program.size(); ++index) {
-    const Instruction &instruction = program[index];
-    if (instruction.opcode == Opcode::LoadWeights) {
-      shadow = Tile{instruction.get(Field::Rows), instruction.get(Field::Cols)};
-      continue;
-    }
-    if (instruction.opcode != Opcode::MatMul)
-      continue;
-    if (instruction.get(Field::Flip) != 0) {
-      if (!shadow)
-        failInstruction(index, instruction, "flip with no weights in the shadow buffer");
-      active = shadow;
-      shadow.reset(); // the shadow buffer must be reloaded before the next flip
-    }
-    if (!active)
-      failInstruction(index, instruction, "no active weights (mxu.ldw, then flip=1)");
-    if (instruction.get(Field::Cols) != active->rows)
-      failInstruction(index, instruction,
-                      fmt::format("cols {} differs from the active weight tile's {} rows",
-                                  instruction.get(Field::Cols), active->rows));
-    try {
-      checkMatMul(instruction, config, active->cols);
-    } catch (const Error &error) {
-      failInstruction(index, instruction, error.what());
-    }
-  }
 }
 
 struct DramRange {
@@ -257,18 +120,25 @@ void checkSourceMap(const Bundle &bundle) {
                               bundle.source_of[index], bundle.source_ops.size()));
 }
 
+// One pass in program order, as the simulator meets the instructions.
 void checkProgram(const Bundle &bundle) {
   const std::vector<Instruction> &program = bundle.program;
-  if (program.empty())
-    throw Error("the program is empty (it must end with halt)");
+  checkProgramNotEmpty(program);
+  WeightTiles weightTiles(bundle.config);
   for (size_t index = 0; index < program.size(); ++index) {
-    bool last = index + 1 == program.size();
-    if (last != (program[index].opcode == Opcode::Halt))
-      failInstruction(index, program[index],
-                      last ? "the program must end with halt" : "halt before the end");
-    validateInstruction(program[index], index, bundle.config, bundle.dram_bytes);
+    const Instruction &instruction = program[index];
+    try {
+      checkHaltPlacement(instruction, index, program.size());
+      isa::validateFields(instruction);
+      checkFitsMachine(instruction, bundle.config, bundle.dram_bytes);
+      if (instruction.opcode == Opcode::LoadWeights)
+        weightTiles.loadWeights(instruction);
+      else if (instruction.opcode == Opcode::MatMul)
+        weightTiles.multiply(instruction);
+    } catch (const Error &error) {
+      failInstruction(index, instruction, error.what());
+    }
   }
-  checkWeightTiles(program, bundle.config);
 }
 
 nlohmann::json tensorJson(const TensorInfo &tensor) {
@@ -342,16 +212,6 @@ uint64_t TensorInfo::elements() const {
   for (int64_t dim : shape)
     count *= static_cast<uint64_t>(dim);
   return count;
-}
-
-void validateInstruction(const isa::Instruction &instruction, size_t index,
-                         const HardwareConfig &config, uint64_t dram_bytes) {
-  try {
-    isa::validateFields(instruction);
-    checkResources(instruction, config, dram_bytes);
-  } catch (const Error &error) {
-    failInstruction(index, instruction, error.what());
-  }
 }
 
 void Bundle::validate() const {

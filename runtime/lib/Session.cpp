@@ -24,11 +24,6 @@ ElementType elementTypeOf(isa::DType dtype) {
 
 } // namespace
 
-std::optional<sim::SimStats> SimulatorBackend::run(const Bundle &bundle,
-                                                   std::vector<uint8_t> &dram) {
-  return sim::simulate(bundle, dram, options_);
-}
-
 Session::Session(Bundle bundle, std::string origin)
     : bundle_(std::move(bundle)), origin_(std::move(origin)), inputImage_(bundle_.dram_bytes) {}
 
@@ -61,7 +56,7 @@ void Session::setInput(size_t index, const Tensor &tensor, const std::string &so
   }
 }
 
-std::optional<sim::SimStats> Session::run(Backend &backend) {
+RunReport Session::run(Backend &backend) {
   dram_ = inputImage_;
   return backend.run(bundle_, dram_);
 }

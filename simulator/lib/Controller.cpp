@@ -1,6 +1,7 @@
 #include "Controller.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Legality.h"
 
 namespace tpu::sim {
 
@@ -16,13 +17,8 @@ Controller::Controller(const sc_core::sc_module_name &name,
 }
 
 void Controller::check(const IssuedInstruction &issued) const {
+  checkHaltPlacement(issued.instruction, issued.pc, program_.size());
   isa::validateFields(issued.instruction);
-  bool last = issued.pc + 1 == program_.size();
-  bool halt = issued.instruction.opcode == isa::Opcode::Halt;
-  if (halt && !last)
-    throw Error("halt must be the last instruction");
-  if (!halt && last)
-    throw Error("the program must end with halt");
 }
 
 sc_core::sc_fifo_out<IssuedInstruction> &Controller::portFor(isa::Queue queue) {

@@ -16,8 +16,6 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
                     instruction.get(Field::DramStride)};
   Region sramRegion{instruction.get(Field::SramAddr), rows, cols,
                     instruction.get(Field::SramStride)};
-  machine_.dram.check(dramRegion, elementBytes);
-  memory.check(sramRegion, "sram");
 
   BankSet touched = banks->banksOf(space, sramRegion);
   bool onScratchpad = space == isa::Space::Scratchpad;

@@ -14,8 +14,10 @@ public:
   virtual isa::Unit unit() const = 0;
   // Performs the instruction in the calling SystemC thread. A synchronous
   // unit returns once it has completed; the matrix unit returns once it has
-  // started, and drain() waits for completion. Throws tpu::Error with the
-  // reason when the instruction is illegal, before changing any state.
+  // started, and drain() waits for completion. The queue has checked the
+  // instruction against the machine (checkFitsMachine in Legality.h); a unit
+  // whose rules depend on its state throws tpu::Error with the reason when
+  // the instruction breaks one, before changing any state.
   virtual void execute(const IssuedInstruction &issued) = 0;
   // Waits until every instruction it has started has completed.
   virtual void drain() {}

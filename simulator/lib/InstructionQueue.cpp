@@ -1,6 +1,7 @@
 #include "InstructionQueue.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Legality.h"
 
 #include <fmt/format.h>
 
@@ -31,6 +32,7 @@ void InstructionQueue::serve() {
       } else {
         ExecutionUnit &unit = unitFor(opcode);
         fence(state.current, &unit);
+        checkFitsMachine(state.current.instruction, machine_.config, machine_.dramBytes);
         unit.execute(state.current);
       }
     } catch (const std::exception &error) {

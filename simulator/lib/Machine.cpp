@@ -10,11 +10,11 @@ std::ostream &operator<<(std::ostream &out, const IssuedInstruction &issued) {
   return out << "pc " << issued.pc << ": " << isa::disassemble(issued.instruction);
 }
 
-Machine::Machine(const Bundle &bundle, std::vector<uint8_t> &dramBytes, const SimOptions &options)
-    : config(bundle.config), mode(options.mode), clock(config.clock_ghz),
-      scratchpad("scratchpad", config.scratchpad.words()),
-      accumulator("accumulator", config.accumulator.words()), dram(dramBytes),
-      profiler(bundle, options.trace), banks(config, clock, profiler), dramChannel(config) {}
+Machine::Machine(const Bundle &bundle, std::vector<uint8_t> &dramImage, const SimOptions &options)
+    : config(bundle.config), dramBytes(bundle.dram_bytes), mode(options.mode),
+      clock(config.clock_ghz), scratchpad(config.scratchpad.words()),
+      accumulator(config.accumulator.words()), dram(dramImage), profiler(bundle, options.trace),
+      banks(config, clock, profiler), dramChannel(config) {}
 
 WordMemory &Machine::memory(isa::Space space) {
   return space == isa::Space::Scratchpad ? scratchpad : accumulator;

@@ -60,6 +60,7 @@ public:
   uint64_t lastActivity() const { return lastActivity_; }
 
   const HardwareConfig &config;
+  const uint64_t dramBytes;
   const Mode mode;
   const Clock clock;
   WordMemory scratchpad;

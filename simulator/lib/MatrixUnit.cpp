@@ -1,16 +1,12 @@
 #include "MatrixUnit.h"
 
-#include "tpu/isa/Error.h"
-
-#include <fmt/format.h>
-
 namespace tpu::sim {
 
 using isa::Field;
 
 MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
     : sc_module(name), banks("banks"), machine_(machine),
-      datapath_(MatrixDatapath::create(machine.config)) {
+      datapath_(MatrixDatapath::create(machine.config)), weightTiles_(machine.config) {
   SC_HAS_PROCESS(MatrixUnit);
   SC_THREAD(completeInOrder);
   if (machine.mode == Mode::Cycle)
@@ -28,11 +24,7 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
   const isa::Instruction &instruction = issued.instruction;
   Region source{instruction.get(Field::SrcAddr), instruction.get(Field::Rows),
                 instruction.get(Field::Cols), instruction.get(Field::SrcStride)};
-  const HardwareConfig &config = machine_.config;
-  if (source.rows > config.array.rows || source.cols > config.array.cols)
-    throw Error(fmt::format("weight tile {} x {} exceeds the {} x {} array", source.rows,
-                            source.cols, config.array.rows, config.array.cols));
-  machine_.scratchpad.check(source, "src");
+  weightTiles_.loadWeights(instruction);
 
   // The shadow plane takes new weights once the previous mxu.ldw is done and
   // every mm that multiplied with this plane has left the array.
@@ -52,7 +44,6 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
 
   uint64_t start = clock.now();
   datapath_->loadPlane(shadowPlane, source, machine_.scratchpad);
-  shadowTile_ = TileShape{source.rows, source.cols};
   // One weight row per cycle.
   shadowLoadedAt_ = start + source.rows;
   machine_.profiler.memoryAccess(isa::Space::Scratchpad, source.elements(), 0);
@@ -64,25 +55,12 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
 void MatrixUnit::multiply(const IssuedInstruction &issued) {
   const isa::Instruction &instruction = issued.instruction;
   const HardwareConfig &config = machine_.config;
-  auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
-  if (dtype != config.array.dtype)
-    throw Error(fmt::format("dtype {} differs from the array's {}", isa::dtypeName(dtype),
-                            isa::dtypeName(config.array.dtype)));
+  WeightTiles::Tile tile = weightTiles_.multiply(instruction);
   bool flip = instruction.get(Field::Flip) != 0;
-  if (flip && !shadowTile_)
-    throw Error("flip with no weights in the shadow buffer");
-  const std::optional<TileShape> &tile = flip ? shadowTile_ : activeTile_;
-  if (!tile)
-    throw Error("no active weights (mxu.ldw, then flip=1)");
   Region source{instruction.get(Field::SrcAddr), instruction.get(Field::Rows),
                 instruction.get(Field::Cols), instruction.get(Field::SrcStride)};
-  if (source.cols != tile->rows)
-    throw Error(fmt::format("cols {} differs from the active weight tile's {} rows", source.cols,
-                            tile->rows));
-  Region destination{instruction.get(Field::DstAddr), source.rows, tile->cols,
+  Region destination{instruction.get(Field::DstAddr), source.rows, tile.cols,
                      instruction.get(Field::DstStride)};
-  machine_.scratchpad.check(source, "src");
-  machine_.accumulator.check(destination, "dst");
 
   const Clock &clock = machine_.clock;
   uint64_t waitStart = clock.now();
@@ -96,11 +74,8 @@ void MatrixUnit::multiply(const IssuedInstruction &issued) {
   banks->acquire(Component::Matrix, issued.pc, scratchpadBanks, accumulatorBanks);
 
   uint64_t start = clock.now();
-  if (flip) {
+  if (flip)
     activePlane_ ^= 1;
-    activeTile_ = shadowTile_;
-    shadowTile_.reset();
-  }
   bool accumulate = instruction.get(Field::Accumulate) != 0;
   uint64_t id = nextId_++;
   started_[id] = {issued.pc, start, scratchpadBanks, accumulatorBanks, activePlane_};

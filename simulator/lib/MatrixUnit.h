@@ -14,6 +14,8 @@
 #include "Machine.h"
 #include "MatrixDatapath.h"
 
+#include "tpu/isa/Legality.h"
+
 #include <systemc>
 
 #include <map>
@@ -33,9 +35,6 @@ public:
   void drain() override;
 
 private:
-  struct TileShape {
-    uint64_t rows = 0, cols = 0;
-  };
   // An instruction between its start and its completion.
   struct Started {
     uint32_t pc;
@@ -54,8 +53,10 @@ private:
 
   Machine &machine_;
   std::unique_ptr<MatrixDatapath> datapath_;
+  // The shapes of the tiles in the two planes; activePlane_ says which
+  // plane holds the active one.
+  WeightTiles weightTiles_;
   unsigned activePlane_ = 0;
-  std::optional<TileShape> activeTile_, shadowTile_;
   // The latest mxu.ldw has written the shadow plane: a flip may use it and
   // the next mxu.ldw may start.
   uint64_t shadowLoadedAt_ = 0;

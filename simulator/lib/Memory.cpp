@@ -12,14 +12,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Dram copies f32/i32 ro
 
 namespace tpu::sim {
 
-void WordMemory::check(const Region &region, const char *operand) const {
-  if (region.elements() == 0)
-    return;
-  if (region.last() >= words_.size())
-    throw Error(fmt::format("{} words {}..{} exceed the {} ({} words)", operand, region.address,
-                            region.last(), name_, words_.size()));
-}
-
 std::vector<uint32_t> WordMemory::read(const Region &region) const {
   std::vector<uint32_t> words;
   words.reserve(region.elements());
@@ -33,16 +25,6 @@ void WordMemory::write(const Region &region, const std::vector<uint32_t> &words)
   for (uint64_t r = 0; r < region.rows; ++r)
     for (uint64_t c = 0; c < region.cols; ++c)
       write(region.at(r, c), words[r * region.cols + c]);
-}
-
-void Dram::check(const Region &region, unsigned elementBytes) const {
-  if (region.elements() == 0)
-    return;
-  uint64_t first = region.address;
-  uint64_t end = first + (region.offset(region.rows - 1, region.cols - 1) + 1) * elementBytes;
-  if (end > bytes_.size())
-    throw Error(fmt::format("DRAM bytes {:#x}..{:#x} exceed the DRAM ({:#x} bytes)", first, end - 1,
-                            bytes_.size()));
 }
 
 uint32_t Dram::load(uint64_t address, isa::DType dtype) const {

@@ -1,14 +1,12 @@
 // The memories of the machine: on-chip word memories (scratchpad,
-// accumulator) and the byte-addressed DRAM. Instructions check a whole access
-// pattern with check() before touching any element, so a faulting instruction
-// changes nothing. An empty region (no rows or no columns) accesses nothing
-// and always passes.
+// accumulator) and the byte-addressed DRAM. They trust their callers: every
+// access pattern has been checked against the machine (checkFitsMachine in
+// Legality.h) before an instruction touches any element.
 #pragma once
 
 #include "tpu/isa/Isa.h"
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace tpu::sim {
@@ -22,26 +20,21 @@ struct Region {
 
   uint64_t offset(uint64_t row, uint64_t col) const { return row * stride + col; }
   uint64_t at(uint64_t row, uint64_t col) const { return address + offset(row, col); }
-  uint64_t last() const { return at(rows - 1, cols - 1); }
   uint64_t elements() const { return rows * cols; }
 };
 
 // A memory of 32-bit words: fp32 bits or int32 values.
 class WordMemory {
 public:
-  WordMemory(std::string name, uint64_t words) : name_(std::move(name)), words_(words, 0) {}
+  explicit WordMemory(uint64_t words) : words_(words, 0) {}
 
-  // Throws tpu::Error naming `operand` when the region leaves the memory.
-  void check(const Region &region, const char *operand) const;
   uint32_t read(uint64_t address) const { return words_[address]; }
   void write(uint64_t address, uint32_t value) { words_[address] = value; }
   // The region's words, row-major.
   std::vector<uint32_t> read(const Region &region) const;
   void write(const Region &region, const std::vector<uint32_t> &words);
-  const std::string &name() const { return name_; }
 
 private:
-  std::string name_;
   std::vector<uint32_t> words_;
 };
 
@@ -51,7 +44,6 @@ class Dram {
 public:
   explicit Dram(std::vector<uint8_t> &bytes) : bytes_(bytes) {}
 
-  void check(const Region &region, unsigned elementBytes) const;
   // Reads one element of `dtype` at `address` and widens it to an on-chip word.
   uint32_t load(uint64_t address, isa::DType dtype) const;
   // Narrows an on-chip word to `dtype` and writes it at `address`.

@@ -3,6 +3,7 @@
 #include "Accelerator.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Legality.h"
 
 #include <fmt/format.h>
 
@@ -77,8 +78,7 @@ SimStats simulate(const Bundle &bundle, std::vector<uint8_t> &dram, const SimOpt
   if (dram.size() != bundle.dram_bytes)
     throw Error(fmt::format("the DRAM image has {} bytes; the bundle needs {}", dram.size(),
                             bundle.dram_bytes));
-  if (bundle.program.empty())
-    throw Error("the program is empty; it must end with halt");
+  checkProgramNotEmpty(bundle.program);
   // The timing model divides by config values; validate() keeps them in range.
   bundle.config.validate("bundle config");
   placeConstants(bundle, dram);

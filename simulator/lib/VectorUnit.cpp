@@ -1,6 +1,7 @@
 #include "VectorUnit.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Legality.h"
 #include "tpu/isa/Numerics.h"
 
 #include <cmath>
@@ -86,24 +87,9 @@ uint32_t applyUnary(Opcode opcode, uint32_t word) {
   }
 }
 
-// The words src2 covers: rows x cols, one row, one element, or lo and hi.
-Region secondSource(const isa::Instruction &instruction, uint64_t rows, uint64_t cols) {
-  uint64_t address = instruction.get(Field::Src2Addr);
-  auto broadcast = static_cast<isa::Broadcast>(instruction.get(Field::Broadcast));
-  if (instruction.opcode == Opcode::VClamp) {
-    if (broadcast != isa::Broadcast::Scalar)
-      throw Error("v.clamp needs broadcast=scalar (src2 holds lo, hi)");
-    return {address, 1, 2, 2};
-  }
-  switch (broadcast) {
-  case isa::Broadcast::None:
-    return {address, rows, cols, cols};
-  case isa::Broadcast::Row:
-    return {address, 1, cols, cols};
-  case isa::Broadcast::Scalar:
-    return {address, 1, 1, 1};
-  }
-  throw Error("invalid broadcast");
+// Vector operands are dense: row r starts cols words after row r-1.
+Region denseRegion(uint64_t address, const OperandShape &shape) {
+  return {address, shape.rows, shape.cols, shape.cols};
 }
 
 } // namespace
@@ -117,11 +103,9 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
       machine_.memory(static_cast<isa::Space>(instruction.get(Field::SrcSpace)));
   WordMemory &destination =
       machine_.memory(static_cast<isa::Space>(instruction.get(Field::DstSpace)));
-  Region sourceRegion{instruction.get(Field::SrcAddr), rows, cols, cols};
-  uint64_t destinationCols = isRowReduction(opcode) ? 1 : cols;
-  Region destinationRegion{instruction.get(Field::DstAddr), rows, destinationCols, destinationCols};
-  source.check(sourceRegion, "src");
-  destination.check(destinationRegion, "dst");
+  Region sourceRegion = denseRegion(instruction.get(Field::SrcAddr), {rows, cols});
+  Region destinationRegion =
+      denseRegion(instruction.get(Field::DstAddr), vectorDestinationShape(instruction));
   auto sourceSpace = static_cast<isa::Space>(instruction.get(Field::SrcSpace));
   auto destinationSpace = static_cast<isa::Space>(instruction.get(Field::DstSpace));
   // Per Space: the banks the operands touch and the words read.
@@ -152,8 +136,8 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
   } else if (isBinary(opcode)) {
     const WordMemory &source2 =
         machine_.memory(static_cast<isa::Space>(instruction.get(Field::Src2Space)));
-    Region source2Region = secondSource(instruction, rows, cols);
-    source2.check(source2Region, "src2");
+    Region source2Region =
+        denseRegion(instruction.get(Field::Src2Addr), vectorSecondSourceShape(instruction));
     touch(static_cast<isa::Space>(instruction.get(Field::Src2Space)), source2Region, true);
     // Row and scalar broadcasts repeat src2's single row; scalar its one column.
     auto second = [&](uint64_t r, uint64_t c) {

@@ -3,7 +3,10 @@
 
 #include "tpu/isa/Error.h"
 #include "tpu/runtime/Session.h"
+#include "tpu/runtime/SimulatorBackend.h"
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 
 namespace tpu::runtime::test {
@@ -22,9 +25,16 @@ TEST(Session, RunsOnTheSimulatorAndFetchesOutputs) {
   Session session(reluBundle(), "relu.tpub");
   session.setInput(0, floatTensor("x", {2, 4}, {1, -2, 3, -4, 0.5, -0.5, 0, 7}), "x.pb");
   SimulatorBackend backend;
-  std::optional<sim::SimStats> stats = session.run(backend);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_GT(stats->total_cycles, 0u);
+  EXPECT_EQ(errorOf([&] { backend.stats(); }), "the simulator backend has not run yet");
+  RunReport report = session.run(backend);
+  const sim::SimStats &stats = backend.stats();
+  EXPECT_GT(stats.total_cycles, 0u);
+  // The figures every backend has are the simulator's: at the test config's
+  // 1 GHz a cycle takes a nanosecond. Its JSON and summary are tpusim's.
+  EXPECT_DOUBLE_EQ(report.device_seconds, static_cast<double>(stats.total_cycles) * 1e-9);
+  EXPECT_EQ(report.host_seconds, stats.wall_seconds);
+  EXPECT_EQ(report.json, sim::toJson(stats, session.bundle().config));
+  EXPECT_EQ(report.summary, sim::formatSummary(stats, session.bundle().config));
   Tensor y = session.output(0);
   EXPECT_EQ(y.name, "y");
   EXPECT_EQ(y.type, ElementType::Float32);
@@ -34,6 +44,34 @@ TEST(Session, RunsOnTheSimulatorAndFetchesOutputs) {
   // A second run starts from the same inputs, not from the first run's DRAM.
   session.run(backend);
   EXPECT_EQ(session.output(0).values, y.values);
+}
+
+// A backend that is not the simulator: y = relu(x) of reluBundle() on the host.
+class HostReluBackend : public Backend {
+public:
+  std::string name() const override { return "host-relu"; }
+  RunReport run(const Bundle &bundle, std::vector<uint8_t> &dram) override {
+    for (uint64_t i = 0; i < bundle.inputs[0].elements(); ++i) {
+      float x;
+      std::memcpy(&x, dram.data() + bundle.inputs[0].dram_address + 4 * i, 4);
+      float y = std::max(x, 0.0f);
+      std::memcpy(dram.data() + bundle.outputs[0].dram_address + 4 * i, &y, 4);
+    }
+    RunReport report;
+    report.device_seconds = 1e-6;
+    report.json = {{"backend", name()}};
+    return report;
+  }
+};
+
+TEST(Session, RunsOnAnyBackend) {
+  Session session(reluBundle(), "relu.tpub");
+  session.setInput(0, floatTensor("x", {2, 4}, {1, -2, 3, -4, 0.5, -0.5, 0, 7}), "x.pb");
+  HostReluBackend backend;
+  RunReport report = session.run(backend);
+  EXPECT_EQ(report.device_seconds, 1e-6);
+  EXPECT_EQ(report.json, (nlohmann::json{{"backend", "host-relu"}}));
+  EXPECT_EQ(session.output(0).values, (std::vector<double>{1, 0, 3, 0, 0.5, 0, 0, 7}));
 }
 
 TEST(Session, UnsetInputsAreZero) {
@@ -100,7 +138,7 @@ TEST(Session, SimulatorErrorsPropagate) {
   bundle.program[0].set(Field::SramAddr, 300);
   Session session(bundle, "bad.tpub");
   SimulatorBackend backend;
-  EXPECT_NE(errorOf([&] { session.run(backend); }).find("exceed the scratchpad"),
+  EXPECT_NE(errorOf([&] { session.run(backend); }).find("scratchpad range [300, 308) exceeds"),
             std::string::npos);
 }
 

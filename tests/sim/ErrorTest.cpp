@@ -1,5 +1,5 @@
-// Illegal programs stop with "pc N (disassembly): reason"; the kernel runs
-// again afterwards.
+// Illegal programs stop with "pc N (disassembly): reason", in the words the
+// bundle loader uses for the same program; the kernel runs again afterwards.
 #include "SimTestUtil.h"
 
 #include "tpu/isa/Error.h"
@@ -21,36 +21,51 @@ std::string errorOf(const std::vector<Instruction> &program,
   return "";
 }
 
-std::string expectedError(size_t pc, const Instruction &instruction, const std::string &reason) {
-  return "pc " + std::to_string(pc) + " (" + isa::disassemble(instruction) + "): " + reason;
+// The bundle loader's error for the same program, or "" when it accepts it.
+std::string loaderErrorOf(const std::vector<Instruction> &program, const HardwareConfig &config,
+                          size_t dramBytes) {
+  Bundle bundle = makeBundle(program, dramBytes, config);
+  bundle.source_ops = {"test"};
+  bundle.source_of.assign(program.size(), 0);
+  try {
+    bundle.validate();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+// The simulator stops the program at `pc` for `reason`, and the bundle
+// loader rejects it in the same words: both apply the rules of Legality.h.
+void expectRejected(const std::vector<Instruction> &program, size_t pc, const std::string &reason,
+                    const HardwareConfig &config = smallConfig(), size_t dramBytes = 64) {
+  std::string instruction = " (" + isa::disassemble(program.at(pc)) + "): " + reason;
+  EXPECT_EQ(errorOf(program, config, dramBytes), "pc " + std::to_string(pc) + instruction);
+  EXPECT_EQ(loaderErrorOf(program, config, dramBytes),
+            "instruction " + std::to_string(pc) + instruction);
 }
 
 TEST(Errors, ScratchpadAddressOutOfRange) {
   Instruction load = dmaLoad(0, 4, Space::Scratchpad, 250, 4, 2, 4, DType::F32);
-  EXPECT_EQ(errorOf({load, halt()}),
-            expectedError(0, load, "sram words 250..257 exceed the scratchpad (256 words)"));
+  expectRejected({load, halt()}, 0, "scratchpad range [250, 258) exceeds 256 words");
 }
 
 TEST(Errors, DramAddressOutOfRange) {
   Instruction store = dmaStore(50, 4, Space::Accumulator, 0, 4, 2, 4, DType::BF16);
-  EXPECT_EQ(errorOf({store, halt()}),
-            expectedError(0, store, "DRAM bytes 0x32..0x41 exceed the DRAM (0x40 bytes)"));
+  expectRejected({store, halt()}, 0, "DRAM range [0x32, 0x42) exceeds dram_bytes 0x40");
   Instruction fits = dmaStore(48, 4, Space::Accumulator, 0, 4, 2, 4, DType::BF16);
   EXPECT_EQ(errorOf({fits, halt()}), "");
   Instruction wide = dmaStore(48, 4, Space::Accumulator, 0, 4, 2, 4, DType::F32);
-  EXPECT_EQ(errorOf({wide, halt()}),
-            expectedError(0, wide, "DRAM bytes 0x30..0x4f exceed the DRAM (0x40 bytes)"));
+  expectRejected({wide, halt()}, 0, "DRAM range [0x30, 0x50) exceeds dram_bytes 0x40");
 }
 
 TEST(Errors, VectorOperandsOutOfRange) {
   Instruction add = vectorBinary(Opcode::VAdd, {Space::Accumulator, 250}, {Space::Scratchpad, 0},
                                  {Space::Scratchpad, 0}, isa::Broadcast::Row, 2, 4);
-  EXPECT_EQ(errorOf({add, halt()}),
-            expectedError(0, add, "dst words 250..257 exceed the accumulator (256 words)"));
+  expectRejected({add, halt()}, 0, "dst accumulator range [250, 258) exceeds 256 words");
   Instruction row = vectorBinary(Opcode::VMul, {Space::Scratchpad, 0}, {Space::Scratchpad, 0},
                                  {Space::Accumulator, 253}, isa::Broadcast::Row, 2, 4);
-  EXPECT_EQ(errorOf({row, halt()}),
-            expectedError(0, row, "src2 words 253..256 exceed the accumulator (256 words)"));
+  expectRejected({row, halt()}, 0, "src2 accumulator range [253, 257) exceeds 256 words");
 }
 
 TEST(Errors, FlipWithoutShadowWeights) {
@@ -59,11 +74,10 @@ TEST(Errors, FlipWithoutShadowWeights) {
   fields.cols = 2;
   fields.flip = true;
   Instruction mm = matMul(fields);
-  EXPECT_EQ(errorOf({mm, halt()}),
-            expectedError(0, mm, "flip with no weights in the shadow buffer"));
+  expectRejected({mm, halt()}, 0, "flip with no weights in the shadow buffer");
   // The first flip empties the shadow buffer.
-  EXPECT_EQ(errorOf({loadWeights(0, 2, 2, 2), mm, mm, halt()}),
-            expectedError(2, mm, "flip with no weights in the shadow buffer"));
+  expectRejected({loadWeights(0, 2, 2, 2), mm, mm, halt()}, 2,
+                 "flip with no weights in the shadow buffer");
 }
 
 TEST(Errors, MatMulNeedsActiveWeightsOfMatchingRows) {
@@ -71,42 +85,44 @@ TEST(Errors, MatMulNeedsActiveWeightsOfMatchingRows) {
   fields.rows = 1;
   fields.cols = 2;
   Instruction noFlip = matMul(fields);
-  EXPECT_EQ(errorOf({loadWeights(0, 2, 2, 2), noFlip, halt()}),
-            expectedError(1, noFlip, "no active weights (mxu.ldw, then flip=1)"));
+  expectRejected({loadWeights(0, 2, 2, 2), noFlip, halt()}, 1,
+                 "no active weights (mxu.ldw, then flip=1)");
   fields.flip = true;
   fields.cols = 3;
   Instruction mismatch = matMul(fields);
-  EXPECT_EQ(errorOf({loadWeights(0, 2, 2, 2), mismatch, halt()}),
-            expectedError(1, mismatch, "cols 3 differs from the active weight tile's 2 rows"));
+  expectRejected({loadWeights(0, 2, 2, 2), mismatch, halt()}, 1,
+                 "cols 3 differs from the active weight tile's 2 rows");
   fields.cols = 2;
   fields.dtype = DType::I8;
   Instruction wrongType = matMul(fields);
-  EXPECT_EQ(errorOf({loadWeights(0, 2, 2, 2), wrongType, halt()}),
-            expectedError(1, wrongType, "dtype i8 differs from the array's bf16"));
+  expectRejected({loadWeights(0, 2, 2, 2), wrongType, halt()}, 1,
+                 "dtype i8 differs from the array's bf16");
 }
 
 TEST(Errors, WeightTileLargerThanTheArray) {
   Instruction ldw = loadWeights(0, 5, 5, 2);
-  EXPECT_EQ(errorOf({ldw, halt()}),
-            expectedError(0, ldw, "weight tile 5 x 2 exceeds the 4 x 4 array"));
+  expectRejected({ldw, halt()}, 0, "weight tile 5 x 2 exceeds the 4 x 4 array");
 }
 
 TEST(Errors, ClampNeedsScalarBroadcast) {
   Instruction clamp = vectorBinary(Opcode::VClamp, {Space::Scratchpad, 0}, {Space::Scratchpad, 0},
                                    {Space::Scratchpad, 8}, isa::Broadcast::Row, 1, 4);
-  EXPECT_EQ(errorOf({clamp, halt()}),
-            expectedError(0, clamp, "v.clamp needs broadcast=scalar (src2 holds lo, hi)"));
+  expectRejected({clamp, halt()}, 0, "v.clamp needs broadcast=scalar (src2 holds lo, hi)");
 }
 
 TEST(Errors, IllFormedInstructions) {
-  // Field checks come from isa::validateFields; only the prefix is the simulator's.
-  Instruction selfSync = pop(Queue::Load, Queue::Load);
-  std::string message = errorOf({selfSync, halt()});
-  EXPECT_EQ(message.rfind(expectedError(0, selfSync, ""), 0), 0u) << message;
+  // Field checks come from isa::validateFields.
+  expectRejected({pop(Queue::Load, Queue::Load), halt()}, 0, "sync.pop: from and to are both load");
   Instruction badSpace = dmaLoad(0, 1, Space::Scratchpad, 0, 1, 1, 1, DType::F32);
   badSpace.set(Field::Space, 2);
-  message = errorOf({badSpace, halt()});
-  EXPECT_EQ(message.rfind(expectedError(0, badSpace, ""), 0), 0u) << message;
+  expectRejected({badSpace, halt()}, 0, "dma.ld: field space = 2 does not fit in 1 bits (max 1)");
+}
+
+TEST(Errors, EmptyDmaTransfers) {
+  expectRejected({dmaLoad(0, 4, Space::Scratchpad, 0, 4, 0, 4, DType::F32), halt()}, 0,
+                 "rows and cols must be at least 1");
+  expectRejected({dmaStore(0, 4, Space::Scratchpad, 0, 4, 2, 0, DType::F32), halt()}, 0,
+                 "rows and cols must be at least 1");
 }
 
 TEST(Errors, WatchdogStopsARunPastItsLimit) {
@@ -134,10 +150,10 @@ TEST(Errors, WatchdogStopsARunPastItsLimit) {
 
 TEST(Errors, HaltMustComeLast) {
   Instruction nop = isa::makeInstruction(Opcode::Nop, {});
-  EXPECT_EQ(errorOf({nop}), expectedError(0, nop, "the program must end with halt"));
-  EXPECT_EQ(errorOf({halt(), halt()}),
-            expectedError(0, halt(), "halt must be the last instruction"));
-  EXPECT_EQ(errorOf({}), "the program is empty; it must end with halt");
+  expectRejected({nop}, 0, "the program must end with halt");
+  expectRejected({halt(), halt()}, 0, "halt before the end");
+  EXPECT_EQ(errorOf({}), "the program is empty (it must end with halt)");
+  EXPECT_EQ(loaderErrorOf({}, smallConfig(), 64), errorOf({}));
 }
 
 TEST(Errors, DramImageMustMatchTheBundle) {
@@ -148,8 +164,8 @@ TEST(Errors, DramImageMustMatchTheBundle) {
 TEST(Errors, FaultAfterEarlierInstructionsRan) {
   // The first dma.ld completes; the second faults when it starts.
   Instruction bad = dmaLoad(0, 4, Space::Scratchpad, 256, 4, 1, 1, DType::F32);
-  EXPECT_EQ(errorOf({dmaLoad(0, 4, Space::Scratchpad, 0, 4, 1, 4, DType::F32), bad, halt()}),
-            expectedError(1, bad, "sram words 256..256 exceed the scratchpad (256 words)"));
+  expectRejected({dmaLoad(0, 4, Space::Scratchpad, 0, 4, 1, 4, DType::F32), bad, halt()}, 1,
+                 "scratchpad range [256, 257) exceeds 256 words");
 }
 
 // Runs v.sub (0 - x) on four floats.

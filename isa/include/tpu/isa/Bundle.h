@@ -52,18 +52,11 @@ struct Bundle {
   std::vector<uint32_t> source_of;
 
   // Checks internal consistency (addresses inside DRAM, tensor map, source
-  // map, instructions against the config); throws tpu::Error naming the fault.
+  // map, instructions against the config by the rules of Legality.h); throws
+  // tpu::Error naming the fault, "instruction INDEX (DISASSEMBLY): problem"
+  // for an instruction.
   void validate() const;
 };
-
-// The checks Bundle::validate() makes on one instruction, for the simulator
-// to reuse: field values, on-chip ranges inside their memory, DMA ranges
-// inside dram_bytes, tile sizes and dtype against the array. mxu.mm's
-// destination is checked for its first column only: its width is the active
-// weight tile's, which Bundle::validate() tracks through the program. Throws
-// tpu::Error "instruction INDEX (DISASSEMBLY): problem".
-void validateInstruction(const isa::Instruction &instruction, size_t index,
-                         const HardwareConfig &config, uint64_t dram_bytes);
 
 std::vector<uint8_t> serializeBundle(const Bundle &bundle);
 // Rejects truncated, corrupt, wrong-version or inconsistent data with a

@@ -2,36 +2,13 @@
 #pragma once
 
 #include "tpu/isa/Bundle.h"
+#include "tpu/runtime/Backend.h"
 #include "tpu/runtime/Tensor.h"
-#include "tpu/sim/Simulator.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace tpu::runtime {
-
-// Something that executes bundles.
-class Backend {
-public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
-  // Runs the program on `dram` (bundle.dram_bytes bytes with the inputs in
-  // place; the backend places the constants) and leaves the outputs there.
-  // Returns timing statistics when the backend models time.
-  virtual std::optional<sim::SimStats> run(const Bundle &bundle, std::vector<uint8_t> &dram) = 0;
-};
-
-// The SystemC simulator (tpu::sim::simulate).
-class SimulatorBackend : public Backend {
-public:
-  explicit SimulatorBackend(sim::SimOptions options = {}) : options_(std::move(options)) {}
-  std::string name() const override { return "simulator"; }
-  std::optional<sim::SimStats> run(const Bundle &bundle, std::vector<uint8_t> &dram) override;
-
-private:
-  sim::SimOptions options_;
-};
 
 class Session {
 public:
@@ -48,7 +25,7 @@ public:
   // mismatch. Inputs never set are zero.
   void setInput(size_t index, const Tensor &tensor, const std::string &source);
   // Runs with the inputs set so far; each run starts from the same inputs.
-  std::optional<sim::SimStats> run(Backend &backend);
+  RunReport run(Backend &backend);
   // Output `index` of the last run, named and shaped as in the bundle, typed
   // as stored in DRAM (f32, bf16, i8 or i32).
   Tensor output(size_t index) const;

@@ -3,12 +3,14 @@
 outputs numpy computes: numeric_case.py KIND OUT_DIR makes OUT_DIR/model.onnx
 (or model.mlir) and OUT_DIR/test_data_set_0/{input,output}_N.pb, for
 `tpusim --data`."""
-import math
 import os
 import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "scripts"))
+import reference_ops as ref  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
@@ -27,28 +29,6 @@ def transpose():
     return nodes, {"x": x}, outputs, []
 
 
-def conv_reference(x, w, b, stride, pads, dilation, group):
-    """ONNX Conv (NCHW, OIHW weights), computed one output element at a time."""
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    top, left, bottom, right = pads
-    xp = np.zeros((n, c, h + top + bottom, wd + left + right), np.float64)
-    xp[:, :, top:top + h, left:left + wd] = x
-    oh = (h + top + bottom - (kh - 1) * dilation[0] - 1) // stride[0] + 1
-    ow = (wd + left + right - (kw - 1) * dilation[1] - 1) // stride[1] + 1
-    y = np.zeros((n, o, oh, ow), np.float64)
-    per_group = o // group
-    for oc in range(o):
-        g = oc // per_group
-        for i in range(oh):
-            for j in range(ow):
-                rows = i * stride[0] + dilation[0] * np.arange(kh)
-                cols = j * stride[1] + dilation[1] * np.arange(kw)
-                window = xp[:, g * cg:(g + 1) * cg][:, :, rows][:, :, :, cols]
-                y[:, oc, i, j] = (window * w[oc]).sum(axis=(1, 2, 3)) + b[oc]
-    return y.astype(np.float32)
-
-
 def conv():
     """A padded, strided, dilated convolution and a 1x1 one, and a padded
     strided depthwise convolution, on a 2x3x9x8 input."""
@@ -64,31 +44,11 @@ def conv():
              helper.make_node("Conv", ["x", "w1", "b1"], ["pointwise"]),
              helper.make_node("Conv", ["x", "wd", "bd"], ["depthwise"], pads=[1, 1, 1, 1],
                               strides=[2, 2], group=3)]
-    outputs = {"conv": conv_reference(x, w, b, (2, 1), (2, 1, 1, 0), (1, 2), 1),
-               "pointwise": conv_reference(x, w1, b1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
-               "depthwise": conv_reference(x, wd, bd, (2, 2), (1, 1, 1, 1), (1, 1), 3)}
+    outputs = {"conv": ref.conv2d(x, w, b, strides=(2, 1), pads=(2, 1, 1, 0), dilations=(1, 2)),
+               "pointwise": ref.conv2d(x, w1, b1),
+               "depthwise": ref.conv2d(x, wd, bd, strides=(2, 2), pads=(1, 1, 1, 1), group=3)}
     return nodes, {"x": x}, outputs, [("w", w), ("b", b), ("w1", w1), ("b1", b1), ("wd", wd),
                                       ("bd", bd)]
-
-
-def pool_reference(x, kernel, stride, pads, reduce, pad_value):
-    """A 2-D pool over NCHW with pads (top, left, bottom, right) of pad_value;
-    reduce(window, valid) gets the window and a mask of its real elements."""
-    n, c, h, w = x.shape
-    top, left, bottom, right = pads
-    xp = np.full((n, c, h + top + bottom, w + left + right), pad_value, np.float64)
-    xp[:, :, top:top + h, left:left + w] = x
-    mask = np.zeros(xp.shape[2:], bool)
-    mask[top:top + h, left:left + w] = True
-    oh = (h + top + bottom - kernel[0]) // stride[0] + 1
-    ow = (w + left + right - kernel[1]) // stride[1] + 1
-    y = np.zeros((n, c, oh, ow), np.float64)
-    for i in range(oh):
-        for j in range(ow):
-            rows = slice(i * stride[0], i * stride[0] + kernel[0])
-            cols = slice(j * stride[1], j * stride[1] + kernel[1])
-            y[:, :, i, j] = reduce(xp[:, :, rows, cols], mask[rows, cols])
-    return y.astype(np.float32)
 
 
 def pool():
@@ -106,14 +66,11 @@ def pool():
              helper.make_node("GlobalAveragePool", ["x"], ["global"]),
              helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["slice"]),
              helper.make_node("Concat", ["x", "y"], ["concat"], axis=1)]
-    mean = lambda window, valid: window[:, :, valid].mean(axis=2)
     outputs = {
-        "max": pool_reference(x, (3, 3), (2, 2), (1, 1, 1, 1), lambda v, _: v.max(axis=(2, 3)),
-                              -np.inf),
-        "avg": pool_reference(x, (3, 2), (2, 2), (1, 1, 1, 1), mean, 0.0),
-        "avg_with_pad": pool_reference(x, (3, 3), (1, 1), (1, 1, 1, 1),
-                                       lambda v, _: v.mean(axis=(2, 3)), 0.0),
-        "global": x.mean(axis=(2, 3), keepdims=True),
+        "max": ref.max_pool(x, (3, 3), (2, 2), (1, 1, 1, 1)),
+        "avg": ref.avg_pool(x, (3, 2), (2, 2), (1, 1, 1, 1)),
+        "avg_with_pad": ref.avg_pool(x, (3, 3), (1, 1), (1, 1, 1, 1), count_include_pad=True),
+        "global": ref.global_avg_pool(x),
         "slice": x[:, 1:3, 2:6, 1:5],
         "concat": np.concatenate([x, y], axis=1)}
     initializers = [("starts", np.array([1, 2, 1], np.int64)),
@@ -143,8 +100,8 @@ def erf():
     """Erf over [-5, 5] in small steps, with 0, tiny values and +-40."""
     x = np.concatenate([np.linspace(-5.0, 5.0, 1001), [0.0, 1e-30, -1e-30, 1e-7, -40.0, 40.0]])
     x = x.astype(np.float32).reshape(1, -1)
-    erf_values = np.vectorize(math.erf)(x.astype(np.float64))
-    return [helper.make_node("Erf", ["x"], ["erf"])], {"x": x}, {"erf": erf_values}, []
+    expected = ref.erf(x.astype(np.float64))
+    return [helper.make_node("Erf", ["x"], ["erf"])], {"x": x}, {"erf": expected}, []
 
 
 CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf}

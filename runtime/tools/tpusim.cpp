@@ -3,6 +3,7 @@
 #include "tpu/isa/Error.h"
 #include "tpu/runtime/Compare.h"
 #include "tpu/runtime/Session.h"
+#include "tpu/runtime/SimulatorBackend.h"
 #include "tpu/sim/Simulator.h"
 
 #include "ToolMain.h"
@@ -76,9 +77,10 @@ std::vector<runtime::Comparison> checkOutputs(const runtime::Session &session,
   return comparisons;
 }
 
-nlohmann::json report(const Options &options, const Bundle &bundle, const sim::SimStats &stats,
+nlohmann::json report(const Options &options, const Bundle &bundle,
+                      const runtime::RunReport &runReport,
                       const std::vector<runtime::Comparison> &comparisons) {
-  nlohmann::json json = sim::toJson(stats, bundle.config);
+  nlohmann::json json = runReport.json;
   json["bundle"] = options.bundlePath;
   json["config"] = bundle.config.name;
   json["clock_ghz"] = bundle.config.clock_ghz;
@@ -110,9 +112,9 @@ int run(const Options &options) {
       progressShown = true;
     };
   runtime::SimulatorBackend backend(simOptions);
-  sim::SimStats stats;
+  runtime::RunReport runReport;
   try {
-    stats = *session.run(backend);
+    runReport = session.run(backend);
   } catch (...) {
     if (progressShown)
       std::fprintf(stderr, "\r\033[K");
@@ -127,21 +129,22 @@ int run(const Options &options) {
           session.output(index),
           (fs::path(options.outputDirectory) / fmt::format("output_{}.pb", index)).string());
   }
+  // The trace and the VCD need the simulator's own statistics.
   if (!options.tracePath.empty())
-    writeText(options.tracePath, sim::traceJson(stats, bundle).dump() + "\n", "trace");
+    writeText(options.tracePath, sim::traceJson(backend.stats(), bundle).dump() + "\n", "trace");
   if (!options.vcdPath.empty())
-    writeText(options.vcdPath, sim::vcd(stats, bundle, options.vcdSignals), "VCD");
+    writeText(options.vcdPath, sim::vcd(backend.stats(), bundle, options.vcdSignals), "VCD");
 
   fmt::print("{}: config {} ({}x{} {}), {} instructions\n", options.bundlePath, bundle.config.name,
              bundle.config.array.rows, bundle.config.array.cols,
              isa::dtypeName(bundle.config.array.dtype), bundle.program.size());
-  fmt::print("{}", sim::formatSummary(stats, bundle.config));
+  fmt::print("{}", runReport.summary);
   std::vector<runtime::Comparison> comparisons;
   if (!options.dataDirectory.empty())
     comparisons = checkOutputs(session, options.dataDirectory);
 
   if (!options.reportPath.empty())
-    writeText(options.reportPath, report(options, bundle, stats, comparisons).dump(2) + "\n",
+    writeText(options.reportPath, report(options, bundle, runReport, comparisons).dump(2) + "\n",
               "report");
   bool pass = std::all_of(comparisons.begin(), comparisons.end(),
                           [](const runtime::Comparison &c) { return c.pass; });
