@@ -16,7 +16,7 @@ using isa::Instruction;
 namespace {
 
 // The 8x8 preset: 8 x 8 bf16 array, 16384 scratchpad and 4096 accumulator words.
-HardwareConfig preset8x8() { return HardwareConfig::fromFile(configDirectory() + "/tpu-8x8.json"); }
+HardwareConfig preset8x8() { return HardwareConfig::load("tpu-8x8"); }
 
 constexpr uint64_t kDramBytes = 0x280;
 
