@@ -12,6 +12,7 @@ namespace tpu::compiler {
 enum class EmitKind {
   OnnxImport, // the graph as imported, before any optimization
   Tosa,       // the graph after target-neutral optimization
+  Fused,      // the graph with the target and its fusion groups (tpu.fused)
   TPU,        // the hardware-level dialect with its plans
   Asm,        // the ISA program as assembly text
   Bundle,     // the binary program bundle (.tpub)

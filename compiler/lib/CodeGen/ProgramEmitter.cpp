@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tpu::codegen {
@@ -29,6 +30,7 @@ using isa::Field;
 using isa::Opcode;
 using isa::Queue;
 using mlir::Value;
+using mlir::tpu::Spread;
 
 constexpr uint64_t kDramAlignment = 64;
 constexpr uint64_t kWordBytes = 4;
@@ -48,6 +50,8 @@ std::pair<int64_t, int64_t> matrixShape(Value value) {
 }
 
 std::string sourceName(mlir::Operation *op) {
+  if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
+    return sourceName(&fused.getHead()); // a group is named by its first op
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc()))
     return name.getName().str();
   return op->getName().getStringRef().str();
@@ -213,7 +217,7 @@ class Emitter {
   // How a vector-unit operand spreads over a tile.
 
   static isa::Broadcast broadcastOf(Spread spread) {
-    return spread == Spread::None  ? isa::Broadcast::None
+    return spread == Spread::Same  ? isa::Broadcast::None
            : spread == Spread::Row ? isa::Broadcast::Row
                                    : isa::Broadcast::Scalar;
   }
@@ -339,8 +343,16 @@ private:
     return it->second;
   }
 
-  void emitOperation(mlir::Operation &op) {
-    builder.setSource(sourceName(&op));
+  // The longest chain of reductions (matmul K) feeding each result of `op`.
+  void trackReductions(mlir::Operation &op) {
+    if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
+      for (mlir::Operation &member : fused.getMembers())
+        trackReductions(member);
+      for (auto [result, yielded] :
+           llvm::zip(fused.getResults(), fused.getBody().front().getTerminator()->getOperands()))
+        reduction[result] = reduction.lookup(yielded);
+      return;
+    }
     for (Value result : op.getResults()) {
       uint64_t longest = 0;
       for (Value operand : op.getOperands())
@@ -351,10 +363,15 @@ private:
         longest += batched.getLhs().getType().getShape()[2];
       reduction[result] = longest;
     }
-    if (llvm::isa<mlir::arith::ConstantOp>(op) || emitted.contains(&op))
+  }
+
+  void emitOperation(mlir::Operation &op) {
+    builder.setSource(sourceName(&op));
+    trackReductions(op);
+    if (llvm::isa<mlir::arith::ConstantOp>(op))
       return;
-    if (op.hasAttr(mlir::tpu::kFusionGroupAttr))
-      return emitGroup(op);
+    if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
+      return emitGroup(fused);
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
       auto [rows, cols] = matrixShape(view.getResult());
       matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
@@ -398,33 +415,73 @@ private:
       // `input` may be a fused intermediate, which has a shape but no place.
       auto [rows, cols] = matrixShape(input);
       Matrix rhs = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs(), &op);
-      return {rhs, spreadOf(rows, cols, rhs.rows, rhs.cols), binaryOpcode(binary.getKind()),
+      return {rhs, *mlir::tpu::spreadOf({rows, cols}, {rhs.rows, rhs.cols}),
+              binaryOpcode(binary.getKind()),
               sourceName(&op)};
     }
     if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
-      return {{}, Spread::None, unaryOpcode(unary.getKind()), sourceName(&op)};
+      return {{}, Spread::Same, unaryOpcode(unary.getKind()), sourceName(&op)};
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       return {clampBounds.lookup(&op), Spread::Scalar, Opcode::VClamp, sourceName(&op)};
     throw Error(fmt::format("{}: '{}' is not elementwise", sourceName(&op),
                             op.getName().getStringRef().str()));
   }
 
-  // A fusion group (tpu-fuse): the head and the chain of its single users in
-  // the same group, emitted as one piece; only the last value reaches DRAM.
-  void emitGroup(mlir::Operation &head) {
-    llvm::SmallVector<mlir::Operation *> members = mlir::tpu::fusionGroupFrom(&head);
-    emitted.insert(members.begin(), members.end());
-    Matrix output = placeResult(members.back()->getResult(0));
-    auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(head);
+  // A fusion group (tpu.fused), emitted as one piece; only the value it
+  // yields reaches DRAM.
+  void emitGroup(mlir::tpu::FusedOp fused) {
+    llvm::SmallVector<mlir::Operation *> members;
+    for (mlir::Operation &member : fused.getMembers())
+      members.push_back(&member);
+    Matrix output = placeResult(fused.getResult(0));
+    auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(fused.getHead());
     if (!matmul)
       return emitRowGroup(members, output);
     // An epilogue is a chain: each member reads the one before it.
     std::vector<Operand> steps;
     for (size_t i = 1; i < members.size(); ++i)
       steps.push_back(elementwiseStep(*members[i], members[i - 1]->getResult(0)));
-    emitMatMul(matrixOf(matmul.getLhs(), &head), matrixOf(matmul.getRhs(), &head), output,
-               planOf(head), steps);
+    emitMatMul(matrixOf(matmul.getLhs(), matmul), matrixOf(matmul.getRhs(), matmul), output,
+               planOf(*matmul), steps);
   }
+
+  // Word offsets in a row, first fit: what the row-group buffers take of
+  // each tile row.
+  class FirstFitRows {
+  public:
+    uint64_t allocate(int64_t words) {
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->second >= words) {
+          uint64_t offset = it->first;
+          if (it->second > words)
+            free_[offset + words] = it->second - words;
+          free_.erase(it);
+          return offset;
+        }
+      uint64_t offset = end_;
+      end_ += words;
+      peak_ = std::max(peak_, int64_t(end_));
+      return offset;
+    }
+    void release(uint64_t offset, int64_t words) {
+      auto it = free_.emplace(offset, words).first;
+      if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
+        it->second += next->second;
+        free_.erase(next);
+      }
+      if (it != free_.begin())
+        if (auto previous = std::prev(it); previous->first + previous->second == it->first) {
+          previous->second += it->second;
+          free_.erase(it);
+        }
+    }
+    int64_t peak() const { return peak_; }
+
+  private:
+    std::map<uint64_t, int64_t> free_; // offset -> words
+    uint64_t end_ = 0;
+    int64_t peak_ = 0;
+  };
 
   // A group of row-local ops (elementwise, row reductions) over the same rows,
   // such as a whole softmax or layer normalization: per tile of whole rows,
@@ -445,7 +502,16 @@ private:
     };
     llvm::MapVector<Value, Buffer> buffers;
     llvm::DenseMap<mlir::Operation *, uint64_t> boundsAt; // v.clamp's lo, hi
-    int64_t perRow = 0, fixed = 0;
+    // Per-row buffers are reused once their value is dead: each lives from
+    // its definition (the tile's loads, for values from outside) to its last
+    // reader; the group's value to the store.
+    llvm::DenseMap<Value, size_t> lastUse;
+    for (auto [index, op] : llvm::enumerate(members))
+      for (Value operand : op->getOperands())
+        lastUse[operand] = index;
+    lastUse[members.back()->getResult(0)] = members.size();
+    FirstFitRows perRowWords;
+    int64_t fixed = 0;
     auto place = [&](Value value, bool outside) {
       if (buffers.count(value))
         return;
@@ -456,23 +522,30 @@ private:
       Buffer buffer{outside ? matrixOf(value, members.front()) : Matrix{}, cols,
                     rows == output.rows, 0, outside};
       if (buffer.perRow) {
-        buffer.offset = uint64_t(perRow);
-        perRow += cols;
+        buffer.offset = perRowWords.allocate(cols);
       } else {
         buffer.offset = uint64_t(fixed);
         fixed += rows * cols;
       }
       buffers.insert({value, buffer});
     };
-    for (mlir::Operation *op : members) {
+    for (mlir::Operation *op : members)
       for (Value operand : op->getOperands())
-        place(operand, !inside.contains(operand));
+        if (!inside.contains(operand))
+          place(operand, true);
+    for (auto [index, op] : llvm::enumerate(members)) {
       place(op->getResult(0), false);
       if (llvm::isa<mlir::tpu::ClampOp>(op)) {
         boundsAt[op] = uint64_t(fixed);
         fixed += 2;
       }
+      for (Value operand : op->getOperands()) {
+        const Buffer &buffer = buffers.find(operand)->second;
+        if (buffer.perRow && lastUse.lookup(operand) == index)
+          perRowWords.release(buffer.offset, buffer.cols);
+      }
     }
+    int64_t perRow = perRowWords.peak();
     int64_t tileRows =
         std::min({output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixed) / perRow});
     if (tileRows < 1)
@@ -517,11 +590,11 @@ private:
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       auto [rhsRows, rhsCols] = matrixShape(binary.getRhs());
       emitStep({{0, rhsRows, rhsCols},
-                spreadOf(valueRows, cols, rhsRows, rhsCols),
+                *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
                 binaryOpcode(binary.getKind())},
                address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols);
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
-      emitStep({{}, Spread::None, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
+      emitStep({{}, Spread::Same, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
                address(result), address(unary.getInput()), 0, rows, cols);
     } else if (llvm::isa<mlir::tpu::ClampOp>(op)) {
       emitStep({{0, 1, 2}, Spread::Scalar, Opcode::VClamp}, address(result),
@@ -710,7 +783,7 @@ private:
     bool binary = step.matrix.rows > 0;
     // Scratchpad words per tile row, and independent of the tile's rows.
     int64_t perRow = tileCols + (!binary                         ? 0
-                                 : step.spread == Spread::None   ? tileCols
+                                 : step.spread == Spread::Same   ? tileCols
                                  : step.spread == Spread::Column ? 1
                                                                  : 0);
     int64_t fixedWords = !binary                         ? 0
@@ -749,7 +822,7 @@ private:
   void loadOperand(const Operand &operand, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                    uint64_t address) {
     switch (operand.spread) {
-    case Spread::None:
+    case Spread::Same:
       return builder.load(operand.matrix, r0, c0, rows, cols, isa::Space::Scratchpad, address);
     case Spread::Row:
       return builder.load(operand.matrix, 0, c0, 1, cols, isa::Space::Scratchpad, address);
@@ -817,7 +890,7 @@ private:
         // buffer of its own.
         builder.setSource(fmt::format("copy to output {}", index));
         Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
-        emitElementwise(matrix, copy, {{}, Spread::None, std::nullopt});
+        emitElementwise(matrix, copy, {{}, Spread::Same, std::nullopt});
         matrix = copy;
         claimed.insert(matrix.address);
       }
@@ -1190,7 +1263,6 @@ private:
   llvm::DenseMap<mlir::Operation *, Matrix> clampBounds; // [min, max] in the constant segment
   llvm::DenseMap<mlir::Operation *, Matrix> padRows;     // an im2col's padding value, C times
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
-  llvm::DenseSet<mlir::Operation *> emitted; // members of fusion groups already emitted
   uint64_t resultBase = 0;                   // where tpu-plan-memory's region starts
 };
 

@@ -20,6 +20,8 @@ using namespace mlir::tpu;
 #include "tpu/Dialect/TPUOpsDialect.cpp.inc"
 #include "tpu/Dialect/TPUOpsEnums.cpp.inc"
 
+#include "tpu/Dialect/TPUInterfaces.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "tpu/Dialect/TPUAttrs.cpp.inc"
 
@@ -182,15 +184,24 @@ Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.cpp.inc"
 
-SmallVector<Operation *> mlir::tpu::fusionGroupFrom(Operation *first) {
-  Attribute group = first->getAttr(kFusionGroupAttr);
-  if (!group)
-    return {first};
-  SmallVector<Operation *> members;
-  for (Operation *op = first; op; op = op->getNextNode())
-    if (op->getAttr(kFusionGroupAttr) == group)
-      members.push_back(op);
-  return members;
+
+std::optional<Spread> mlir::tpu::spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand) {
+  if (operand == matrix)
+    return Spread::Same;
+  if (operand[0] == 1 && operand[1] == matrix[1])
+    return Spread::Row;
+  if (operand[0] == 1 && operand[1] == 1)
+    return Spread::Scalar;
+  if (operand[0] == matrix[0] && operand[1] == 1)
+    return Spread::Column;
+  return std::nullopt;
+}
+
+std::optional<Spread> mlir::tpu::spreadOf(Value full, Value operand) {
+  auto matrixOf = [](Value value) {
+    return matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape();
+  };
+  return spreadOf(matrixOf(full), matrixOf(operand));
 }
 
 RankedTensorType mlir::tpu::matrixType(RankedTensorType type) {
@@ -231,11 +242,7 @@ LogicalResult BinaryOp::verify() {
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();
   if (getResult().getType() != getLhs().getType())
     return emitOpError("result type must equal the lhs type");
-  bool sameShape = lhs == rhs;
-  bool row = rhs[0] == 1 && rhs[1] == lhs[1];
-  bool scalar = rhs[0] == 1 && rhs[1] == 1;
-  bool column = rhs[0] == lhs[0] && rhs[1] == 1;
-  if (!sameShape && !row && !scalar && !column)
+  if (!spreadOf(lhs, rhs))
     return emitOpError() << "rhs must be " << lhs[0] << "x" << lhs[1] << ", 1x" << lhs[1] << ", "
                          << lhs[0] << "x1 or 1x1, got " << rhs[0] << "x" << rhs[1];
   return success();

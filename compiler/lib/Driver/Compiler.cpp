@@ -118,19 +118,16 @@ std::string printed(mlir::ModuleOp module) {
 
 // One line per fusion group: its number, kind and members in order.
 std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
-  std::map<int64_t, std::vector<mlir::Operation *>> groups;
-  module.walk([&](mlir::Operation *op) {
-    if (auto group = op->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kFusionGroupAttr))
-      groups[group.getInt()].push_back(op);
-  });
+  std::vector<mlir::tpu::FusedOp> groups;
+  module.walk([&](mlir::tpu::FusedOp fused) { groups.push_back(fused); });
   std::string text =
       fmt::format("fusion {}: {} group{}\n", fusion, groups.size(), groups.size() == 1 ? "" : "s");
-  for (const auto &[number, members] : groups) {
-    bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(members.front());
+  for (auto [number, fused] : llvm::enumerate(groups)) {
+    bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
     std::vector<std::string> names;
-    for (mlir::Operation *op : members)
-      names.push_back(
-          fmt::format("{} [{}]", sourceName(op->getLoc()), op->getName().getStringRef().str()));
+    for (mlir::Operation &op : fused.getMembers())
+      names.push_back(fmt::format("{} [{}]", sourceName(op.getLoc()),
+                                  op.getName().getStringRef().str()));
     text += fmt::format("  group {} ({}): {}\n", number,
                         epilogue ? "matmul epilogue in the accumulators"
                                  : "row-local ops in the scratchpad",
@@ -224,11 +221,13 @@ void compile(const CompileOptions &options) {
     mlir::tpu::TargetPipelineOptions target;
     target.config = options.config;
     target.fusion = options.fusion;
-    mlir::tpu::buildTPULoweringPipeline(pm, target);
+    mlir::tpu::buildFusionPipeline(pm, target);
   }
+  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused)
+    mlir::tpu::buildTPULoweringPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     errors.raise("compilation");
-  if (options.emit == EmitKind::Tosa)
+  if (options.emit == EmitKind::Tosa || options.emit == EmitKind::Fused)
     return writeText(options.output_path, printed(*module));
   if (options.print_fusion_groups)
     std::cout << fusionGroups(*module, options.fusion);

@@ -1,9 +1,10 @@
-// tpu-fuse: marks the groups of TPU operations the emitter runs as one
-// piece (a matmul with its epilogue; row-local ops such as a softmax), so
-// that their intermediates never go to DRAM.
+// tpu-fuse: forms fusion groups on the graph (TOSA) as tpu.fused regions,
+// asking the module's target what its hardware can run together.
 #include "tpu/FusionMode.h"
 #include "tpu/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::tpu {
@@ -15,13 +16,29 @@ using namespace mlir;
 
 namespace {
 
-bool isElementwise(Operation *op) {
-  if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
-    return unary.getKind() != mlir::tpu::UnaryKind::copy;
-  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::ClampOp>(op);
+// Whether `op` computes one tensor, as every op a group can hold does.
+bool hasOneTensorResult(Operation *op) {
+  return op->getNumResults() == 1 && llvm::isa<RankedTensorType>(op->getResult(0).getType());
 }
 
-bool isCommutative(mlir::tpu::BinaryKind kind) { return kind != mlir::tpu::BinaryKind::sub; }
+// Rows of the row-major matrix a value is seen as (leading axes collapsed).
+int64_t rowsOf(Value value) {
+  return mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape().front();
+}
+
+// A reshape that keeps the row-major matrix view: it moves no data, and a
+// group can carry it.
+bool isTransparentReshape(Operation *op) {
+  auto reshape = llvm::dyn_cast<tosa::ReshapeOp>(op);
+  return reshape &&
+         mlir::tpu::matrixType(llvm::cast<RankedTensorType>(reshape.getInput1().getType())) ==
+             mlir::tpu::matrixType(llvm::cast<RankedTensorType>(reshape.getType()));
+}
+
+// A binary elementwise op whose operands can trade places.
+bool isCommutative(Operation *op) {
+  return llvm::isa<tosa::AddOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op);
+}
 
 class FuseOps : public mlir::tpu::impl::FuseOpsBase<FuseOps> {
 public:
@@ -36,43 +53,28 @@ public:
     }
     if (*fusion == ::tpu::FusionMode::None)
       return;
+    FailureOr<mlir::tpu::TargetAttr> targetAttr = mlir::tpu::getTarget(getOperation());
+    if (failed(targetAttr))
+      return signalPassFailure();
+    target = llvm::cast<mlir::tpu::FusionTargetInterface>(*targetAttr);
+
     Block &block = getOperation().getBody().front();
-    // Per function: groups are numbered from 0 in each.
-    position.clear();
-    grouped.clear();
-    nextGroup = 0;
     for (auto [index, op] : llvm::enumerate(block))
       position[&op] = index;
-    for (Operation &head : block) {
-      if (!llvm::isa<mlir::tpu::MatMulOp>(head))
-        continue;
-      SmallVector<Operation *> chain{&head};
-      Value value = head.getResult(0);
-      while (value.hasOneUse()) {
-        Operation *user = *value.getUsers().begin();
-        if (!joins(user, value, head))
-          break;
-        chain.push_back(user);
-        value = user->getResult(0);
-      }
-      markGroup(chain);
-    }
+    SmallVector<SmallVector<Operation *>> groups;
+    for (Operation &head : block)
+      if (hasOneTensorResult(&head) && target.canHeadEpilogue(&head))
+        keep(epilogue(head), groups);
     if (*fusion == ::tpu::FusionMode::Full)
       for (Operation &seed : block)
-        if (!grouped.contains(&seed) && isRowLocal(&seed))
-          markGroup(rowGroup(seed));
+        if (!grouped.contains(&seed) && hasOneTensorResult(&seed) && !isTransparentReshape(&seed) &&
+            target.canJoinRowGroup(&seed, [](Value) { return false; }))
+          keep(rowGroup(seed), groups);
+    for (ArrayRef<Operation *> members : groups)
+      formRegion(members);
   }
 
 private:
-  static bool isRowLocal(Operation *op) {
-    return isElementwise(op) || llvm::isa<mlir::tpu::RowReduceOp>(op);
-  }
-
-  // Rows of the row-major matrix the emitter sees.
-  static int64_t rowsOf(Value value) {
-    return mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())).getShape().front();
-  }
-
   // Available to a group that starts at `first`: a constant, or a value
   // computed before it.
   bool availableBefore(Value value, Operation &first) {
@@ -81,20 +83,53 @@ private:
            position[producer] < position[&first];
   }
 
-  // The row-local ops (elementwise, row reductions) over the same rows that
-  // grow from `seed`: each joins when every operand is in the group or
-  // available before it. Empty unless exactly one value leaves the group and
-  // it is the last member's (the emitter stores that one only).
+  // The matrix producer `head` and the chain of single users the target can
+  // apply to each of its tiles in place, each reading the one before.
+  SmallVector<Operation *> epilogue(Operation &head) {
+    SmallVector<Operation *> chain{&head};
+    Value value = head.getResult(0);
+    while (value.hasOneUse()) {
+      Operation *user = *value.getUsers().begin();
+      if (!isTransparentReshape(user) && !joinsEpilogue(user, value, head))
+        break;
+      chain.push_back(user);
+      value = user->getResult(0);
+    }
+    return chain;
+  }
+
+  bool joinsEpilogue(Operation *user, Value value, Operation &head) {
+    // The chain value is the tile being worked on: the result keeps its view.
+    if (!hasOneTensorResult(user) ||
+        mlir::tpu::matrixType(llvm::cast<RankedTensorType>(user->getResult(0).getType())) !=
+        mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())))
+      return false;
+    if (user->getNumOperands() == 1)
+      return target.canJoinEpilogue(user, value, Value());
+    if (user->getNumOperands() != 2 || (user->getOperand(0) != value && !isCommutative(user)))
+      return false;
+    Value other = user->getOperand(0) == value ? user->getOperand(1) : user->getOperand(0);
+    // x op x, or an operand computed inside the group's span, is not
+    // available to its head.
+    return other != value && availableBefore(other, head) &&
+           target.canJoinEpilogue(user, value, other);
+  }
+
+  // The row-local ops over the same rows that grow from `seed`: each joins
+  // when every operand is in the group or available before it, and the
+  // target can run it there. Empty unless exactly one value leaves the group
+  // and it is the last member's.
   SmallVector<Operation *> rowGroup(Operation &seed) {
     int64_t rows = rowsOf(seed.getResult(0));
     SmallVector<Operation *> members{&seed};
     llvm::DenseSet<Value> inside{seed.getResult(0)};
+    auto inGroup = [&](Value v) { return inside.contains(v); };
     for (Operation *op = seed.getNextNode(); op; op = op->getNextNode()) {
-      if (grouped.contains(op) || !isRowLocal(op) || rowsOf(op->getResult(0)) != rows ||
-          llvm::none_of(op->getOperands(), [&](Value v) { return inside.contains(v); }))
+      if (grouped.contains(op) || !hasOneTensorResult(op) || rowsOf(op->getResult(0)) != rows || llvm::none_of(op->getOperands(), inGroup) ||
+          !llvm::all_of(op->getOperands(),
+                        [&](Value v) { return inGroup(v) || availableBefore(v, seed); }))
         continue;
-      if (llvm::all_of(op->getOperands(),
-                       [&](Value v) { return inside.contains(v) || availableBefore(v, seed); })) {
+      if (isTransparentReshape(op) || target.canJoinRowGroup(op, inGroup)) {
         members.push_back(op);
         inside.insert(op->getResult(0));
       }
@@ -107,43 +142,43 @@ private:
     return members;
   }
 
-  void markGroup(ArrayRef<Operation *> members) {
-    if (members.size() < 2)
+  // Keeps a group worth forming: two ops that compute, or one the target
+  // lowers to several. Trailing reshapes stay outside: they move nothing.
+  void keep(SmallVector<Operation *> members, SmallVector<SmallVector<Operation *>> &groups) {
+    while (!members.empty() && isTransparentReshape(members.back()))
+      members.pop_back();
+    size_t computing = llvm::count_if(members, [](Operation *op) {
+      return !isTransparentReshape(op);
+    });
+    if (computing == 0 || (computing == 1 && !target.isGroupOnItsOwn(members.front())))
       return;
-    auto attribute = IntegerAttr::get(IntegerType::get(&getContext(), 64), nextGroup++);
-    for (Operation *member : members) {
-      member->setAttr(mlir::tpu::kFusionGroupAttr, attribute);
-      grouped.insert(member);
-    }
+    grouped.insert(members.begin(), members.end());
+    groups.push_back(std::move(members));
+  }
+
+  // Moves the members into a tpu.fused region where the first one was: every
+  // operand from outside is available there, and only the last member's
+  // value is used after the group.
+  void formRegion(ArrayRef<Operation *> members) {
+    Operation *last = members.back();
+    OpBuilder builder(members.front());
+    auto fused = builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(),
+                                                    last->getResultTypes());
+    Block *body = builder.createBlock(&fused.getBody());
+    for (Operation *member : members)
+      member->moveBefore(body, body->end());
+    builder.setInsertionPointToEnd(body);
+    builder.create<mlir::tpu::YieldOp>(last->getLoc(), last->getResults());
+    last->getResult(0).replaceUsesWithIf(fused.getResult(0), [&](OpOperand &use) {
+      return use.getOwner()->getParentOp() != fused;
+    });
     ++numGroups;
     numFused += members.size() - 1;
   }
 
-private:
-  // Whether `user`, which reads `value`, can extend the epilogue of matmul `head`.
-  bool joins(Operation *user, Value value, Operation &head) {
-    // The chain value must be the full-shaped operand: the tile being worked on.
-    if (!isElementwise(user) || user->getResult(0).getType() != value.getType())
-      return false;
-    auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(user);
-    if (!binary)
-      return true;
-    if (binary.getLhs() != value && !isCommutative(binary.getKind()))
-      return false;
-    Value other = binary.getLhs() == value ? binary.getRhs() : binary.getLhs();
-    if (other == value)
-      return false; // x op x
-    if (!availableBefore(other, head))
-      return false; // computed inside the group's span: not available to its head
-    auto shape = llvm::cast<RankedTensorType>(other.getType()).getShape();
-    auto full = llvm::cast<RankedTensorType>(value.getType()).getShape();
-    bool column = shape.size() == 2 && shape[1] == 1 && full.size() == 2 && full[1] != 1;
-    return !column;
-  }
-
+  mlir::tpu::FusionTargetInterface target;
   llvm::DenseMap<Operation *, size_t> position;
   llvm::DenseSet<Operation *> grouped;
-  int64_t nextGroup = 0;
 };
 
 } // namespace

@@ -33,27 +33,6 @@ bool isF32Tensor(Type type) {
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
-// How the second operand of an elementwise op is spread over the first.
-// Column (one element per row, e.g. a row maximum) is not a broadcast the
-// vector unit has; the emitter issues one scalar-broadcast instruction per row.
-enum class Spread { Same, Row, Scalar, Column, Unsupported };
-
-Spread spreadOf(ArrayRef<int64_t> full, ArrayRef<int64_t> operand) {
-  if (full == operand)
-    return Spread::Same;
-  if (operand.empty())
-    return Spread::Unsupported;
-  bool leadingOnes = llvm::all_of(operand.drop_back(), [](int64_t d) { return d == 1; });
-  if (leadingOnes && operand.back() == 1)
-    return Spread::Scalar;
-  if (leadingOnes && operand.back() == full.back())
-    return Spread::Row;
-  if (operand.size() == full.size() && operand.drop_back() == full.drop_back() &&
-      operand.back() == 1)
-    return Spread::Column;
-  return Spread::Unsupported;
-}
-
 // Checks the forms this lowering handles, so that an unsupported model fails
 // with an error naming the operation instead of a generic legalization error.
 LogicalResult checkSupported(Operation *op) {
@@ -83,12 +62,10 @@ LogicalResult checkSupported(Operation *op) {
   if (auto mul = llvm::dyn_cast<tosa::MulOp>(op); mul && mul.getShift() != 0)
     return op->emitOpError("with a non-zero shift is not supported on f32");
   if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op)) {
-    auto result = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    auto lhs = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-    auto rhs = llvm::cast<RankedTensorType>(op->getOperand(1).getType()).getShape();
+    Value result = op->getResult(0), lhs = op->getOperand(0), rhs = op->getOperand(1);
     bool commutative = !llvm::isa<tosa::SubOp>(op);
-    bool direct = lhs == result && spreadOf(result, rhs) != Spread::Unsupported;
-    bool swapped = commutative && rhs == result && spreadOf(result, lhs) != Spread::Unsupported;
+    bool direct = lhs.getType() == result.getType() && spreadOf(result, rhs);
+    bool swapped = commutative && rhs.getType() == result.getType() && spreadOf(result, lhs);
     if (!direct && !swapped)
       return op->emitOpError("broadcast is not supported by the vector unit: the smaller "
                              "operand must match in shape, be one row of the last dimension, "
@@ -437,18 +414,11 @@ template <typename TosaOp, BinaryKind kind> struct LowerBinary : CountedLowering
     Value other = op->getOperand(1);
     if (full.getType() != resultType)
       std::swap(full, other); // checkSupported allowed this only for commutative ops
-    ArrayRef<int64_t> otherShape = llvm::cast<RankedTensorType>(other.getType()).getShape();
-    RankedTensorType matrix = matrixType(resultType);
-    RankedTensorType otherMatrix = matrix;
-    Spread spread = spreadOf(resultType.getShape(), otherShape);
-    if (spread == Spread::Row)
-      otherMatrix = RankedTensorType::get({1, matrix.getShape()[1]}, matrix.getElementType());
-    else if (spread == Spread::Scalar)
-      otherMatrix = RankedTensorType::get({1, 1}, matrix.getElementType());
-    else if (spread == Spread::Column)
-      otherMatrix = RankedTensorType::get({matrix.getShape()[0], 1}, matrix.getElementType());
-    Value result = rewriter.create<BinaryOp>(loc, matrix, kind, asMatrix(rewriter, loc, full),
-                                             viewAs(rewriter, loc, other, otherMatrix));
+    // Broadcast as numpy does, the other operand's matrix view is the spread
+    // (spreadOf): the same matrix, a row, an element or a column.
+    Value result =
+        rewriter.create<BinaryOp>(loc, matrixType(resultType), kind, asMatrix(rewriter, loc, full),
+                                  asMatrix(rewriter, loc, other));
     this->replaceWithView(rewriter, op, result);
     return success();
   }

@@ -16,12 +16,15 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildTPULoweringPipeline(OpPassManager &pm, const TargetPipelineOptions &options) {
+void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options) {
   pm.addPass(createAssignTarget(AssignTargetOptions{options.config}));
+  pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{options.fusion}));
+}
+
+void buildTPULoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{options.fusion}));
   pm.addNestedPass<func::FuncOp>(createPlanTiles());
   pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
@@ -37,7 +40,8 @@ void registerTPUPipelines() {
       "Graph optimization, then the target: lowering to the TPU dialect, fusion and the plans",
       [](OpPassManager &pm, const TargetPipelineOptions &options) {
         buildGraphOptimizationPipeline(pm);
-        buildTPULoweringPipeline(pm, options);
+        buildFusionPipeline(pm, options);
+        buildTPULoweringPipeline(pm);
       });
 }
 

@@ -2,6 +2,9 @@
 // liveness, recorded as attributes that the program emitter follows.
 #include "tpu/Transforms/Passes.h"
 
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <map>
 
 namespace mlir::tpu {
@@ -16,7 +19,17 @@ namespace {
 constexpr uint64_t kAlignment = 64;
 constexpr uint64_t kWordBytes = 4;
 
-uint64_t alignUp(uint64_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
+// What running `op` reads: its operands, and for a fusion group the values
+// its members read from outside.
+SmallVector<Value> readsOf(Operation &op) {
+  SmallVector<Value> reads(op.getOperands());
+  if (auto fused = llvm::dyn_cast<tpu::FusedOp>(op)) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(fused.getBody(), above);
+    reads.append(above.begin(), above.end());
+  }
+  return reads;
+}
 
 // A view reads its input's buffer: the buffer belongs to the first non-view.
 Value bufferOwner(Value value) {
@@ -32,19 +45,19 @@ public:
     Block &block = function.getBody().front();
     llvm::DenseMap<Value, size_t> lastRead;
     for (auto [index, op] : llvm::enumerate(block))
-      for (Value operand : op.getOperands())
+      for (Value operand : readsOf(op))
         lastRead[bufferOwner(operand)] =
             llvm::isa<func::ReturnOp>(op) ? std::numeric_limits<size_t>::max() : index;
 
     std::multimap<uint64_t, uint64_t> free;                      // bytes -> offset
     llvm::DenseMap<Value, std::pair<uint64_t, uint64_t>> placed; // offset, bytes
-    llvm::DenseSet<Attribute> startedGroups;
     uint64_t end = 0;
     for (auto [index, op] : llvm::enumerate(block)) {
-      if (Operation *producer = materializedAt(op, startedGroups)) {
+      if (materialized(op)) {
+        Operation *producer = &op;
         Value result = producer->getResult(0);
         auto type = llvm::cast<ShapedType>(result.getType());
-        uint64_t bytes = alignUp(uint64_t(type.getNumElements()) * kWordBytes);
+        uint64_t bytes = llvm::alignTo(uint64_t(type.getNumElements()) * kWordBytes, kAlignment);
         uint64_t offset;
         if (auto reuse = free.lower_bound(bytes); reuse != free.end()) {
           offset = reuse->second;
@@ -61,7 +74,7 @@ public:
         placed[result] = {offset, bytes};
         ++numPlaced;
       }
-      for (Value operand : op.getOperands()) {
+      for (Value operand : readsOf(op)) {
         Value owner = bufferOwner(operand);
         auto it = placed.find(owner);
         if (it != placed.end() && lastRead.lookup(owner) == index) {
@@ -75,18 +88,11 @@ public:
   }
 
 private:
-  // The operation whose result gets a buffer when `op` is emitted: its own
-  // for a TPU operation that writes DRAM; for the first member of a fusion
-  // group, the group's last member; none for views, later group members and
-  // everything else.
-  static Operation *materializedAt(Operation &op, llvm::DenseSet<Attribute> &startedGroups) {
-    if (!llvm::isa<tpu::TPUDialect>(op.getDialect()) || llvm::isa<tpu::ViewOp>(op) ||
-        op.getNumResults() != 1)
-      return nullptr;
-    Attribute group = op.getAttr(tpu::kFusionGroupAttr);
-    if (group && !startedGroups.insert(group).second)
-      return nullptr;
-    return tpu::fusionGroupFrom(&op).back();
+  // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
+  // fusion group writes only the value it yields); not a view.
+  static bool materialized(Operation &op) {
+    return llvm::isa<tpu::TPUDialect>(op.getDialect()) && !llvm::isa<tpu::ViewOp>(op) &&
+           op.getNumResults() == 1;
   }
 };
 

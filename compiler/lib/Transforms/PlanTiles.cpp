@@ -18,7 +18,11 @@ namespace {
 // loads per output tile.
 ::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul) {
   ::tpu::codegen::EpilogueOperands needs;
-  for (Operation *op : llvm::drop_begin(mlir::tpu::fusionGroupFrom(matmul))) {
+  auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(matmul->getParentOp());
+  if (!fused)
+    return needs;
+  for (Operation &member : llvm::drop_begin(fused.getMembers())) {
+    Operation *op = &member;
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       needs.scalar = true;
     auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
@@ -26,17 +30,15 @@ namespace {
       continue;
     // The chain's value is the full-shaped operand (the lhs, or both); the
     // rhs is what the emitter loads, spread as the emitter sees it.
-    auto value = mlir::tpu::matrixType(binary.getLhs().getType()).getShape();
-    auto operand = mlir::tpu::matrixType(binary.getRhs().getType()).getShape();
-    switch (::tpu::codegen::spreadOf(value[0], value[1], operand[0], operand[1])) {
-    case ::tpu::codegen::Spread::None:
+    switch (*mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs())) {
+    case mlir::tpu::Spread::Same:
       needs.tile = true;
       break;
-    case ::tpu::codegen::Spread::Row:
+    case mlir::tpu::Spread::Row:
       needs.row = true;
       break;
-    case ::tpu::codegen::Spread::Scalar:
-    case ::tpu::codegen::Spread::Column: // never in an epilogue (tpu-fuse)
+    case mlir::tpu::Spread::Scalar:
+    case mlir::tpu::Spread::Column: // never in an epilogue (the target refuses it)
       needs.scalar = true;
       break;
     }

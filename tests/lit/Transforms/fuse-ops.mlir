@@ -1,109 +1,166 @@
 // RUN: tpu-opt %s --tpu-fuse="mode=epilogue" | FileCheck %s --check-prefixes=CHECK,EPILOGUE
 // RUN: tpu-opt %s --tpu-fuse="mode=full" | FileCheck %s --check-prefixes=CHECK,FULL
 // RUN: tpu-opt %s --tpu-fuse | FileCheck %s --check-prefixes=CHECK,FULL
+// RUN: tpu-opt %s --tpu-fuse="mode=none" | FileCheck %s --check-prefix=NONE
 
-// A dense layer: the bias add and the ReLU join the matmul's group in both
-// modes; the group numbers count from 0 per function.
+// Groups form on the graph (TOSA), as the systolic target allows.
+// NONE-NOT: tpu.fused
+#target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #target} {
+
+// A dense layer: the bias add and the ReLU join the matmul in both modes,
+// through the reshape between them (it keeps the matrix view, so it moves
+// nothing); the group takes the matmul's place and yields the last value.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.matmul {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: tpu.binary add {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: tpu.unary relu {{.*}} {tpu.fusion_group = 0 : i64}
-func.func @dense(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
-  %m = tpu.matmul %x, %w : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
-  %s = tpu.binary add %m, %b : tensor<4x3xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
-  %r = tpu.unary relu %s : tensor<4x3xf32>
+// CHECK: %[[G:.*]] = tpu.fused -> tensor<4x3xf32> {
+// CHECK-NEXT: tosa.matmul
+// CHECK-NEXT: tosa.reshape
+// CHECK-NEXT: tosa.add
+// CHECK-NEXT: %[[R:.*]] = tosa.clamp
+// CHECK-NEXT: tpu.yield %[[R]] : tensor<4x3xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[G]]
+func.func @dense(%x: tensor<1x4x8xf32>, %w: tensor<1x8x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %m = tosa.matmul %x, %w : (tensor<1x4x8xf32>, tensor<1x8x3xf32>) -> tensor<1x4x3xf32>
+  %v = tosa.reshape %m {new_shape = array<i64: 4, 3>} : (tensor<1x4x3xf32>) -> tensor<4x3xf32>
+  %s = tosa.add %v, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  %r = tosa.clamp %s {min_fp = 0.0 : f32, max_fp = 3.40282347E+38 : f32, min_int = 0 : i64, max_int = 9223372036854775807 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return %r : tensor<4x3xf32>
 }
 
-// A residual block's end: the residual (defined before the matmul) joins,
-// also as the first operand of a commutative add; a clamp joins.
-// CHECK-LABEL: func.func @residual
-// CHECK: tpu.matmul {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: tpu.binary add %arg2, {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: tpu.clamp {{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32, tpu.fusion_group = 0 : i64}
-func.func @residual(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %res: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  %m = tpu.matmul %x, %w : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
-  %s = tpu.binary add %res, %m : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
-  %c = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x3xf32>
-  return %c : tensor<4x3xf32>
+// A residual block's end: the residual (defined before the matmul) joins as
+// the first operand of a commutative add; a convolution heads a group, and
+// is a group even alone (its bias is an epilogue of its own).
+// CHECK-LABEL: func.func @convolutions
+// CHECK: tpu.fused
+// CHECK-NEXT: tosa.conv2d
+// CHECK-NEXT: tosa.add %arg2,
+// CHECK-NEXT: tosa.clamp
+// CHECK-NEXT: tpu.yield
+// CHECK: tpu.fused
+// CHECK-NEXT: tosa.conv2d
+// CHECK-NEXT: tpu.yield
+func.func @convolutions(%x: tensor<1x4x4x2xf32>, %w: tensor<2x1x1x2xf32>, %res: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) {
+  %bias = "tosa.const"() {value = dense<0.5> : tensor<2xf32>} : () -> tensor<2xf32>
+  %c = tosa.conv2d %x, %w, %bias {pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = tosa.add %res, %c : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %r = tosa.clamp %s {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %alone = tosa.conv2d %x, %w, %bias {pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %r, %alone : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>
 }
 
-// Where a chain stops: a value with two users is the group's last (it goes
-// to DRAM); a subtraction from another value (the chain value second) does
-// not join; neither does an operand computed after the head, nor a column in
-// an epilogue. A chain of one is no group.
+// Where an epilogue stops: a value with two users is the group's last (it
+// goes to memory); a subtraction from another value (the chain value
+// second) does not join; neither does an operand computed after the head,
+// nor a column, which the systolic target's vector unit cannot spread over
+// a tile in the accumulators. A matmul alone is no group.
 // CHECK-LABEL: func.func @stops
-// CHECK: %[[M:.*]] = tpu.matmul {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: %[[S:.*]] = tpu.binary add %[[M]], {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK: %[[E:.*]] = tpu.unary exp %[[S]] {tpu.fusion_group = 0 : i64}
-// CHECK: %[[M1:.*]] = tpu.matmul %arg0, %arg1 :
-// CHECK: tpu.binary sub %arg0, %[[M1]] :
-// CHECK: tpu.binary add %[[E]], %[[E]] :
-// CHECK: %[[M2:.*]] = tpu.matmul %arg0, %arg1 :
-// EPILOGUE: %[[L:.*]] = tpu.unary exp %arg0 :
-// EPILOGUE: tpu.binary mul %[[M2]], %[[L]] :
-// FULL: %[[L:.*]] = tpu.unary exp %arg0 {tpu.fusion_group = 1 : i64}
-// FULL: tpu.binary mul %[[M2]], %[[L]] {tpu.fusion_group = 1 : i64}
-// CHECK: %[[M3:.*]] = tpu.matmul %arg0, %arg1 :
-// CHECK: tpu.binary mul %[[M3]], %arg4 :
-// CHECK: tpu.matmul %arg0, %arg1 :
-// CHECK-NOT: fusion_group
-func.func @stops(%x: tensor<4x3xf32>, %w: tensor<3x3xf32>, %b: tensor<1x3xf32>, %y: tensor<4x3xf32>,
-                 %col: tensor<4x1xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
-  %m = tpu.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  %s = tpu.binary add %m, %b : tensor<4x3xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
-  %e = tpu.unary exp %s : tensor<4x3xf32>
-  %m1 = tpu.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  %d = tpu.binary sub %x, %m1 : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
-  %e2 = tpu.binary add %e, %e : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
-  %m2 = tpu.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  %late = tpu.unary exp %x : tensor<4x3xf32>
-  %p = tpu.binary mul %m2, %late : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
-  %m3 = tpu.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  %q = tpu.binary mul %m3, %col : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
-  %alone = tpu.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  return %e2, %d, %p, %q, %alone : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+// CHECK: %[[G0:.*]] = tpu.fused
+// CHECK-NEXT: tosa.matmul
+// CHECK-NEXT: tosa.add
+// CHECK-NEXT: %[[E:.*]] = tosa.exp
+// CHECK-NEXT: tpu.yield %[[E]]
+// CHECK: %[[M1:.*]] = tosa.matmul
+// CHECK-NEXT: tosa.sub %arg0, %[[M1]]
+// CHECK-NEXT: tosa.add %[[G0]], %[[G0]]
+// CHECK-NEXT: %[[M2:.*]] = tosa.matmul
+// EPILOGUE-NEXT: %[[L:.*]] = tosa.exp %arg0
+// EPILOGUE-NEXT: tosa.mul %[[M2]], %[[L]]
+// FULL-NEXT: tpu.fused
+// FULL-NEXT: %[[L:.*]] = tosa.exp %arg0
+// FULL-NEXT: tosa.mul %[[M2]], %[[L]]
+// FULL-NEXT: tpu.yield
+// FULL-NEXT: }
+// CHECK-NEXT: %[[M3:.*]] = tosa.matmul
+// CHECK-NEXT: tosa.mul %[[M3]], %arg4
+// CHECK-NEXT: tosa.matmul
+// CHECK-NOT: tpu.fused
+func.func @stops(%x: tensor<1x4x3xf32>, %w: tensor<1x3x3xf32>, %b: tensor<1x1x3xf32>, %y: tensor<1x4x3xf32>,
+                 %col: tensor<1x4x1xf32>) -> (tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>) {
+  %m = tosa.matmul %x, %w : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  %s = tosa.add %m, %b : (tensor<1x4x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3xf32>
+  %e = tosa.exp %s : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %m1 = tosa.matmul %x, %w : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  %d = tosa.sub %x, %m1 : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %e2 = tosa.add %e, %e : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %m2 = tosa.matmul %x, %w : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  %late = tosa.exp %x : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %p = tosa.mul %m2, %late {shift = 0 : i8} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %m3 = tosa.matmul %x, %w : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  %q = tosa.mul %m3, %col {shift = 0 : i8} : (tensor<1x4x3xf32>, tensor<1x4x1xf32>) -> tensor<1x4x3xf32>
+  %alone = tosa.matmul %x, %w : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  return %e2, %d, %p, %q, %alone : tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>
 }
 
-// Elementwise chains without a matmul (softmax's tail, a scaled shift) are
-// groups in full mode only; a column operand is fine there.
-// CHECK-LABEL: func.func @elementwise
-// EPILOGUE-NOT: fusion_group
-// FULL: tpu.binary sub {{.*}} {tpu.fusion_group = 0 : i64}
-// FULL: tpu.unary exp {{.*}} {tpu.fusion_group = 0 : i64}
-// FULL: tpu.binary mul {{.*}} {tpu.fusion_group = 0 : i64}
-func.func @elementwise(%x: tensor<4x3xf32>, %col: tensor<4x1xf32>, %s: tensor<1x1xf32>) -> tensor<4x3xf32> {
-  %d = tpu.binary sub %x, %col : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
-  %e = tpu.unary exp %d : tensor<4x3xf32>
-  %m = tpu.binary mul %e, %s : tensor<4x3xf32>, tensor<1x1xf32> -> tensor<4x3xf32>
-  return %m : tensor<4x3xf32>
+// A batched matmul runs batch by batch on the systolic array: no epilogue.
+// CHECK-LABEL: func.func @batched
+// EPILOGUE-NOT: tpu.fused
+func.func @batched(%a: tensor<2x4x3xf32>, %b: tensor<2x3x3xf32>) -> tensor<2x4x3xf32> {
+  %m = tosa.matmul %a, %b : (tensor<2x4x3xf32>, tensor<2x3x3xf32>) -> tensor<2x4x3xf32>
+  %e = tosa.exp %m : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %e : tensor<2x4x3xf32>
 }
 
 // A whole softmax is one row-local group in full mode: row reductions and
 // column operands included, since every member works on whole rows.
 // CHECK-LABEL: func.func @softmax
-// EPILOGUE-NOT: fusion_group
-// FULL-COUNT-6: {tpu.fusion_group = 0 : i64}
-// FULL-NOT: fusion_group
+// EPILOGUE-NOT: tpu.fused
+// FULL: tpu.fused -> tensor<4x6xf32> {
+// FULL-COUNT-6: tosa.
+// FULL-NEXT: tpu.yield
 func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
-  %max = tpu.row_reduce max %x : tensor<4x6xf32> -> tensor<4x1xf32>
-  %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
-  %e = tpu.unary exp %d : tensor<4x6xf32>
-  %s = tpu.row_reduce sum %e : tensor<4x6xf32> -> tensor<4x1xf32>
-  %r = tpu.unary reciprocal %s : tensor<4x1xf32>
-  %y = tpu.binary mul %e, %r : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+  %max = tosa.reduce_max %x {axis = 1 : i32} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  %d = tosa.sub %x, %max : (tensor<4x6xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
+  %e = tosa.exp %d : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %s = tosa.reduce_sum %e {axis = 1 : i32} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  %r = tosa.reciprocal %s : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %y = tosa.mul %e, %r {shift = 0 : i8} : (tensor<4x6xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
 
 // Not when an intermediate is needed outside (here, returned): only the last
-// value leaves a group. The ops after that value still group.
+// value leaves a group. The ops after that value still group. A reduction
+// over another axis than the last is no row-local op.
 // CHECK-LABEL: func.func @escaping
-// FULL: tpu.row_reduce max %arg0 :
-// FULL: tpu.binary sub {{.*}} {tpu.fusion_group = 0 : i64}
-// FULL: tpu.unary exp {{.*}} {tpu.fusion_group = 0 : i64}
-func.func @escaping(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x1xf32>) {
-  %max = tpu.row_reduce max %x : tensor<4x6xf32> -> tensor<4x1xf32>
-  %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
-  %e = tpu.unary exp %d : tensor<4x6xf32>
-  return %e, %max : tensor<4x6xf32>, tensor<4x1xf32>
+// FULL: tosa.reduce_max %arg0
+// FULL-NEXT: tpu.fused
+// FULL-NEXT: tosa.sub
+// FULL-NEXT: tosa.exp
+// FULL-NEXT: tpu.yield
+// FULL: tosa.reduce_sum {{.*}} {axis = 0 : i32}
+// FULL-NOT: tpu.fused
+func.func @escaping(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x1xf32>, tensor<1x6xf32>) {
+  %max = tosa.reduce_max %x {axis = 1 : i32} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  %d = tosa.sub %x, %max : (tensor<4x6xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
+  %e = tosa.exp %d : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %c = tosa.reduce_sum %e {axis = 0 : i32} : (tensor<4x6xf32>) -> tensor<1x6xf32>
+  return %e, %max, %c : tensor<4x6xf32>, tensor<4x1xf32>, tensor<1x6xf32>
+}
+
+// Erf and a pool are groups on their own in full mode (each lowers to a
+// chain of vector ops); a pool reads its input from memory, so it cannot
+// join a group that computes that input: the clamp before it stays alone.
+// CHECK-LABEL: func.func @on_their_own
+// EPILOGUE-NOT: tpu.fused
+// FULL: tpu.fused
+// FULL-NEXT: tosa.erf
+// FULL-NEXT: tpu.yield
+// FULL-NEXT: }
+// FULL-NEXT: tosa.clamp
+// FULL-NEXT: tpu.fused
+// FULL-NEXT: tosa.max_pool2d
+// FULL-NEXT: tpu.yield
+func.func @on_their_own(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x2x2x2xf32>) {
+  %e = tosa.erf %x : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %c = tosa.clamp %x {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %p = tosa.max_pool2d %c {kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  return %e, %p : tensor<1x4x4x2xf32>, tensor<1x2x2x2xf32>
+}
+
 }

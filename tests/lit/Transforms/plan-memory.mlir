@@ -25,8 +25,8 @@ func.func @softmax(%x: tensor<8x40xf32>) -> tensor<8x40xf32> {
 
 // A view shares its input's buffer and keeps it alive: %m's buffer is free
 // once the view's reader (the exp) has run, and the fusion group's value, the
-// only one of the group with a buffer, placed where the group starts, reuses
-// it. %e is returned through a view, so it keeps its buffer.
+// only one of the group with a buffer, reuses it. %e is returned through a
+// view, so it keeps its buffer. The group reads %f and %w2 from above.
 // CHECK-LABEL: func.func @views_and_groups
 // CHECK-SAME: tpu.dram_result_bytes = 128 : i64
 // CHECK: tpu.matmul {{.*}} {tpu.dram_offset = 0 : i64}
@@ -34,14 +34,19 @@ func.func @softmax(%x: tensor<8x40xf32>) -> tensor<8x40xf32> {
 // CHECK-NOT: tpu.dram_offset
 // CHECK: tpu.unary exp {{.*}} {tpu.dram_offset = 64 : i64}
 // CHECK-NEXT: tpu.view
-// CHECK-NEXT: tpu.matmul {{.*}} {tpu.fusion_group = 0 : i64}
-// CHECK-NEXT: tpu.unary relu {{.*}} {tpu.dram_offset = 0 : i64, tpu.fusion_group = 0 : i64}
+// CHECK-NEXT: tpu.fused attributes {tpu.dram_offset = 0 : i64}
+// CHECK-NEXT: tpu.matmul
+// CHECK-NOT: tpu.dram_offset
+// CHECK: tpu.yield
 func.func @views_and_groups(%x: tensor<4x8xf32>, %w: tensor<8x4xf32>, %w2: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %m = tpu.matmul %x, %w : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
   %v = tpu.view %m : tensor<4x4xf32> -> tensor<2x8xf32>
   %e = tpu.unary exp %v : tensor<2x8xf32>
   %f = tpu.view %e : tensor<2x8xf32> -> tensor<4x4xf32>
-  %g = tpu.matmul %f, %w2 {tpu.fusion_group = 0 : i64} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-  %r = tpu.unary relu %g {tpu.fusion_group = 0 : i64} : tensor<4x4xf32>
+  %r = tpu.fused -> tensor<4x4xf32> {
+    %g = tpu.matmul %f, %w2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %relu = tpu.unary relu %g : tensor<4x4xf32>
+    tpu.yield %relu : tensor<4x4xf32>
+  }
   return %r, %f : tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -50,8 +50,11 @@ func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x
 // CHECK-LABEL: func.func @residual
 // CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 8, tile_k = 8, k_block = 32, activations = [0, 2048], weights = [4096, 8192], operands = [12288, 12800], accumulators = [0, 2048]>
 func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8xf32>) -> tensor<64x8xf32> {
-  %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
-  %s = tpu.binary add %m, %r {tpu.fusion_group = 0 : i64} : tensor<64x8xf32>, tensor<64x8xf32> -> tensor<64x8xf32>
+  %s = tpu.fused -> tensor<64x8xf32> {
+    %m = tpu.matmul %x, %w : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
+    %sum = tpu.binary add %m, %r : tensor<64x8xf32>, tensor<64x8xf32> -> tensor<64x8xf32>
+    tpu.yield %sum : tensor<64x8xf32>
+  }
   return %s : tensor<64x8xf32>
 }
 
@@ -68,9 +71,12 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
 // CHECK-LABEL: func.func @one_column
 // CHECK: activations = [0, 32], weights = [4096, 8192], operands = [12288, 12290]
 func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>) -> tensor<8x1xf32> {
-  %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
-  %s = tpu.binary add %m, %b {tpu.fusion_group = 0 : i64} : tensor<8x1xf32>, tensor<1x1xf32> -> tensor<8x1xf32>
-  %c = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32, tpu.fusion_group = 0 : i64} : tensor<8x1xf32>
+  %c = tpu.fused -> tensor<8x1xf32> {
+    %m = tpu.matmul %x, %w : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
+    %s = tpu.binary add %m, %b : tensor<8x1xf32>, tensor<1x1xf32> -> tensor<8x1xf32>
+    %clamped = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x1xf32>
+    tpu.yield %clamped : tensor<8x1xf32>
+  }
   return %c : tensor<8x1xf32>
 }
 }

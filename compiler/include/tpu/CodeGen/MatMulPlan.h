@@ -25,17 +25,6 @@ struct MatMulPlan {
   std::array<int64_t, 2> activations{}, weights{}, operands{}, accumulators{};
 };
 
-// How a vector op's second operand spreads over a rows x cols value, as the
-// tpu.binary verifier allows: the same shape, one row, one element, or one
-// column (tried in that order, so a 1x1 operand of a 1xN value is a row).
-enum class Spread { None, Row, Scalar, Column };
-inline Spread spreadOf(int64_t rows, int64_t cols, int64_t operandRows, int64_t operandCols) {
-  return operandRows == rows && operandCols == cols ? Spread::None
-         : operandRows == 1 && operandCols == cols  ? Spread::Row
-         : operandRows == 1 && operandCols == 1     ? Spread::Scalar
-                                                    : Spread::Column;
-}
-
 // What the fused epilogue loads per output tile: a whole tile, one row, or
 // one or two scalars.
 struct EpilogueOperands {

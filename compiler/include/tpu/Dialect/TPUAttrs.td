@@ -12,6 +12,7 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "tpu/Dialect/TPUDialect.td"
+include "tpu/Dialect/TPUInterfaces.td"
 
 class TPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<TPU_Dialect, name, traits> {
@@ -74,13 +75,16 @@ def TPU_EnergyAttr : TPU_Attr<"Energy", "energy"> {
                         TPU_RealParameter:$static_mw);
 }
 
-def TPU_TargetAttr : TPU_Attr<"Target", "target"> {
+def TPU_TargetAttr : TPU_Attr<"Target", "target",
+    [DeclareAttrInterfaceMethods<TPU_FusionTargetInterface>]> {
   let summary = "The systolic-array accelerator a module is compiled for";
   let description = [{
     Every field of a hardware config (docs/config.md), set once on the module
     as `tpu.target` by tpuc from `--config`; the target's passes read the
     hardware from here, and the bundle records it. Checked as a config file
-    is: an out-of-range field is an error on the attribute.
+    is: an out-of-range field is an error on the attribute. It answers the
+    fusion pass's questions for the systolic array (FusionTargetInterface,
+    in compiler/lib/Target/TPU/FusionLegality.cpp).
 
     ```mlir
     module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,

@@ -20,6 +20,8 @@ void printAddresses(AsmPrinter &printer, ArrayRef<int64_t> addresses);
 #include "tpu/Dialect/TPUOpsDialect.h.inc"
 #include "tpu/Dialect/TPUOpsEnums.h.inc"
 
+#include "tpu/Dialect/TPUInterfaces.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "tpu/Dialect/TPUAttrs.h.inc"
 
@@ -32,6 +34,16 @@ namespace mlir::tpu {
 // into rows, the last dimension is the row length (a scalar is 1x1).
 RankedTensorType matrixType(RankedTensorType type);
 
+// How the second operand of an elementwise op spreads over the first, both
+// seen as matrices: the same shape, one row reused for every row, one
+// element, or one column (element r for row r), tried in that order; none
+// for any other shape. For operands that broadcast as numpy (and TOSA) do,
+// this is the N-D broadcast too. The vector unit broadcasts a row or a
+// scalar; a column takes one instruction per row.
+enum class Spread { Same, Row, Scalar, Column };
+std::optional<Spread> spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand);
+std::optional<Spread> spreadOf(Value full, Value operand);
+
 // Names a function argument or result as the model's tensor (the bundle's
 // tensor map).
 constexpr llvm::StringLiteral kTensorNameAttr = "tpu.name";
@@ -42,13 +54,8 @@ constexpr llvm::StringLiteral kTargetAttr = "tpu.target";
 FailureOr<TargetAttr> getTarget(Operation *op);
 
 // Attributes the planning passes set for the program emitter.
-constexpr llvm::StringLiteral kFusionGroupAttr = "tpu.fusion_group"; // tpu-fuse
 constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";            // tpu-plan-tiles
 constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";   // tpu-plan-memory
 constexpr llvm::StringLiteral kDramResultBytesAttr = "tpu.dram_result_bytes";
-
-// The members of the fusion group `first` starts, in block order, `first`
-// included; just `first` when it is in no group.
-SmallVector<Operation *> fusionGroupFrom(Operation *first);
 
 } // namespace mlir::tpu

@@ -19,6 +19,43 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class TPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<TPU_Dialect, mnemonic, traits>;
 
+def TPU_FusedOp : TPU_Op<"fused", [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A fusion group: operations that run together, intermediates on chip";
+  let description = [{
+    Formed on the target-neutral graph by `tpu-fuse`, with the module's
+    target deciding what may join; each target then lowers the region as one
+    piece (the systolic array: a matmul with its epilogue in the
+    accumulators, or row-local ops on tiles of whole rows in the
+    scratchpad). The region reads values from above; only what `tpu.yield`
+    returns leaves it.
+
+    ```mlir
+    %y = tpu.fused -> tensor<8x100xf32> {
+      %m = tosa.matmul %x, %w : (tensor<1x8x64xf32>, tensor<1x64x100xf32>) -> tensor<1x8x100xf32>
+      %b = tosa.add %m, %bias : (tensor<1x8x100xf32>, tensor<1x1x100xf32>) -> tensor<1x8x100xf32>
+      tpu.yield %b : tensor<1x8x100xf32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword `->` type($results) $body";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    // The group's operations in order, the terminator left out.
+    auto getMembers() { return getBody().front().without_terminator(); }
+    // The group's first operation: a matmul heads an epilogue.
+    ::mlir::Operation &getHead() { return getBody().front().front(); }
+  }];
+}
+
+def TPU_YieldOp : TPU_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
+  let summary = "The values that leave a fusion group";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
 def TPU_Matrix : 2DTensorOf<[F32]>;
 
 def TPU_MatMulOp : TPU_Op<"matmul", [Pure]> {

@@ -32,10 +32,13 @@ struct TargetPipelineOptions : public PassPipelineOptions<TargetPipelineOptions>
                              llvm::cl::init("full")};
 };
 
-// The graph on the systolic target: the target set on the module, lowering
-// to the TPU dialect and its clean-up, fusion, then the plans: matmul tiling
-// (tpu-plan-tiles) and DRAM placement (tpu-plan-memory).
-void buildTPULoweringPipeline(OpPassManager &pm, const TargetPipelineOptions &options);
+// The target set on the module (tpu-assign-target) and the fusion groups it
+// allows formed on the graph (tpu-fuse).
+void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options);
+// The graph on the systolic target: lowering to the TPU dialect and its
+// clean-up, then the plans: matmul tiling (tpu-plan-tiles) and DRAM
+// placement (tpu-plan-memory).
+void buildTPULoweringPipeline(OpPassManager &pm);
 
 // Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
 void registerTPUPipelines();

@@ -117,45 +117,51 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
 }
 
 def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
-  let summary = "Group TPU operations that run without a DRAM round trip between them";
+  let dependentDialects = ["mlir::tpu::TPUDialect"];
+  let summary = "Form fusion groups on the graph as tpu.fused regions, as the target allows";
   let description = [{
-    Marks fusion groups with a `tpu.fusion_group` attribute (the group's
-    number) on every member; the program emitter then runs each group as one
-    piece, keeping its intermediates on chip.
+    Moves the operations that run together without a round trip through
+    memory into one `tpu.fused` region each, on the graph level (TOSA),
+    before any target-specific decomposition. The module's target
+    (`tpu.target`, FusionTargetInterface) decides what its hardware can run
+    together; this pass decides the shape of a group:
 
-    * `mode=epilogue`: a `tpu.matmul` and the chain of elementwise ops after
-      it (bias add, residual add, activation, clamp, scaling) become one
-      group: the emitter applies them with the vector unit to each output
-      tile while it is still in the accumulators, before the one store.
-    * `mode=full` (the default): also groups of row-local ops (elementwise
-      ops and row reductions over the same rows) that follow no matmul, such
-      as a whole softmax or layer normalization: each tile of whole rows is
-      loaded once, goes through every op in the scratchpad, and only the
-      group's last value is stored.
+    * `mode=epilogue`: an operation the target produces tile by tile (the
+      systolic array: a matmul of batch 1, a convolution) and the chain of
+      elementwise ops after it (bias, residual, activation, clamp, scaling)
+      that the target can apply to each tile in place.
+    * `mode=full` (the default): also groups of row-local ops over the same
+      rows (elementwise ops, row reductions, and for the systolic array erf
+      and windowed ops such as pools), such as a whole softmax, layer
+      normalization or GELU, run on tiles of whole rows.
+    * `mode=none`: no groups.
 
-    An epilogue continues while the value has exactly one user, that user is
-    an elementwise op (`tpu.unary` other than copy, `tpu.clamp`, or
-    `tpu.binary` with the value as its first operand, or as either operand
-    of a commutative one), and the user's other operand is a constant or is
-    defined before the matmul; that operand must be the whole tile, one row
-    or one element (not a column). A row-local group grows from its first op
-    by every later row-local op over the same rows whose operands are in the
-    group, constants, or defined before it; it is kept only when the last
-    member's value is the only one used outside. Groups of one op are left
-    alone.
+    An epilogue continues while the value has exactly one user that the
+    target can apply in place, reading the value as its first operand (or
+    either operand of a commutative op), with its other operand a constant
+    or defined before the head. A row-local group grows from its first op by
+    every later op over the same rows whose operands are in the group,
+    constants or defined before it, and that the target can run there; it
+    is kept only when the last member's value is the only one used outside.
+    A group needs two operations that compute, or one that the target
+    lowers to several (a convolution with its bias, erf, a pool).
+    Reshapes that keep the row-major matrix view ride along.
 
     Before (`mode=epilogue`):
     ```mlir
-    %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
-    %b = tpu.binary add %m, %bias : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>
-    %r = tpu.unary relu %b : tensor<8x100xf32>
+    %m = tosa.matmul %x, %w : (tensor<1x8x64xf32>, tensor<1x64x100xf32>) -> tensor<1x8x100xf32>
+    %b = tosa.add %m, %bias : (tensor<1x8x100xf32>, tensor<1x1x100xf32>) -> tensor<1x8x100xf32>
+    %r = tosa.clamp %b {...} : (tensor<1x8x100xf32>) -> tensor<1x8x100xf32>
     ```
 
     After:
     ```mlir
-    %m = tpu.matmul %x, %w {tpu.fusion_group = 0 : i64} : ...
-    %b = tpu.binary add %m, %bias {tpu.fusion_group = 0 : i64} : ...
-    %r = tpu.unary relu %b {tpu.fusion_group = 0 : i64} : tensor<8x100xf32>
+    %r = tpu.fused -> tensor<1x8x100xf32> {
+      %m = tosa.matmul %x, %w : ...
+      %b = tosa.add %m, %bias : ...
+      %c = tosa.clamp %b {...} : ...
+      tpu.yield %c : tensor<1x8x100xf32>
+    }
     ```
   }];
   let options = [
@@ -210,9 +216,9 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
     emitter puts the region after the constants and the inputs. A buffer is
     free once the last operation reading it (or a view of it) has run, and a
     later result takes the smallest free buffer that fits (the rest of it
-    stays free), else new space. Views share their input's buffer; of a
-    fusion group (`tpu-fuse`) only the last value is materialized, and it is
-    placed where the group starts, since the emitter runs the group there.
+    stays free), else new space. Views share their input's buffer; a fusion
+    group (`tpu.fused`) writes only the value it yields, and reads what its
+    members read.
     Returned values keep their buffers.
 
     Before:
