@@ -252,6 +252,13 @@ bool usesField(const OpcodeInfo &info, Field field) {
                      [&](const FieldInfo &f) { return f.field == field; });
 }
 
+uint64_t fieldMaximum(Opcode opcode, Field field) {
+  for (const FieldInfo &info : opcodeInfo(opcode).fields)
+    if (info.field == field)
+      return info.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << info.bits) - 1;
+  return 0;
+}
+
 std::string_view fieldName(Field field) { return properties(field).name; }
 std::string_view fieldDescription(Field field) { return properties(field).description; }
 FieldFormat fieldFormat(Field field) { return properties(field).format; }

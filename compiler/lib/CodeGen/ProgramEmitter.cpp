@@ -279,33 +279,18 @@ private:
     return bundle.constant_address + offset;
   }
 
-  // `value` repeated for a row of `length` words (at most one DMA row).
-  void addPadRow(mlir::Operation *op, int64_t length, llvm::APFloat value) {
-    std::vector<float> row(std::min(length, kMaxCols), value.convertToFloat());
-    padRows[op] = {addConstant(row), 1, int64_t(row.size())};
-  }
-
-  // The constant segment holds every constant the program reads, clamp
-  // bounds included, and is complete before anything else is placed.
+  // The constant segment holds every constant the program reads (clamp
+  // bounds and padding fill rows included) and is complete before anything
+  // else is placed.
   void placeConstants(mlir::func::FuncOp main) {
     bundle.constant_address = 0;
-    main.walk([&](mlir::Operation *op) {
-      if (auto constant = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
-        auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
-        if (!data || !data.getElementType().isF32())
-          return; // reported when used
-        std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
-        auto [rows, cols] = matrixShape(constant.getResult());
-        matrices[constant.getResult()] = {addConstant(values), rows, cols};
-      } else if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
-        if (llvm::any_of(im2col.getPad(), [](int64_t pad) { return pad > 0; }))
-          addPadRow(op, shapeOf(im2col.getInput())[3], im2col.getPadValue());
-      } else if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op)) {
-        addPadRow(op, shapeOf(pad.getResult()).back(), pad.getValue());
-      } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
-        float bounds[2] = {clamp.getMin().convertToFloat(), clamp.getMax().convertToFloat()};
-        clampBounds[op] = {addConstant(bounds), 1, 2};
-      }
+    main.walk([&](mlir::arith::ConstantOp constant) {
+      auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+      if (!data || !data.getElementType().isF32())
+        return; // reported when used
+      std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
+      auto [rows, cols] = matrixShape(constant.getResult());
+      matrices[constant.getResult()] = {addConstant(values), rows, cols};
     });
     nextAddress = bundle.constant_address + bundle.constants.size();
   }
@@ -416,13 +401,12 @@ private:
       auto [rows, cols] = matrixShape(input);
       Matrix rhs = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs(), &op);
       return {rhs, *mlir::tpu::spreadOf({rows, cols}, {rhs.rows, rhs.cols}),
-              binaryOpcode(binary.getKind()),
-              sourceName(&op)};
+              binaryOpcode(binary.getKind()), sourceName(&op)};
     }
     if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
       return {{}, Spread::Same, unaryOpcode(unary.getKind()), sourceName(&op)};
     if (llvm::isa<mlir::tpu::ClampOp>(op))
-      return {clampBounds.lookup(&op), Spread::Scalar, Opcode::VClamp, sourceName(&op)};
+      return {matrixOf(op.getOperand(1), &op), Spread::Scalar, Opcode::VClamp, sourceName(&op)};
     throw Error(fmt::format("{}: '{}' is not elementwise", sourceName(&op),
                             op.getName().getStringRef().str()));
   }
@@ -501,7 +485,6 @@ private:
       bool load = false;
     };
     llvm::MapVector<Value, Buffer> buffers;
-    llvm::DenseMap<mlir::Operation *, uint64_t> boundsAt; // v.clamp's lo, hi
     // Per-row buffers are reused once their value is dead: each lives from
     // its definition (the tile's loads, for values from outside) to its last
     // reader; the group's value to the store.
@@ -512,6 +495,10 @@ private:
     lastUse[members.back()->getResult(0)] = members.size();
     FirstFitRows perRowWords;
     int64_t fixed = 0;
+    // Clamp bounds are two words however many rows the group has.
+    auto isBounds = [](mlir::OpOperand &use) {
+      return llvm::isa<mlir::tpu::ClampOp>(use.getOwner()) && use.getOperandNumber() == 1;
+    };
     auto place = [&](Value value, bool outside) {
       if (buffers.count(value))
         return;
@@ -520,7 +507,7 @@ private:
         throw Error(fmt::format("{}: a fused row of {} columns is not supported (at most {})",
                                 builder.source(), cols, kMaxCols));
       Buffer buffer{outside ? matrixOf(value, members.front()) : Matrix{}, cols,
-                    rows == output.rows, 0, outside};
+                    rows == output.rows && llvm::none_of(value.getUses(), isBounds), 0, outside};
       if (buffer.perRow) {
         buffer.offset = perRowWords.allocate(cols);
       } else {
@@ -535,10 +522,6 @@ private:
           place(operand, true);
     for (auto [index, op] : llvm::enumerate(members)) {
       place(op->getResult(0), false);
-      if (llvm::isa<mlir::tpu::ClampOp>(op)) {
-        boundsAt[op] = uint64_t(fixed);
-        fixed += 2;
-      }
       for (Value operand : op->getOperands()) {
         const Buffer &buffer = buffers.find(operand)->second;
         if (buffer.perRow && lastUse.lookup(operand) == index)
@@ -563,12 +546,10 @@ private:
         if (buffer.load)
           builder.load(buffer.matrix, buffer.perRow ? r0 : 0, 0, buffer.perRow ? rows : 1,
                        buffer.cols, isa::Space::Scratchpad, address(value));
-      for (auto &[op, at] : boundsAt)
-        builder.load(clampBounds.lookup(op), 0, 0, 1, 2, isa::Space::Scratchpad, at);
       builder.beforeCompute();
       for (mlir::Operation *op : members) {
         builder.setSource(sourceName(op));
-        emitRowLocal(*op, rows, address, boundsAt.lookup(op));
+        emitRowLocal(*op, rows, address);
       }
       builder.setSource(head);
       builder.beforeStore();
@@ -579,7 +560,7 @@ private:
 
   // One row-local op on dense scratchpad buffers of `rows` rows.
   template <typename AddressOf>
-  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address, uint64_t bounds) {
+  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address) {
     Value result = op.getResult(0);
     auto [valueRows, cols] = matrixShape(result);
     if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
@@ -596,9 +577,9 @@ private:
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
       emitStep({{}, Spread::Same, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
                address(result), address(unary.getInput()), 0, rows, cols);
-    } else if (llvm::isa<mlir::tpu::ClampOp>(op)) {
+    } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
       emitStep({{0, 1, 2}, Spread::Scalar, Opcode::VClamp}, address(result),
-               address(op.getOperand(0)), bounds, rows, cols);
+               address(clamp.getInput()), address(clamp.getBounds()), rows, cols);
     }
   }
 
@@ -1155,8 +1136,10 @@ private:
       throw Error(fmt::format("{}: im2col of {} channels is not supported (at most {})",
                               builder.source(), channels, kMaxCols));
     int64_t windowCols = op.getKernel()[0] * op.getKernel()[1] * channels;
-    auto padRow = padRows.find(op);
-    int64_t fillCols = padRow == padRows.end() ? 0 : padRow->second.cols;
+    std::optional<Matrix> padRow;
+    if (op.getFill())
+      padRow = matrixOf(op.getFill(), op);
+    int64_t fillCols = padRow ? padRow->cols : 0;
     int64_t capacity = int64_t(config.scratchpad.words()) - fillCols;
     if (capacity < channels)
       throw Error(fmt::format("{}: config '{}' has too little scratchpad for im2col of {} channels",
@@ -1164,7 +1147,7 @@ private:
     uint64_t fillAddress = uint64_t(capacity);
     if (fillCols > 0) {
       builder.beforeLoad();
-      builder.load(padRow->second, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
+      builder.load(*padRow, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
     }
     CopyBatcher batcher(builder, *this, capacity);
     uint64_t inputAddress = matrixOf(op.getInput(), op).address;
@@ -1240,7 +1223,7 @@ private:
   void emitPad(mlir::tpu::PadOp op, const Matrix &output) {
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
     llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
-    const Matrix &padRow = padRows[op];
+    const Matrix padRow = matrixOf(op.getFill(), op);
     int64_t capacity = int64_t(config.scratchpad.words()) - padRow.cols;
     uint64_t fillAddress = uint64_t(capacity);
     builder.beforeLoad();
@@ -1260,8 +1243,6 @@ private:
   ProgramBuilder builder;
   uint64_t nextAddress = 0;
   llvm::DenseMap<Value, Matrix> matrices;
-  llvm::DenseMap<mlir::Operation *, Matrix> clampBounds; // [min, max] in the constant segment
-  llvm::DenseMap<mlir::Operation *, Matrix> padRows;     // an im2col's padding value, C times
   llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
   uint64_t resultBase = 0;                   // where tpu-plan-memory's region starts
 };

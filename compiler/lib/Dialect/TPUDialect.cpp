@@ -184,7 +184,6 @@ Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.cpp.inc"
 
-
 std::optional<Spread> mlir::tpu::spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand) {
   if (operand == matrix)
     return Spread::Same;
@@ -258,10 +257,22 @@ LogicalResult RowReduceOp::verify() {
 }
 
 LogicalResult ClampOp::verify() {
-  if (getMin().convertToFloat() > getMax().convertToFloat())
-    return emitOpError("min must not exceed max");
+  ArrayRef<int64_t> bounds = getBounds().getType().getShape();
+  if (bounds[0] != 1 || bounds[1] != 2)
+    return emitOpError() << "bounds must be 1x2 (lo, hi), got " << bounds[0] << "x" << bounds[1];
   return success();
 }
+
+namespace {
+// A padding fill row: one row of up to `length` values.
+LogicalResult verifyFill(Operation *op, Value fill, int64_t length) {
+  ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(fill.getType()).getShape();
+  if (shape[0] != 1 || shape[1] < 1 || shape[1] > length)
+    return op->emitOpError() << "fill must be one row of 1 to " << length << " values, got "
+                             << shape[0] << "x" << shape[1];
+  return success();
+}
+} // namespace
 
 namespace {
 // The checks every data-moving op with an N-D input makes: the element type
@@ -326,6 +337,11 @@ LogicalResult Im2ColOp::verify() {
   int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
   if (outputHeight < 1 || outputWidth < 1)
     return emitOpError("the window does not fit the padded input");
+  bool padded = llvm::any_of(getPad(), [](int64_t v) { return v > 0; });
+  if (padded != bool(getFill()))
+    return emitOpError(padded ? "with padding needs a fill row" : "without padding takes no fill");
+  if (getFill() && failed(verifyFill(*this, getFill(), getInput().getType().getShape()[3])))
+    return failure();
   ArrayRef<int64_t> input = getInput().getType().getShape();
   ArrayRef<int64_t> result = getResult().getType().getShape();
   int64_t rows = input[0] * outputHeight * outputWidth;
@@ -383,6 +399,8 @@ LogicalResult PadOp::verify() {
                                low.size())) ||
       failed(verifyPerAxisCopy(*this, getInput().getType(), getResult().getType(), "high",
                                high.size())))
+    return failure();
+  if (failed(verifyFill(*this, getFill(), result.back())))
     return failure();
   for (size_t d = 0; d < input.size(); ++d) {
     if (low[d] < 0 || high[d] < 0)

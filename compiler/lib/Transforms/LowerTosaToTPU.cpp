@@ -1,4 +1,5 @@
 // tpu-lower-tosa: TOSA graph operations -> TPU hardware operations.
+#include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -158,6 +159,19 @@ struct LowerMatMul : CountedLowering<tosa::MatMulOp> {
   }
 };
 
+Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape,
+                     ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
+  return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
+// What the DMA engine stores into padding: a row of the value, as long as a
+// DMA row can be and no longer than `length`.
+Value fillRow(PatternRewriter &rewriter, Location loc, int64_t length, float value) {
+  int64_t cols = std::min(length, ::tpu::codegen::kMaxCols);
+  return constantMatrix(rewriter, loc, {1, cols}, SmallVector<float>(cols, value));
+}
+
 // The [N*OH*OW, KH*KW*C] window rows of an NHWC input (a view of the input
 // itself for a 1x1 window with stride 1 and no padding).
 Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<int64_t> kernel,
@@ -172,10 +186,11 @@ Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<
                   llvm::all_of(pad, [](int64_t p) { return p == 0; });
   if (identity)
     return viewAs(rewriter, loc, input, type);
+  bool padded = llvm::any_of(pad, [](int64_t p) { return p > 0; });
   return rewriter.create<Im2ColOp>(
-      loc, type, input, rewriter.getDenseI64ArrayAttr(kernel),
-      rewriter.getDenseI64ArrayAttr(stride), rewriter.getDenseI64ArrayAttr(dilation),
-      rewriter.getDenseI64ArrayAttr(pad), rewriter.getF32FloatAttr(padValue));
+      loc, type, input, padded ? fillRow(rewriter, loc, channels, padValue) : Value(),
+      rewriter.getDenseI64ArrayAttr(kernel), rewriter.getDenseI64ArrayAttr(stride),
+      rewriter.getDenseI64ArrayAttr(dilation), rewriter.getDenseI64ArrayAttr(pad));
 }
 
 // Tap k of window rows [P, taps*C]: the [P, C] columns k*C ... k*C+C-1.
@@ -187,12 +202,6 @@ Value windowTap(PatternRewriter &rewriter, Location loc, Value rows, int64_t tap
   auto type = RankedTensorType::get({shape[0], channels}, rewriter.getF32Type());
   return rewriter.create<SliceOp>(loc, type, rows,
                                   rewriter.getDenseI64ArrayAttr({0, tap * channels}));
-}
-
-Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape,
-                     ArrayRef<float> values) {
-  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
-  return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
 }
 
 // A convolution's bias: one per output channel, or one for all.
@@ -355,9 +364,8 @@ struct LowerErf : CountedLowering<tosa::ErfOp> {
     Value erfMagnitude = binary(
         BinaryKind::add,
         binary(BinaryKind::mul, binary(BinaryKind::mul, poly, gauss), scalar(-1.0f)), scalar(1.0f));
-    Value sign =
-        rewriter.create<ClampOp>(loc, binary(BinaryKind::mul, x, scalar(1e30f)),
-                                 rewriter.getF32FloatAttr(-1.0f), rewriter.getF32FloatAttr(1.0f));
+    Value sign = rewriter.create<ClampOp>(loc, binary(BinaryKind::mul, x, scalar(1e30f)),
+                                          constantMatrix(rewriter, loc, {1, 2}, {-1.0f, 1.0f}));
     replaceWithView(rewriter, op, binary(BinaryKind::mul, erfMagnitude, sign));
     return success();
   }
@@ -399,8 +407,9 @@ struct LowerPad : OpRewritePattern<tosa::PadOp> {
     for (auto [index, size] : llvm::enumerate(padding.getValues<APInt>()))
       (index % 2 == 0 ? low : high).push_back(size.getSExtValue());
     rewriter.replaceOpWithNewOp<PadOp>(
-        op, op.getType(), op.getInput1(), rewriter.getDenseI64ArrayAttr(low),
-        rewriter.getDenseI64ArrayAttr(high), rewriter.getF32FloatAttr(value));
+        op, op.getType(), op.getInput1(),
+        fillRow(rewriter, op.getLoc(), op.getType().getShape().back(), value),
+        rewriter.getDenseI64ArrayAttr(low), rewriter.getDenseI64ArrayAttr(high));
     return success();
   }
 };
@@ -460,14 +469,14 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
     if (lo == 0.0f && hi >= std::numeric_limits<float>::max())
       result = rewriter.create<UnaryOp>(loc, UnaryKind::relu, input);
     else
-      result = rewriter.create<ClampOp>(loc, input, rewriter.getF32FloatAttr(lo),
-                                        rewriter.getF32FloatAttr(hi));
+      result =
+          rewriter.create<ClampOp>(loc, input, constantMatrix(rewriter, loc, {1, 2}, {lo, hi}));
     replaceWithView(rewriter, op, result);
     return success();
   }
 };
 
-struct LowerTosaToTPUPass : tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
+struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.walk([](Operation *op) {

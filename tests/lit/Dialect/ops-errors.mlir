@@ -32,9 +32,9 @@ func.func @row_reduce_result(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
 
 // -----
 
-func.func @clamp_bounds(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{min must not exceed max}}
-  %c = tpu.clamp %a {min = 2.0 : f32, max = 1.0 : f32} : tensor<4x3xf32>
+func.func @clamp_bounds(%a: tensor<4x3xf32>, %bounds: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{bounds must be 1x2 (lo, hi), got 1x3}}
+  %c = tpu.clamp %a, %bounds : tensor<4x3xf32>, tensor<1x3xf32>
   return %c : tensor<4x3xf32>
 }
 
@@ -98,7 +98,7 @@ func.func @transpose_rank(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 
 func.func @im2col_result(%x: tensor<1x4x4x2xf32>) -> tensor<16x8xf32> {
   // expected-error @+1 {{result must be 9x8, got 16x8}}
-  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<16x8xf32>
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<16x8xf32>
   return %r : tensor<16x8xf32>
 }
 
@@ -106,7 +106,7 @@ func.func @im2col_result(%x: tensor<1x4x4x2xf32>) -> tensor<16x8xf32> {
 
 func.func @im2col_window(%x: tensor<1x2x2x2xf32>) -> tensor<1x18xf32> {
   // expected-error @+1 {{the window does not fit the padded input}}
-  %r = tpu.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x2x2x2xf32> -> tensor<1x18xf32>
+  %r = tpu.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x2x2x2xf32> -> tensor<1x18xf32>
   return %r : tensor<1x18xf32>
 }
 
@@ -114,7 +114,7 @@ func.func @im2col_window(%x: tensor<1x2x2x2xf32>) -> tensor<1x18xf32> {
 
 func.func @im2col_stride(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
   // expected-error @+1 {{kernel, stride and dilation must be two positive sizes each}}
-  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
   return %r : tensor<9x8xf32>
 }
 
@@ -122,7 +122,7 @@ func.func @im2col_stride(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
 
 func.func @im2col_pad(%x: tensor<1x4x4x2xf32>) -> tensor<9x8xf32> {
   // expected-error @+1 {{pad must be four non-negative sizes (top, bottom, left, right)}}
-  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, -1, 0, 0>, pad_value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, -1, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x8xf32>
   return %r : tensor<9x8xf32>
 }
 
@@ -152,16 +152,42 @@ func.func @concat_other_axis(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor
 
 // -----
 
-func.func @pad_result(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+func.func @pad_result(%x: tensor<2x3xf32>, %fill: tensor<1x3xf32>) -> tensor<4x3xf32> {
   // expected-error @+1 {{result axis 0 must have size 5, got 4}}
-  %p = tpu.pad %x {low = array<i64: 1, 0>, high = array<i64: 2, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<4x3xf32>
+  %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 2, 0>} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
   return %p : tensor<4x3xf32>
 }
 
 // -----
 
-func.func @pad_negative(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
+func.func @pad_negative(%x: tensor<2x3xf32>, %fill: tensor<1x3xf32>) -> tensor<1x3xf32> {
   // expected-error @+1 {{padding must not be negative}}
-  %p = tpu.pad %x {low = array<i64: -1, 0>, high = array<i64: 0, 0>, value = 0.0 : f32} : tensor<2x3xf32> -> tensor<1x3xf32>
+  %p = tpu.pad %x, %fill {low = array<i64: -1, 0>, high = array<i64: 0, 0>} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<1x3xf32>
   return %p : tensor<1x3xf32>
+}
+
+// -----
+
+func.func @im2col_fill(%x: tensor<1x4x4x2xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{with padding needs a fill row}}
+  %r = tpu.im2col %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 1, 0, 1>} : tensor<1x4x4x2xf32> -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @pad_fill(%x: tensor<2x3xf32>, %fill: tensor<1x4xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{fill must be one row of 1 to 3 values, got 1x4}}
+  %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>} : tensor<2x3xf32>, tensor<1x4xf32> -> tensor<3x3xf32>
+  return %p : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @fused_empty(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{has no operations}}
+  %r = tpu.fused -> tensor<2xf32> {
+    tpu.yield %x : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
 }

@@ -6,15 +6,15 @@
 // CHECK: tpu.matmul %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
 // CHECK: tpu.binary add %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
 // CHECK: tpu.unary exp %{{.*}} : tensor<4x3xf32>
-// CHECK: tpu.clamp %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<4x3xf32>
+// CHECK: tpu.clamp %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<1x2xf32>
 // CHECK: tpu.row_reduce max %{{.*}} : tensor<4x3xf32> -> tensor<4x1xf32>
 // CHECK: tpu.binary sub %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
 // CHECK: tpu.view %{{.*}} : tensor<4x3xf32> -> tensor<12xf32>
-func.func @all_ops(%a: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<1x3xf32>) -> tensor<12xf32> {
+func.func @all_ops(%a: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<1x3xf32>, %bounds: tensor<1x2xf32>) -> tensor<12xf32> {
   %m = tpu.matmul %a, %w : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
   %s = tpu.binary add %m, %b : tensor<4x3xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
   %e = tpu.unary exp %s : tensor<4x3xf32>
-  %c = tpu.clamp %e {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x3xf32>
+  %c = tpu.clamp %e, %bounds : tensor<4x3xf32>, tensor<1x2xf32>
   %r = tpu.row_reduce max %c : tensor<4x3xf32> -> tensor<4x1xf32>
   %d = tpu.binary sub %c, %r : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
   %v = tpu.view %d : tensor<4x3xf32> -> tensor<12xf32>

@@ -22,11 +22,13 @@ func.func @gemm_bias_relu(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>, %b: tens
 }
 
 // Commutative ops take the broadcast operand on either side; a clamp that is
-// not a ReLU keeps its bounds; rank-3 tensors are viewed as rows.
+// not a ReLU reads its bounds from memory, a 1x2 constant; rank-3 tensors are
+// viewed as rows.
 // CHECK-LABEL: func.func @broadcast_forms
+// CHECK: %[[BOUNDS:.*]] = arith.constant dense<{{\[\[}}-1.000000e+00, 6.000000e+00]]> : tensor<1x2xf32>
 // CHECK: tpu.binary mul %{{.*}}, %{{.*}} : tensor<6x5xf32>, tensor<1x1xf32> -> tensor<6x5xf32>
 // CHECK: tpu.binary max %{{.*}}, %{{.*}} : tensor<6x5xf32>, tensor<6x5xf32> -> tensor<6x5xf32>
-// CHECK: tpu.clamp %{{.*}} {max = 6.000000e+00 : f32, min = -1.000000e+00 : f32} : tensor<6x5xf32>
+// CHECK: tpu.clamp %{{.*}}, %[[BOUNDS]] : tensor<6x5xf32>, tensor<1x2xf32>
 // CHECK: tpu.view %{{.*}} : tensor<6x5xf32> -> tensor<2x3x5xf32>
 func.func @broadcast_forms(%x: tensor<2x3x5xf32>, %s: tensor<1x1x1xf32>) -> tensor<2x3x5xf32> {
   %m = tosa.mul %s, %x {shift = 0 : i8} : (tensor<1x1x1xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
@@ -106,7 +108,8 @@ func.func @transpose(%x: tensor<1x32x4x16xf32>) -> tensor<1x4x32x16xf32> {
 // CHECK-LABEL: func.func @conv2d
 // CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
 // CHECK-DAG: %[[B:.*]] = arith.constant dense<{{\[}}[5.000000e-01, -5.000000e-01]]> : tensor<1x2xf32>
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = 0.000000e+00 : f32, stride = array<i64: 1, 1>} : tensor<1x3x3x1xf32> -> tensor<9x2xf32>
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<1x1xf32>
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}}, %[[ZEROS]] {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
 // CHECK: %[[M:.*]] = tpu.matmul %[[X]], %[[W]] : tensor<9x2xf32>, tensor<2x2xf32> -> tensor<9x2xf32>
 // CHECK: %[[S:.*]] = tpu.binary add %[[M]], %[[B]] : tensor<9x2xf32>, tensor<1x2xf32> -> tensor<9x2xf32>
 // CHECK: tpu.view %[[S]] : tensor<9x2xf32> -> tensor<1x3x3x2xf32>
@@ -120,7 +123,7 @@ func.func @conv2d(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x2xf32> {
 // depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
 // tap's weight row, summed on the vector unit, plus the bias row.
 // CHECK-LABEL: func.func @depthwise
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {{.*}}kernel = array<i64: 2, 1>{{.*}} : tensor<1x4x2x3xf32> -> tensor<6x6xf32>
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {{.*}}kernel = array<i64: 2, 1>{{.*}} : tensor<1x4x2x3xf32>{{.*}} -> tensor<6x6xf32>
 // CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<6x6xf32> -> tensor<6x3xf32>
 // CHECK: %[[P0:.*]] = tpu.binary mul %[[T0]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
 // CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<6x6xf32> -> tensor<6x3xf32>
@@ -136,7 +139,8 @@ func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
 
 // max_pool2d: im2col padded with the lowest float, the maximum of the taps.
 // CHECK-LABEL: func.func @max_pool
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, pad_value = -3.40282347E+38 : f32, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32> -> tensor<4x6xf32>
+// CHECK: %[[LOWEST:.*]] = arith.constant dense<-3.40282347E+38> : tensor<1x3xf32>
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}}, %[[LOWEST]] {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32>, tensor<1x3xf32> -> tensor<4x6xf32>
 // CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<4x6xf32> -> tensor<4x3xf32>
 // CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<4x6xf32> -> tensor<4x3xf32>
 // CHECK: tpu.binary max %[[T0]], %[[T1]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
@@ -155,11 +159,13 @@ func.func @avg_pool(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32> {
   return %y : tensor<1x1x1x3xf32>
 }
 
-// slice, concat and pad keep their N-D shapes; the i32 padding is unused.
+// slice, concat and pad keep their N-D shapes; the i32 padding is unused,
+// and the pad value becomes a row the DMA engine stores into the padding.
 // CHECK-LABEL: func.func @copies
+// CHECK: %[[FILL:.*]] = arith.constant dense<1.500000e+00> : tensor<1x4xf32>
 // CHECK: %[[S:.*]] = tpu.slice %{{.*}} {start = array<i64: 0, 1, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<1x3x3x2xf32>
 // CHECK: %[[C:.*]] = tpu.concat %[[S]], %[[S]] {axis = 3 : i64} : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32> -> tensor<1x3x3x4xf32>
-// CHECK: tpu.pad %[[C]] {high = array<i64: 0, 2, 0, 0>, low = array<i64: 0, 1, 1, 0>, value = 1.500000e+00 : f32} : tensor<1x3x3x4xf32> -> tensor<1x6x4x4xf32>
+// CHECK: tpu.pad %[[C]], %[[FILL]] {high = array<i64: 0, 2, 0, 0>, low = array<i64: 0, 1, 1, 0>} : tensor<1x3x3x4xf32>, tensor<1x4xf32> -> tensor<1x6x4x4xf32>
 func.func @copies(%x: tensor<1x4x4x2xf32>) -> tensor<1x6x4x4xf32> {
   %s = tosa.slice %x {size = array<i64: 1, 3, 3, 2>, start = array<i64: 0, 1, 0, 0>} : (tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32>
   %c = tosa.concat %s, %s {axis = 3 : i32} : (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x3x3x4xf32>
@@ -172,12 +178,13 @@ func.func @copies(%x: tensor<1x4x4x2xf32>) -> tensor<1x6x4x4xf32> {
 // erf: Abramowitz & Stegun 7.1.26 on the vector unit, made odd by a sign
 // from a clamp.
 // CHECK-LABEL: func.func @erf
+// CHECK-DAG: %[[SIGN_BOUNDS:.*]] = arith.constant dense<{{\[\[}}-1.000000e+00, 1.000000e+00]]> : tensor<1x2xf32>
 // CHECK: %[[NEG:.*]] = tpu.binary mul %[[X:.*]], %{{.*}} : tensor<4x8xf32>, tensor<1x1xf32>
 // CHECK: %[[ABS:.*]] = tpu.binary max %[[X]], %[[NEG]]
 // CHECK: tpu.unary reciprocal
 // CHECK-COUNT-4: tpu.binary add
 // CHECK: tpu.unary exp
-// CHECK: %[[SIGN:.*]] = tpu.clamp %{{.*}} {max = 1.000000e+00 : f32, min = -1.000000e+00 : f32} : tensor<4x8xf32>
+// CHECK: %[[SIGN:.*]] = tpu.clamp %{{.*}}, %[[SIGN_BOUNDS]] : tensor<4x8xf32>, tensor<1x2xf32>
 // CHECK: %[[R:.*]] = tpu.binary mul %{{.*}}, %[[SIGN]] : tensor<4x8xf32>, tensor<4x8xf32>
 // CHECK: return %[[R]]
 func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -70,11 +70,11 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
 // buffers hold the larger of the two, the clamp's two bounds.
 // CHECK-LABEL: func.func @one_column
 // CHECK: activations = [0, 32], weights = [4096, 8192], operands = [12288, 12290]
-func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>) -> tensor<8x1xf32> {
+func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>, %bounds: tensor<1x2xf32>) -> tensor<8x1xf32> {
   %c = tpu.fused -> tensor<8x1xf32> {
     %m = tpu.matmul %x, %w : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
     %s = tpu.binary add %m, %b : tensor<8x1xf32>, tensor<1x1xf32> -> tensor<8x1xf32>
-    %clamped = tpu.clamp %s {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x1xf32>
+    %clamped = tpu.clamp %s, %bounds : tensor<8x1xf32>, tensor<1x2xf32>
     tpu.yield %clamped : tensor<8x1xf32>
   }
   return %c : tensor<8x1xf32>

@@ -2,6 +2,7 @@
 // records on each matmul (`tpu.tiling`) and the program emitter follows.
 #pragma once
 
+#include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/isa/HardwareConfig.h"
 
 #include <array>
@@ -9,9 +10,6 @@
 #include <optional>
 
 namespace tpu::codegen {
-
-constexpr int64_t kMaxDmaRows = (1 << 12) - 1; // dma.ld/st rows field
-constexpr int64_t kMaxCols = (1 << 12) - 1;    // cols fields
 
 // Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns,
 // accumulated over K in steps of tileK, with activation blocks of

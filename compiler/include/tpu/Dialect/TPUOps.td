@@ -164,16 +164,24 @@ def TPU_RowReduceOp : TPU_Op<"row_reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TPU_ClampOp : TPU_Op<"clamp", [Pure, SameOperandsAndResultType]> {
-  let summary = "Clamp every element into [min, max] on the vector unit";
+def TPU_ClampOp : TPU_Op<"clamp", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Clamp every element into [lo, hi] on the vector unit";
   let description = [{
+    `result = min(max(input, bounds[0]), bounds[1])`: the vector unit reads
+    the bounds from memory (`v.clamp`'s second source), so they are an
+    operand, a 1x2 constant.
+
     ```mlir
-    %y = tpu.clamp %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x100xf32>
+    %b = arith.constant dense<[[0.0, 6.0]]> : tensor<1x2xf32>
+    %y = tpu.clamp %x, %b : tensor<8x100xf32>, tensor<1x2xf32>
     ```
   }];
-  let arguments = (ins TPU_Matrix:$input, F32Attr:$min, F32Attr:$max);
+  let arguments = (ins TPU_Matrix:$input, TPU_Matrix:$bounds);
   let results = (outs TPU_Matrix:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input `,` $bounds attr-dict `:` type($input) `,` type($bounds)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$bounds), [{
+    build($_builder, $_state, input.getType(), input, bounds);
+  }]>];
   let hasVerifier = 1;
 }
 
@@ -203,22 +211,27 @@ def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
     `dilation` and `pad` (top, bottom, left, right), row `(n, oh, ow)` of the
     `[N*OH*OW, KH*KW*C]` result holds the window's elements in `(kh, kw, c)`
     order: `input[n, oh*sh + kh*dh - top, ow*sw + kw*dw - left, c]`, or
-    `pad_value` where that falls in the padding. A convolution is then a
-    matmul with the `[KH*KW*C, O]` weights. The emitter writes it with
+    the padding value where that falls in the padding: `fill`, a row of that
+    value (as long as a DMA row, up to C), which the DMA engine stores into
+    the padding; without padding there is no `fill`. A convolution is then
+    a matmul with the `[KH*KW*C, O]` weights. The emitter writes it with
     strided DMA copies, one block of output-row runs per (kh, kw, n, oh)
-    span, and stores `pad_value` into the padding.
+    span.
 
     ```mlir
-    %x = tpu.im2col %in {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>,
-                         dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>,
-                         pad_value = 0.0 : f32} : tensor<1x8x8x4xf32> -> tensor<64x36xf32>
+    %zeros = arith.constant dense<0.0> : tensor<1x4xf32>
+    %x = tpu.im2col %in, %zeros {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>,
+                                 dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>}
+        : tensor<1x8x8x4xf32>, tensor<1x4xf32> -> tensor<64x36xf32>
     ```
   }];
-  let arguments = (ins 4DTensorOf<[F32]>:$input, DenseI64ArrayAttr:$kernel,
-                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$dilation,
-                       DenseI64ArrayAttr:$pad, F32Attr:$pad_value);
+  let arguments = (ins 4DTensorOf<[F32]>:$input, Optional<TPU_Matrix>:$fill,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$pad);
   let results = (outs TPU_Matrix:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`,` $fill^)? attr-dict `:` type($input) (`,` type($fill)^)? `->` type($result)
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     // Output rows and columns of the convolution (0 when the window does
@@ -259,19 +272,24 @@ def TPU_ConcatOp : TPU_Op<"concat", [Pure]> {
 def TPU_PadOp : TPU_Op<"pad", [Pure]> {
   let summary = "Surround a tensor with a constant value";
   let description = [{
-    `result` has `low[d] + input[d] + high[d]` elements on axis `d`: `value`
-    everywhere except the box at `low`, which holds the input. The emitter
-    stores the value from the scratchpad (`sram_stride=0`), then copies the
-    input into the box.
+    `result` has `low[d] + input[d] + high[d]` elements on axis `d`: the
+    padding value everywhere except the box at `low`, which holds the input.
+    `fill` is a row of the padding value (as long as a DMA row, up to the
+    last axis): the emitter stores it from the scratchpad (`sram_stride=0`),
+    then copies the input into the box.
 
     ```mlir
-    %p = tpu.pad %x {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 1, 1, 0>, value = 0.0 : f32} : tensor<1x4x4x2xf32> -> tensor<1x6x6x2xf32>
+    %zeros = arith.constant dense<0.0> : tensor<1x2xf32>
+    %p = tpu.pad %x, %zeros {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 1, 1, 0>}
+        : tensor<1x4x4x2xf32>, tensor<1x2xf32> -> tensor<1x6x6x2xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$input, DenseI64ArrayAttr:$low,
-                       DenseI64ArrayAttr:$high, F32Attr:$value);
+  let arguments = (ins AnyStaticShapeTensor:$input, TPU_Matrix:$fill, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high);
   let results = (outs AnyStaticShapeTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `,` $fill attr-dict `:` type($input) `,` type($fill) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

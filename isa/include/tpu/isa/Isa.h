@@ -116,6 +116,8 @@ const OpcodeInfo &opcodeInfo(Opcode opcode);
 const OpcodeInfo *findOpcode(uint8_t code);
 const OpcodeInfo *findMnemonic(std::string_view mnemonic);
 bool usesField(const OpcodeInfo &info, Field field);
+// The largest value `field` holds in `opcode`'s encoding (0 when unused).
+uint64_t fieldMaximum(Opcode opcode, Field field);
 std::string_view fieldName(Field field);
 std::string_view fieldDescription(Field field);
 FieldFormat fieldFormat(Field field);

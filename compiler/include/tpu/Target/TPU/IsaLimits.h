@@ -1,0 +1,17 @@
+// The most one instruction moves or computes, from the ISA's field widths:
+// what tiling and lowering for the systolic target must stay within.
+#pragma once
+
+#include "tpu/isa/Isa.h"
+
+#include <cstdint>
+
+namespace tpu::codegen {
+
+// Rows of one DMA transfer (dma.ld / dma.st).
+inline const int64_t kMaxDmaRows =
+    int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Rows));
+// Columns of one DMA transfer or vector op.
+inline const int64_t kMaxCols = int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Cols));
+
+} // namespace tpu::codegen
