@@ -14,6 +14,7 @@ enum class EmitKind {
   Tosa,       // the graph after target-neutral optimization
   Fused,      // the graph with the target and its fusion groups (tpu.fused)
   TPU,        // the hardware-level dialect with its plans
+  Isa,        // the ISA level: instructions and tokens in the TPU dialect
   Asm,        // the ISA program as assembly text
   Bundle,     // the binary program bundle (.tpub)
 };

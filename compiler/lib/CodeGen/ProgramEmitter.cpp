@@ -1,16 +1,18 @@
-// TPU dialect -> ISA program.
+// tpu-lower-to-isa: the TPU dialect -> ISA instructions (tpu.inst), in the
+// IR, with the order between the queues as tpu.signal / tpu.await /
+// tpu.depend for tpu-schedule-tokens.
 //
 // Every tensor lives in DRAM as fp32 rows, where tpu-plan-memory placed it.
 // Each operation is tiled so that one step fits the array and the on-chip
 // memories (matmuls as tpu-plan-tiles decided): DMA loads the tiles into the
 // scratchpad, the compute queue runs the matrix or vector unit, and DMA
-// stores the result. The three queues run decoupled; the builder inserts a
-// token (sync.push/sync.pop) wherever a queue must wait for another.
-#include "tpu/CodeGen/ProgramEmitter.h"
-
+// stores the result. The three queues run decoupled; a queue waits for
+// another where the builder says it must.
 #include "tpu/CodeGen/MatMulPlan.h"
-
+#include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Transforms/Passes.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,6 +24,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+
+namespace mlir::tpu {
+#define GEN_PASS_DEF_LOWERTOISA
+#include "tpu/Transforms/Passes.h.inc"
+} // namespace mlir::tpu
 
 namespace tpu::codegen {
 namespace {
@@ -49,59 +56,55 @@ std::pair<int64_t, int64_t> matrixShape(Value value) {
   return {shape[0], shape[1]};
 }
 
+// The graph operation `op` came from (a group is named by its first op); an
+// operation without a location by its name.
 std::string sourceName(mlir::Operation *op) {
   if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
-    return sourceName(&fused.getHead()); // a group is named by its first op
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
+    return sourceName(&fused.getHead());
+  std::string name = mlir::tpu::sourceName(op->getLoc());
+  return name.empty() ? op->getName().getStringRef().str() : name;
 }
 
-// Appends instructions, records the source op of each, and keeps the queues
-// ordered: dependsOn(from, to) makes everything issued so far on `from`
-// complete before anything issued later on `to`.
+// Writes instructions (tpu.inst) before the operation being lowered, each
+// located at its source op, and the order between the queues:
+// dependsOn(from, to) makes everything issued so far on `from` complete
+// before anything issued later on `to`.
 class ProgramBuilder {
 public:
-  void setSource(const std::string &name) {
-    auto it = std::find(sources.begin(), sources.end(), name);
-    sourceIndex = static_cast<uint32_t>(it - sources.begin());
-    if (it == sources.end())
-      sources.push_back(name);
-  }
+  explicit ProgramBuilder(mlir::OpBuilder &builder)
+      : builder(builder), location(builder.getUnknownLoc()) {}
 
-  const std::string &source() const { return sources[sourceIndex]; }
+  // Instructions come from `op` (a group is named by its first op).
+  void setSource(mlir::Operation *op) {
+    if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
+      return setSource(&fused.getHead());
+    location = llvm::isa<mlir::NameLoc>(op->getLoc())
+                   ? op->getLoc()
+                   : mlir::NameLoc::get(builder.getStringAttr(sourceName(op)), op->getLoc());
+  }
+  void setSource(const std::string &name) {
+    location = mlir::NameLoc::get(builder.getStringAttr(name));
+  }
+  void setSource(mlir::Location source) { location = source; }
+  mlir::Location sourceLocation() const { return location; }
+  std::string source() const { return llvm::cast<mlir::NameLoc>(location).getName().str(); }
 
   void emit(const isa::Instruction &instruction) {
-    program.push_back(instruction);
-    sourceOf.push_back(sourceIndex);
-    ++issued[static_cast<unsigned>(instruction.queue())];
+    mlir::tpu::createInstruction(builder, location, instruction);
   }
 
-  // Emits a sync.push on `from`, which runs once everything `from` has
-  // issued so far has completed; returns the token's number on the channel.
-  uint64_t signal(Queue from, Queue to) {
-    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
-    emit(isa::makeInstruction(Opcode::SyncPush, {{Field::From, f}, {Field::To, t}}));
-    synced[f][t] = issued[f];
-    return pushed[f][t]++;
+  // A token: everything `from` has issued so far has completed.
+  Value signal(Queue from, Queue to) {
+    return builder.create<mlir::tpu::SignalOp>(location, mlir::tpu::dialectQueue(from),
+                                               mlir::tpu::dialectQueue(to));
   }
 
-  // Makes everything `to` issues from now on wait for token `token` of the
-  // channel from -> to, popping the tokens up to it (tokens are taken in
-  // order, so waiting for one waits for all before it).
-  void await(Queue from, Queue to, uint64_t token) {
-    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
-    while (popped[f][t] <= token) {
-      emit(isa::makeInstruction(Opcode::SyncPop, {{Field::From, f}, {Field::To, t}}));
-      ++popped[f][t];
-    }
-  }
+  // Makes everything the token's `to` queue issues from now on wait for it.
+  void await(Value token) { builder.create<mlir::tpu::AwaitOp>(location, token); }
 
   void dependsOn(Queue from, Queue to) {
-    unsigned f = static_cast<unsigned>(from), t = static_cast<unsigned>(to);
-    if (synced[f][t] == issued[f])
-      return; // nothing new on `from` since the last token to `to`
-    await(from, to, signal(from, to));
+    builder.create<mlir::tpu::DependOp>(location, mlir::tpu::dialectQueue(from),
+                                        mlir::tpu::dialectQueue(to));
   }
 
   // Before a DMA load overwrites the scratchpad: the units reading it are done,
@@ -128,10 +131,6 @@ public:
     emit(dma(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress));
   }
 
-  std::vector<isa::Instruction> program;
-  std::vector<uint32_t> sourceOf;
-  std::vector<std::string> sources;
-
 private:
   static isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
                               int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
@@ -145,11 +144,8 @@ private:
                                          {Field::DType, uint64_t(isa::DType::F32)}});
   }
 
-  uint32_t sourceIndex = 0;
-  using PerChannel = std::array<std::array<uint64_t, isa::kNumQueues>, isa::kNumQueues>;
-  std::array<uint64_t, isa::kNumQueues> issued{};
-  PerChannel synced{}; // issued[from] when the latest token from -> to was pushed
-  PerChannel pushed{}, popped{};
+  mlir::OpBuilder &builder;
+  mlir::Location location;
 };
 
 isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
@@ -224,16 +220,19 @@ class Emitter {
 
   // What the vector unit combines with each tile, if anything.
   struct Operand {
-    Matrix matrix;                // rows == 0: unary
-    Spread spread;                // how `matrix` spreads over the tile
-    std::optional<Opcode> opcode; // nullopt: plain copy
-    std::string source = {};      // the op it comes from, when fused into another's group
+    Matrix matrix;                     // rows == 0: unary
+    Spread spread;                     // how `matrix` spreads over the tile
+    std::optional<Opcode> opcode;      // nullopt: plain copy
+    mlir::Operation *source = nullptr; // the op it comes from, when fused into another's group
   };
 
 public:
-  explicit Emitter(const HardwareConfig &config) : config(config) {}
+  Emitter(const HardwareConfig &config, mlir::OpBuilder &opBuilder)
+      : config(config), opBuilder(opBuilder), builder(opBuilder) {}
 
-  Bundle run(mlir::func::FuncOp main) {
+  // Lowers every operation of `main` to instructions written before it,
+  // then replaces what it computed by the tensors the program stored.
+  void run(mlir::func::FuncOp main) {
     if (config.array.dtype != isa::DType::BF16)
       throw Error(fmt::format("config '{}': the compiler supports bf16 arrays so far; int8 "
                               "needs a quantized model",
@@ -247,17 +246,28 @@ public:
     if (!resultBytes)
       throw Error("@main has no DRAM plan; run tpu-plan-memory first");
     resultBase = allocate(resultBytes.getInt());
+    std::vector<mlir::Operation *> ops;
     for (mlir::Operation &op : main.getBody().front())
-      emitOperation(op);
+      ops.push_back(&op);
+    for (mlir::Operation *op : ops) {
+      opBuilder.setInsertionPoint(op);
+      emitOperation(*op);
+    }
     builder.setSource("halt");
     builder.emit(isa::makeInstruction(Opcode::Halt, {}));
-
-    bundle.config = config;
-    bundle.program = std::move(builder.program);
-    bundle.source_of = std::move(builder.sourceOf);
-    bundle.source_ops = std::move(builder.sources);
-    bundle.dram_bytes = llvm::alignTo(nextAddress, kDramAlignment);
-    return std::move(bundle);
+    main->setAttr(mlir::tpu::kDramBytesAttr,
+                  opBuilder.getI64IntegerAttr(int64_t(llvm::alignTo(nextAddress, kDramAlignment))));
+    // What each lowered operation computed is now a tensor in DRAM.
+    for (mlir::Operation *op : llvm::reverse(ops)) {
+      if (llvm::isa<mlir::arith::ConstantOp, mlir::tpu::DramConstantOp, mlir::tpu::ViewOp,
+                    mlir::func::ReturnOp>(op))
+        continue;
+      opBuilder.setInsertionPoint(op);
+      for (Value result : op->getResults())
+        result.replaceAllUsesWith(opBuilder.create<mlir::tpu::StoredOp>(
+            op->getLoc(), result.getType(), int64_t(matrices.lookup(result).address)));
+      op->erase();
+    }
   }
 
 private:
@@ -272,50 +282,33 @@ private:
     return {allocate(rows * cols * kWordBytes), rows, cols};
   }
 
-  uint64_t addConstant(llvm::ArrayRef<float> data) {
-    uint64_t offset = llvm::alignTo(bundle.constants.size(), kDramAlignment);
-    bundle.constants.resize(offset + data.size() * kWordBytes);
-    std::memcpy(bundle.constants.data() + offset, data.data(), data.size() * kWordBytes);
-    return bundle.constant_address + offset;
-  }
-
-  // The constant segment holds every constant the program reads (clamp
-  // bounds and padding fill rows included) and is complete before anything
-  // else is placed.
+  // The constant segment, at DRAM address 0, holds every constant the
+  // program reads (clamp bounds and padding fill rows included) and is
+  // complete before anything else is placed.
   void placeConstants(mlir::func::FuncOp main) {
-    bundle.constant_address = 0;
     main.walk([&](mlir::arith::ConstantOp constant) {
-      auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
-      if (!data || !data.getElementType().isF32())
+      auto type = llvm::dyn_cast<mlir::RankedTensorType>(constant.getType());
+      if (!type || !type.getElementType().isF32())
         return; // reported when used
-      std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
-      auto [rows, cols] = matrixShape(constant.getResult());
-      matrices[constant.getResult()] = {addConstant(values), rows, cols};
+      Matrix matrix = allocateMatrix(constant.getResult());
+      // The bundle's constant segment: kept, read by address.
+      opBuilder.setInsertionPoint(constant);
+      auto placed = opBuilder.create<mlir::tpu::DramConstantOp>(
+          constant.getLoc(), constant.getType(), int64_t(matrix.address),
+          llvm::cast<mlir::ElementsAttr>(constant.getValue()));
+      constant.replaceAllUsesWith(placed.getResult());
+      matrices[placed.getResult()] = matrix;
+      constant->erase();
     });
-    nextAddress = bundle.constant_address + bundle.constants.size();
   }
 
   void placeInputs(mlir::func::FuncOp main) {
     for (mlir::BlockArgument arg : main.getArguments()) {
       Matrix matrix = allocateMatrix(arg);
       matrices[arg] = matrix;
-      bundle.inputs.push_back(tensorInfo(
-          arg,
-          main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), mlir::tpu::kTensorNameAttr),
-          fmt::format("input_{}", arg.getArgNumber()), matrix.address, TensorInfo::Role::Input));
+      main.setArgAttr(arg.getArgNumber(), mlir::tpu::kDramAddressAttr,
+                      opBuilder.getI64IntegerAttr(int64_t(matrix.address)));
     }
-  }
-
-  static TensorInfo tensorInfo(Value value, mlir::StringAttr name, std::string fallback,
-                               uint64_t address, TensorInfo::Role role) {
-    auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
-    TensorInfo info;
-    info.name = name ? name.str() : std::move(fallback);
-    info.shape.assign(type.getShape().begin(), type.getShape().end());
-    info.dtype = isa::DType::F32;
-    info.dram_address = address;
-    info.role = role;
-    return info;
   }
 
   // By value: placing a result grows `matrices`, which would invalidate a
@@ -351,9 +344,9 @@ private:
   }
 
   void emitOperation(mlir::Operation &op) {
-    builder.setSource(sourceName(&op));
+    builder.setSource(&op);
     trackReductions(op);
-    if (llvm::isa<mlir::arith::ConstantOp>(op))
+    if (llvm::isa<mlir::arith::ConstantOp, mlir::tpu::DramConstantOp>(op))
       return;
     if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
       return emitGroup(fused);
@@ -401,12 +394,12 @@ private:
       auto [rows, cols] = matrixShape(input);
       Matrix rhs = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs(), &op);
       return {rhs, *mlir::tpu::spreadOf({rows, cols}, {rhs.rows, rhs.cols}),
-              binaryOpcode(binary.getKind()), sourceName(&op)};
+              binaryOpcode(binary.getKind()), &op};
     }
     if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
-      return {{}, Spread::Same, unaryOpcode(unary.getKind()), sourceName(&op)};
+      return {{}, Spread::Same, unaryOpcode(unary.getKind()), &op};
     if (llvm::isa<mlir::tpu::ClampOp>(op))
-      return {matrixOf(op.getOperand(1), &op), Spread::Scalar, Opcode::VClamp, sourceName(&op)};
+      return {matrixOf(op.getOperand(1), &op), Spread::Scalar, Opcode::VClamp, &op};
     throw Error(fmt::format("{}: '{}' is not elementwise", sourceName(&op),
                             op.getName().getStringRef().str()));
   }
@@ -538,7 +531,7 @@ private:
       const Buffer &buffer = buffers.find(value)->second;
       return buffer.perRow ? uint64_t(fixed) + buffer.offset * uint64_t(tileRows) : buffer.offset;
     };
-    const std::string head = builder.source();
+    const mlir::Location head = builder.sourceLocation();
     for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
       int64_t rows = std::min(tileRows, output.rows - r0);
       builder.beforeLoad();
@@ -548,7 +541,7 @@ private:
                        buffer.cols, isa::Space::Scratchpad, address(value));
       builder.beforeCompute();
       for (mlir::Operation *op : members) {
-        builder.setSource(sourceName(op));
+        builder.setSource(op);
         emitRowLocal(*op, rows, address);
       }
       builder.setSource(head);
@@ -621,15 +614,13 @@ private:
       current_ = next_;
       next_ = (next_ + 1) % addresses_.size();
       if (releases_[current_])
-        builder.await(consumer_, producer_, *releases_[current_]);
+        builder.await(releases_[current_]);
       return addresses_[current_];
     }
     // After the fill's instructions: announces it; returns the fill's token.
-    uint64_t endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
+    Value endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
     // Before the consumer first reads a fill.
-    void use(ProgramBuilder &builder, uint64_t fillToken) {
-      builder.await(producer_, consumer_, fillToken);
-    }
+    void use(ProgramBuilder &builder, Value fillToken) { builder.await(fillToken); }
     // After the consumer's last read of the buffer at `address`.
     void release(ProgramBuilder &builder, uint64_t address) {
       size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
@@ -638,7 +629,7 @@ private:
 
   private:
     std::vector<uint64_t> addresses_;
-    std::vector<std::optional<uint64_t>> releases_;
+    std::vector<Value> releases_; // the tokens that free each buffer, once there is one
     Queue producer_, consumer_;
     size_t next_ = 0, current_ = 0;
   };
@@ -670,7 +661,7 @@ private:
 
     for (int64_t m0 = 0; m0 < M; m0 += tileM) {
       int64_t m = std::min(tileM, M - m0);
-      std::optional<std::pair<uint64_t, uint64_t>> block; // address, fill token
+      std::optional<std::pair<uint64_t, Value>> block; // address, fill token
       for (int64_t n0 = 0; n0 < N; n0 += tileN) {
         int64_t n = std::min(tileN, N - n0);
         uint64_t acc = results.startFill(builder);
@@ -684,7 +675,7 @@ private:
           }
           uint64_t panel = weights.startFill(builder);
           builder.load(w, kb0, n0, kb, n, isa::Space::Scratchpad, panel);
-          uint64_t panelToken = weights.endFill(builder);
+          Value panelToken = weights.endFill(builder);
           activations.use(builder, block->second);
           weights.use(builder, panelToken);
           for (int64_t k0 = kb0; k0 < kb0 + kb; k0 += tileK) {
@@ -735,9 +726,12 @@ private:
   // the scratchpad.
   void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, uint64_t acc, int64_t m0,
                     int64_t n0, int64_t m, int64_t n) {
-    const std::string head = builder.source();
+    const mlir::Location head = builder.sourceLocation();
     for (const Operand &operand : epilogue) {
-      builder.setSource(operand.source.empty() ? head : operand.source);
+      if (operand.source)
+        builder.setSource(operand.source);
+      else
+        builder.setSource(head);
       if (operand.matrix.rows == 0) {
         builder.emit(accumulatorOp(*operand.opcode, acc, m, n));
         continue;
@@ -862,7 +856,7 @@ private:
     for (mlir::BlockArgument arg : main.getArguments())
       claimed.insert(matrices[arg].address);
     for (auto &[value, matrix] : matrices)
-      if (value.getDefiningOp<mlir::arith::ConstantOp>())
+      if (value.getDefiningOp<mlir::tpu::DramConstantOp>())
         claimed.insert(matrix.address);
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       Matrix matrix = matrixOf(value, ret);
@@ -872,13 +866,13 @@ private:
         builder.setSource(fmt::format("copy to output {}", index));
         Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
         emitElementwise(matrix, copy, {{}, Spread::Same, std::nullopt});
-        matrix = copy;
-        claimed.insert(matrix.address);
+        claimed.insert(copy.address);
+        ret->setOperand(index, opBuilder.create<mlir::tpu::StoredOp>(builder.sourceLocation(),
+                                                                     value.getType(),
+                                                                     int64_t(copy.address)));
       }
-      bundle.outputs.push_back(tensorInfo(
-          value, main.getResultAttrOfType<mlir::StringAttr>(index, mlir::tpu::kTensorNameAttr),
-          fmt::format("output_{}", index), matrix.address, TensorInfo::Role::Output));
-      bundle.outputs.back().reduction_length = reduction.lookup(value);
+      main.setResultAttr(index, mlir::tpu::kReductionLengthAttr,
+                         opBuilder.getI64IntegerAttr(int64_t(reduction.lookup(value))));
     }
   }
 
@@ -1238,8 +1232,8 @@ private:
     batcher.flush();
   }
 
-  const HardwareConfig &config;
-  Bundle bundle;
+  const HardwareConfig config;
+  mlir::OpBuilder &opBuilder;
   ProgramBuilder builder;
   uint64_t nextAddress = 0;
   llvm::DenseMap<Value, Matrix> matrices;
@@ -1249,8 +1243,32 @@ private:
 
 } // namespace
 
-Bundle emitProgram(mlir::func::FuncOp main, const HardwareConfig &config) {
-  return Emitter(config).run(main);
-}
-
 } // namespace tpu::codegen
+
+namespace {
+
+class LowerToIsa : public mlir::tpu::impl::LowerToIsaBase<LowerToIsa> {
+public:
+  void runOnOperation() override {
+    mlir::func::FuncOp main = getOperation();
+    if (main->hasAttr(mlir::tpu::kDramBytesAttr))
+      return; // already at the ISA level
+    if (!main.getOps<mlir::tpu::InstOp>().empty()) {
+      main.emitError() << "holds ISA instructions but no '" << mlir::tpu::kDramBytesAttr
+                       << "', the DRAM size its program needs";
+      return signalPassFailure();
+    }
+    mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(main);
+    if (mlir::failed(target))
+      return signalPassFailure();
+    mlir::OpBuilder builder(&getContext());
+    try {
+      tpu::codegen::Emitter(mlir::tpu::hardwareConfig(*target), builder).run(main);
+    } catch (const tpu::Error &error) {
+      main.emitError() << error.what();
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace

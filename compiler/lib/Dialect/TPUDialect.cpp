@@ -25,6 +25,9 @@ using namespace mlir::tpu;
 #define GET_ATTRDEF_CLASSES
 #include "tpu/Dialect/TPUAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "tpu/Dialect/TPUTypes.cpp.inc"
+
 namespace {
 // Prints the target once, at the top, as `#target = #tpu.target<...>`.
 struct TPUOpAsmInterface : public OpAsmDialectInterface {
@@ -46,6 +49,10 @@ void TPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "tpu/Dialect/TPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tpu/Dialect/TPUTypes.cpp.inc"
       >();
   addInterfaces<TPUOpAsmInterface>();
 }
@@ -183,6 +190,21 @@ Operation *TPUDialect::materializeConstant(OpBuilder &builder, Attribute value, 
 
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.cpp.inc"
+
+std::string mlir::tpu::sourceName(Location loc) {
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
+    return file.getLine() == 0 // a whole file, such as an ONNX model
+               ? file.getFilename().str()
+               : fmt::format("{}:{}:{}", file.getFilename().str(), file.getLine(),
+                             file.getColumn());
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    return fused.getLocations().empty() ? "" : sourceName(fused.getLocations().front());
+  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
+    return sourceName(call.getCallee());
+  return "";
+}
 
 std::optional<Spread> mlir::tpu::spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand) {
   if (operand == matrix)

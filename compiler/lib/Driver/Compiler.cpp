@@ -2,7 +2,7 @@
 // the target's lowering and plans, then program emission.
 #include "tpu/Compiler.h"
 
-#include "tpu/CodeGen/ProgramEmitter.h"
+#include "tpu/CodeGen/BundleEncoder.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/FusionMode.h"
@@ -32,32 +32,12 @@
 namespace tpu::compiler {
 namespace {
 
-// The source op a location names: "fc1 (Gemm)" for an imported node.
-std::string sourceName(mlir::Location loc) {
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
-    return name.getName().str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
-}
-
 // "model.onnx: fc1 (Gemm)" for an imported node, "file:line:col" for text.
 std::string describeLocation(mlir::Location loc) {
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
-    auto file = llvm::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc());
-    return file ? fmt::format("{}: {}", file.getFilename().str(), name.getName().str())
-                : name.getName().str();
-  }
-  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
-    return file.getLine() == 0 // a whole file, such as an ONNX model
-               ? file.getFilename().str()
-               : fmt::format("{}:{}:{}", file.getFilename().str(), file.getLine(),
-                             file.getColumn());
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
+      return fmt::format("{}: {}", mlir::tpu::sourceName(file), name.getName().str());
+  return mlir::tpu::sourceName(loc);
 }
 
 // Keeps the first error MLIR reports, so that a failed pass becomes one line.
@@ -107,32 +87,13 @@ void writeText(const std::string &path, const std::string &text) {
     throw Error(fmt::format("{}: cannot write the output file", path));
 }
 
-// Whole, so that it reads back (--mlir-elide-elementsattrs-if-larger=N
-// shortens the weights for people).
+// Whole, so that it reads back: every weight (--mlir-elide-elementsattrs-if-
+// larger=N shortens them for people) and every location, which names the
+// model's node each instruction comes from.
 std::string printed(mlir::ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  module.print(os, mlir::OpPrintingFlags());
-  return text;
-}
-
-// One line per fusion group: its number, kind and members in order.
-std::string fusionGroups(mlir::ModuleOp module, const std::string &fusion) {
-  std::vector<mlir::tpu::FusedOp> groups;
-  module.walk([&](mlir::tpu::FusedOp fused) { groups.push_back(fused); });
-  std::string text =
-      fmt::format("fusion {}: {} group{}\n", fusion, groups.size(), groups.size() == 1 ? "" : "s");
-  for (auto [number, fused] : llvm::enumerate(groups)) {
-    bool epilogue = llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
-    std::vector<std::string> names;
-    for (mlir::Operation &op : fused.getMembers())
-      names.push_back(fmt::format("{} [{}]", sourceName(op.getLoc()),
-                                  op.getName().getStringRef().str()));
-    text += fmt::format("  group {} ({}): {}\n", number,
-                        epilogue ? "matmul epilogue in the accumulators"
-                                 : "row-local ops in the scratchpad",
-                        fmt::join(names, " -> "));
-  }
+  module.print(os, mlir::OpPrintingFlags().enableDebugInfo());
   return text;
 }
 
@@ -223,22 +184,27 @@ void compile(const CompileOptions &options) {
     target.fusion = options.fusion;
     mlir::tpu::buildFusionPipeline(pm, target);
   }
-  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused)
+  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused) {
     mlir::tpu::buildTPULoweringPipeline(pm);
+    if (options.print_fusion_groups)
+      pm.addNestedPass<mlir::func::FuncOp>(
+          mlir::tpu::createPrintFusionGroups(mlir::tpu::PrintFusionGroupsOptions{options.fusion}));
+  }
+  if (options.emit == EmitKind::Isa || options.emit == EmitKind::Asm ||
+      options.emit == EmitKind::Bundle)
+    mlir::tpu::buildISAPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     errors.raise("compilation");
-  if (options.emit == EmitKind::Tosa || options.emit == EmitKind::Fused)
-    return writeText(options.output_path, printed(*module));
-  if (options.print_fusion_groups)
-    std::cout << fusionGroups(*module, options.fusion);
-  if (options.emit == EmitKind::TPU)
+  if (options.emit != EmitKind::Asm && options.emit != EmitKind::Bundle)
     return writeText(options.output_path, printed(*module));
 
   auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     throw Error(fmt::format("{}: no function @main", options.input_path));
-  Bundle bundle =
-      codegen::emitProgram(main, mlir::tpu::hardwareConfig(*mlir::tpu::getTarget(*module)));
+  mlir::FailureOr<Bundle> encoded = codegen::encodeBundle(main);
+  if (mlir::failed(encoded))
+    errors.raise("encoding");
+  Bundle &bundle = *encoded;
   bundle.validate();
   if (options.emit == EmitKind::Asm)
     return writeText(options.output_path, annotatedAssembly(bundle));

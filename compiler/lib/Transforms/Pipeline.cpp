@@ -29,6 +29,11 @@ void buildTPULoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
 
+void buildISAPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createLowerToIsa());
+  pm.addNestedPass<func::FuncOp>(createScheduleTokens());
+}
+
 void registerTPUPipelines() {
   PassPipelineRegistration<>("tpu-graph-opt",
                              "Target-neutral graph clean-up: verify shapes, canonicalize, "

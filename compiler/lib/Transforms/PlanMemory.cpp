@@ -91,8 +91,8 @@ private:
   // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
   // fusion group writes only the value it yields); not a view.
   static bool materialized(Operation &op) {
-    return llvm::isa<tpu::TPUDialect>(op.getDialect()) && !llvm::isa<tpu::ViewOp>(op) &&
-           op.getNumResults() == 1;
+    return llvm::isa<tpu::TPUDialect>(op.getDialect()) &&
+           !llvm::isa<tpu::ViewOp, tpu::StoredOp>(op) && op.getNumResults() == 1;
   }
 };
 

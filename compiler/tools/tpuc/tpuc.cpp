@@ -30,13 +30,15 @@ int main(int argc, char **argv) {
                                                  {"tosa", EmitKind::Tosa},
                                                  {"fused", EmitKind::Fused},
                                                  {"tpu", EmitKind::TPU},
+                                                 {"isa", EmitKind::Isa},
                                                  {"asm", EmitKind::Asm},
                                                  {"bundle", EmitKind::Bundle}};
   std::string emit = "bundle";
   app.add_option("--emit", emit,
                  "What to write: onnx-import (the graph as imported), tosa (optimized graph), "
                  "fused (the graph with the target's fusion groups), tpu (hardware dialect with "
-                 "its plans), asm (ISA program), bundle (default)")
+                 "its plans), isa (the instructions as MLIR), asm (ISA program), bundle "
+                 "(default)")
       ->check(CLI::IsMember(kinds));
   app.add_option("--fusion", options.fusion,
                  "Operator fusion: none (every op through DRAM), epilogue (bias, residual and "

@@ -25,6 +25,9 @@ void printAddresses(AsmPrinter &printer, ArrayRef<int64_t> addresses);
 #define GET_ATTRDEF_CLASSES
 #include "tpu/Dialect/TPUAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "tpu/Dialect/TPUTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "tpu/Dialect/TPUOps.h.inc"
 
@@ -44,6 +47,10 @@ enum class Spread { Same, Row, Scalar, Column };
 std::optional<Spread> spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand);
 std::optional<Spread> spreadOf(Value full, Value operand);
 
+// The graph operation a location names, as the tools show it: "fc1 (Gemm)"
+// for an imported node, "file.mlir:3:5" for text; empty when unknown.
+std::string sourceName(Location loc);
+
 // Names a function argument or result as the model's tensor (the bundle's
 // tensor map).
 constexpr llvm::StringLiteral kTensorNameAttr = "tpu.name";
@@ -54,8 +61,14 @@ constexpr llvm::StringLiteral kTargetAttr = "tpu.target";
 FailureOr<TargetAttr> getTarget(Operation *op);
 
 // Attributes the planning passes set for the program emitter.
-constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";            // tpu-plan-tiles
-constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset";   // tpu-plan-memory
+constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";          // tpu-plan-tiles
+constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset"; // tpu-plan-memory
 constexpr llvm::StringLiteral kDramResultBytesAttr = "tpu.dram_result_bytes";
+// What tpu-lower-to-isa records for the encoder: the DRAM address of each
+// constant and argument, the program's DRAM size, and per result the longest
+// chain of reductions feeding it (the output check's tolerance).
+constexpr llvm::StringLiteral kDramAddressAttr = "tpu.dram_address";
+constexpr llvm::StringLiteral kDramBytesAttr = "tpu.dram_bytes";
+constexpr llvm::StringLiteral kReductionLengthAttr = "tpu.reduction_length";
 
 } // namespace mlir::tpu

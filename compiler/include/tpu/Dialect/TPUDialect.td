@@ -17,6 +17,7 @@ def TPU_Dialect : Dialect {
     a tensor is a DRAM region of rows the DMA engine can stride through.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   // `tpu.target` on a module must be a #tpu.target.
   let hasOperationAttrVerify = 1;
   // Folding a view of a constant yields an attribute; this makes it an op.

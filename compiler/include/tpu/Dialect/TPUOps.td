@@ -311,4 +311,108 @@ def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// The ISA level: instructions and the order between the queues
+//===----------------------------------------------------------------------===//
+
+def TPU_Queue : I32EnumAttr<"Queue", "an instruction queue of the accelerator", [
+  I32EnumAttrCase<"load", 1>, I32EnumAttrCase<"compute", 2>, I32EnumAttrCase<"store", 3>]> {
+  let cppNamespace = "::mlir::tpu";
+}
+
+def TPU_Token : TypeDef<TPU_Dialect, "Token"> {
+  let mnemonic = "token";
+  let summary = "That everything one queue issued up to a point has completed";
+}
+
+def TPU_InstOp : TPU_Op<"inst"> {
+  let summary = "One instruction of the accelerator's ISA";
+  let description = [{
+    Written as the ISA's assembly (docs/isa.md), checked against the opcode
+    table: the program is these operations in block order, each on its
+    opcode's queue. The lowering of the hardware dialect writes them; the
+    encoder turns them into the bundle one to one. The location names the
+    graph operation the instruction came from.
+
+    ```mlir
+    tpu.inst dma.ld dram_addr=0x1000 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+    tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+    ```
+  }];
+  let arguments = (ins StrAttr:$mnemonic, DenseI64ArrayAttr:$fields);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def TPU_SignalOp : TPU_Op<"signal"> {
+  let summary = "A token: everything `from` has issued so far has completed";
+  let description = [{
+    Before token scheduling (`tpu-schedule-tokens`) becomes a
+    `sync.push from to` on `from`'s queue. `tpu.await` of the token makes
+    the `to` queue wait for it.
+
+    ```mlir
+    %filled = tpu.signal load -> compute
+    tpu.await %filled
+    ```
+  }];
+  let arguments = (ins TPU_Queue:$from, TPU_Queue:$to);
+  let results = (outs TPU_Token:$token);
+  let assemblyFormat = "$from `->` $to attr-dict";
+  let hasVerifier = 1;
+}
+
+def TPU_AwaitOp : TPU_Op<"await"> {
+  let summary = "What the token's `to` queue issues from here waits for the token";
+  let arguments = (ins TPU_Token:$token);
+  let assemblyFormat = "$token attr-dict";
+}
+
+def TPU_DependOp : TPU_Op<"depend"> {
+  let summary = "What `to` issues from here waits for everything `from` issued so far";
+  let description = [{
+    A `tpu.signal` and its `tpu.await` at once, which token scheduling
+    leaves out when `from` has issued nothing since its last token to `to`.
+
+    ```mlir
+    tpu.depend store -> load
+    ```
+  }];
+  let arguments = (ins TPU_Queue:$from, TPU_Queue:$to);
+  let assemblyFormat = "$from `->` $to attr-dict";
+  let hasVerifier = 1;
+}
+
+def TPU_DramConstantOp : TPU_Op<"dram_constant", [MemoryEffects<[MemWrite]>]> {
+  let summary = "A constant the bundle puts in DRAM before the program runs";
+  let description = [{
+    What a constant becomes at the ISA level: part of the bundle's constant
+    segment, at byte `address`. The program reads it by address, so it is
+    kept whether or not anything uses its value.
+
+    ```mlir
+    %w = tpu.dram_constant 0x1000 dense<1.0> : tensor<1x4xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$address, ElementsAttr:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def TPU_StoredOp : TPU_Op<"stored", [Pure]> {
+  let summary = "A tensor the program has stored in DRAM";
+  let description = [{
+    What a lowered operation's result becomes: the tensor at byte `address`
+    in DRAM, written by the instructions before it.
+
+    ```mlir
+    %y = tpu.stored 0x7dc0 : tensor<8x100xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$address);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let hasCustomAssemblyFormat = 1;
+}
+
 #endif // TPU_OPS

@@ -40,6 +40,10 @@ void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options
 // placement (tpu-plan-memory).
 void buildTPULoweringPipeline(OpPassManager &pm);
 
+// The planned TPU dialect to the ISA level: instructions (tpu-lower-to-isa)
+// and their tokens (tpu-schedule-tokens), ready for the encoder.
+void buildISAPipeline(OpPassManager &pm);
+
 // Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
 void registerTPUPipelines();
 

@@ -243,4 +243,90 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+def LowerToIsa : Pass<"tpu-lower-to-isa", "mlir::func::FuncOp"> {
+  let summary = "Lower the planned TPU dialect to ISA instructions";
+  let description = [{
+    Writes each operation's instructions (`tpu.inst`) before it, following
+    the plans (`tpu-plan-tiles`, `tpu-plan-memory`) for the module's target,
+    with the order between the load, compute and store queues as
+    `tpu.signal`, `tpu.await` and `tpu.depend` (`tpu-schedule-tokens` turns
+    them into tokens); then each result becomes the tensor the program stored
+    (`tpu.stored`). Constants and arguments get their DRAM address
+    (`tpu.dram_address`), results their reduction length.
+
+    Before:
+    ```mlir
+    %y = tpu.unary relu %x {tpu.dram_offset = 0 : i64} : tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+    ```
+
+    After:
+    ```mlir
+    tpu.depend compute -> load
+    tpu.depend store -> load
+    tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.depend load -> compute
+    tpu.depend store -> compute
+    tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+    tpu.depend compute -> store
+    tpu.inst dma.st dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.inst halt
+    %y = tpu.stored 0x100 : tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+    ```
+  }];
+}
+
+def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
+  let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
+  let description = [{
+    The load, compute and store queues run decoupled; one waits for another
+    by popping a token the other pushed. In program order this pass numbers
+    the tokens of each channel (from -> to) and writes them as instructions:
+    `tpu.signal` becomes a `sync.push` on its `from` queue (it completes once
+    everything that queue issued before it has); `tpu.await` becomes the
+    `sync.pop`s on the `to` queue up to that token (tokens are taken in
+    order, so waiting for one waits for all before it); `tpu.depend` is both,
+    and nothing at all when `from` has issued nothing since its last token to
+    `to`.
+
+    Before:
+    ```mlir
+    tpu.inst dma.ld ...
+    %filled = tpu.signal load -> compute
+    tpu.await %filled
+    tpu.inst mxu.ldw ...
+    tpu.depend load -> compute
+    ```
+
+    After (the depend is already satisfied):
+    ```mlir
+    tpu.inst dma.ld ...
+    tpu.inst sync.push from=load to=compute
+    tpu.inst sync.pop from=load to=compute
+    tpu.inst mxu.ldw ...
+    ```
+  }];
+}
+
+def PrintFusionGroups : Pass<"tpu-print-fusion-groups", "mlir::func::FuncOp"> {
+  let summary = "Print the fusion groups (tpu.fused regions) on stdout, one line each";
+  let description = [{
+    For people and scripts (`tpuc --print-fusion-groups`, the fusion study):
+    a line `fusion MODE: N groups`, then per group its number, its kind (a
+    matmul epilogue in the accumulators, or row-local ops in the scratchpad)
+    and its members in order, each as its source op and operation name.
+    Changes nothing.
+
+    ```
+    fusion full: 1 group
+      group 0 (matmul epilogue in the accumulators): fc1 (Gemm) [tpu.matmul] -> fc1 (Gemm) [tpu.binary]
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"full\"",
+           "The fusion mode the groups were formed with, for the first line">,
+  ];
+}
+
 #endif // TPU_PASSES

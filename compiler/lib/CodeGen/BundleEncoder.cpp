@@ -1,0 +1,119 @@
+// The ISA level -> a bundle, one to one: every decision was made by the
+// passes before; this only writes it down.
+#include "tpu/CodeGen/BundleEncoder.h"
+
+#include "tpu/Dialect/Instructions.h"
+#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace tpu::codegen {
+namespace {
+
+using mlir::Value;
+
+// Where a tensor the program reads or writes is in DRAM.
+mlir::FailureOr<uint64_t> dramAddress(Value value) {
+  if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+    return dramAddress(view.getInput());
+  if (auto stored = value.getDefiningOp<mlir::tpu::StoredOp>())
+    return uint64_t(stored.getAddress());
+  if (auto constant = value.getDefiningOp<mlir::tpu::DramConstantOp>())
+    return uint64_t(constant.getAddress());
+  mlir::IntegerAttr address;
+  if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value))
+    address =
+        llvm::cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
+            .getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), mlir::tpu::kDramAddressAttr);
+  else
+    address = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramAddressAttr);
+  if (!address)
+    return mlir::emitError(value.getLoc(), "has no DRAM address; run tpu-lower-to-isa first");
+  return uint64_t(address.getInt());
+}
+
+mlir::FailureOr<TensorInfo> tensorInfo(Value value, mlir::StringAttr name, std::string fallback,
+                                       TensorInfo::Role role) {
+  mlir::FailureOr<uint64_t> address = dramAddress(value);
+  if (mlir::failed(address))
+    return mlir::failure();
+  auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
+  TensorInfo info;
+  info.name = name ? name.str() : std::move(fallback);
+  info.shape.assign(type.getShape().begin(), type.getShape().end());
+  info.dtype = isa::DType::F32;
+  info.dram_address = *address;
+  info.role = role;
+  return info;
+}
+
+} // namespace
+
+mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
+  mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(main);
+  if (mlir::failed(target))
+    return mlir::failure();
+  auto dramBytes = main->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramBytesAttr);
+  if (!dramBytes)
+    return main.emitError("has no DRAM size; run tpu-lower-to-isa first");
+  Bundle bundle;
+  bundle.config = mlir::tpu::hardwareConfig(*target);
+  bundle.constant_address = 0;
+  bundle.dram_bytes = uint64_t(dramBytes.getInt());
+
+  for (mlir::BlockArgument arg : main.getArguments()) {
+    mlir::FailureOr<TensorInfo> input = tensorInfo(
+        arg,
+        main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), mlir::tpu::kTensorNameAttr),
+        fmt::format("input_{}", arg.getArgNumber()), TensorInfo::Role::Input);
+    if (mlir::failed(input))
+      return mlir::failure();
+    bundle.inputs.push_back(*input);
+  }
+
+  llvm::StringMap<uint32_t> sourceIndex;
+  for (mlir::Operation &op : main.getBody().front()) {
+    if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op)) {
+      std::string source = mlir::tpu::sourceName(op.getLoc());
+      auto [entry, added] = sourceIndex.try_emplace(source, bundle.source_ops.size());
+      if (added)
+        bundle.source_ops.push_back(source);
+      bundle.program.push_back(mlir::tpu::instructionOf(inst));
+      bundle.source_of.push_back(entry->second);
+    } else if (auto constant = llvm::dyn_cast<mlir::tpu::DramConstantOp>(op)) {
+      auto data = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+      if (!data || !data.getElementType().isF32())
+        return constant.emitError("holds no f32 elements");
+      uint64_t address = uint64_t(constant.getAddress());
+      std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
+      uint64_t end = address + values.size() * sizeof(float);
+      if (bundle.constants.size() < end)
+        bundle.constants.resize(end);
+      std::memcpy(bundle.constants.data() + address, values.data(), values.size() * sizeof(float));
+    } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        mlir::FailureOr<TensorInfo> output = tensorInfo(
+            value, main.getResultAttrOfType<mlir::StringAttr>(index, mlir::tpu::kTensorNameAttr),
+            fmt::format("output_{}", index), TensorInfo::Role::Output);
+        if (mlir::failed(output))
+          return mlir::failure();
+        if (auto length =
+                main.getResultAttrOfType<mlir::IntegerAttr>(index, mlir::tpu::kReductionLengthAttr))
+          output->reduction_length = uint64_t(length.getInt());
+        bundle.outputs.push_back(*output);
+      }
+    } else if (llvm::isa<mlir::tpu::SignalOp, mlir::tpu::AwaitOp, mlir::tpu::DependOp>(op)) {
+      return op.emitError("is no instruction yet; run tpu-schedule-tokens first");
+    } else if (!llvm::isa<mlir::tpu::StoredOp, mlir::tpu::ViewOp, mlir::arith::ConstantOp>(op)) {
+      return op.emitError("is not at the ISA level; run tpu-lower-to-isa first");
+    }
+  }
+  return bundle;
+}
+
+} // namespace tpu::codegen
