@@ -2,11 +2,11 @@
 // the target's lowering and plans, then program emission.
 #include "tpu/Compiler.h"
 
-#include "tpu/CodeGen/BundleEncoder.h"
+#include "tpu/Target/TPU/BundleEncoder.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/FusionMode.h"
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -117,6 +117,7 @@ void registerMlirOptions() {
   mlir::registerTransformsPasses();
   mlir::tosa::registerTosaOptPasses();
   mlir::tpu::registerTPUPasses();
+  mlir::tpu::registerTPUTargetPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();

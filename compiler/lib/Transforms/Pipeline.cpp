@@ -21,33 +21,12 @@ void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options
   pm.addNestedPass<func::FuncOp>(createFuseOps(FuseOpsOptions{options.fusion}));
 }
 
-void buildTPULoweringPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createPlanTiles());
-  pm.addNestedPass<func::FuncOp>(createPlanMemory());
-}
-
-void buildISAPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createLowerToIsa());
-  pm.addNestedPass<func::FuncOp>(createScheduleTokens());
-}
-
 void registerTPUPipelines() {
   PassPipelineRegistration<>("tpu-graph-opt",
                              "Target-neutral graph clean-up: verify shapes, canonicalize, "
                              "fold TOSA layer ops on constants, fold batchnorm into weights, "
                              "CSE",
                              buildGraphOptimizationPipeline);
-  PassPipelineRegistration<TargetPipelineOptions>(
-      "tpu-lower",
-      "Graph optimization, then the target: lowering to the TPU dialect, fusion and the plans",
-      [](OpPassManager &pm, const TargetPipelineOptions &options) {
-        buildGraphOptimizationPipeline(pm);
-        buildFusionPipeline(pm, options);
-        buildTPULoweringPipeline(pm);
-      });
 }
 
 } // namespace mlir::tpu

@@ -1,6 +1,6 @@
 // tpu-opt: runs the TPU compiler's passes one by one, for lit tests and for
 // looking at each step of the lowering.
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
@@ -15,7 +15,9 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::tosa::registerTosaOptPasses();
   mlir::tpu::registerTPUPasses();
+  mlir::tpu::registerTPUTargetPasses();
   mlir::tpu::registerTPUPipelines();
+  mlir::tpu::registerTPUTargetPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "TPU compiler pass driver\n", registry));
 }

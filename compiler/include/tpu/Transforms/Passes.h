@@ -35,16 +35,7 @@ struct TargetPipelineOptions : public PassPipelineOptions<TargetPipelineOptions>
 // The target set on the module (tpu-assign-target) and the fusion groups it
 // allows formed on the graph (tpu-fuse).
 void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options);
-// The graph on the systolic target: lowering to the TPU dialect and its
-// clean-up, then the plans: matmul tiling (tpu-plan-tiles) and DRAM
-// placement (tpu-plan-memory).
-void buildTPULoweringPipeline(OpPassManager &pm);
-
-// The planned TPU dialect to the ISA level: instructions (tpu-lower-to-isa)
-// and their tokens (tpu-schedule-tokens), ready for the encoder.
-void buildISAPipeline(OpPassManager &pm);
-
-// Registers the named pipelines "tpu-graph-opt" and "tpu-lower" for tpu-opt.
+// Registers the named pipeline "tpu-graph-opt" for tpu-opt.
 void registerTPUPipelines();
 
 } // namespace mlir::tpu

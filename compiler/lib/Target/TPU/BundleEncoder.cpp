@@ -1,6 +1,6 @@
 // The ISA level -> a bundle, one to one: every decision was made by the
 // passes before; this only writes it down.
-#include "tpu/CodeGen/BundleEncoder.h"
+#include "tpu/Target/TPU/BundleEncoder.h"
 
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"

@@ -1,13 +1,13 @@
 // tpu-schedule-tokens: the order between the queues (tpu.signal, tpu.await,
 // tpu.depend) as the ISA's tokens, sync.push and sync.pop.
 #include "tpu/Dialect/Instructions.h"
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 
 #include <array>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_SCHEDULETOKENS
-#include "tpu/Transforms/Passes.h.inc"
+#include "tpu/Target/TPU/Passes.h.inc"
 } // namespace mlir::tpu
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-#include "tpu/CodeGen/MatMulPlan.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 
 #include "llvm/Support/MathExtras.h"
 

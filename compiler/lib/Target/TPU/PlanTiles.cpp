@@ -1,13 +1,13 @@
 // tpu-plan-tiles: the tiling of every matmul for a hardware config,
-// recorded as `tpu.tiling` for the program emitter (tpu/CodeGen/MatMulPlan.h).
-#include "tpu/CodeGen/MatMulPlan.h"
+// recorded as `tpu.tiling` for the program emitter (tpu/Target/TPU/MatMulPlan.h).
+#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Dialect/TargetConfig.h"
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_PLANTILES
-#include "tpu/Transforms/Passes.h.inc"
+#include "tpu/Target/TPU/Passes.h.inc"
 } // namespace mlir::tpu
 
 using namespace mlir;

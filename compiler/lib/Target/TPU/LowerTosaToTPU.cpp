@@ -1,6 +1,6 @@
 // tpu-lower-tosa: TOSA graph operations -> TPU hardware operations.
 #include "tpu/Target/TPU/IsaLimits.h"
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
@@ -11,7 +11,7 @@
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERTOSATOTPU
-#include "tpu/Transforms/Passes.h.inc"
+#include "tpu/Target/TPU/Passes.h.inc"
 } // namespace mlir::tpu
 
 using namespace mlir;

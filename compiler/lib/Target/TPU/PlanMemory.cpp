@@ -1,6 +1,6 @@
 // tpu-plan-memory: DRAM placement of the TPU operations' results by
 // liveness, recorded as attributes that the program emitter follows.
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/MathExtras.h"
@@ -9,7 +9,7 @@
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_PLANMEMORY
-#include "tpu/Transforms/Passes.h.inc"
+#include "tpu/Target/TPU/Passes.h.inc"
 } // namespace mlir::tpu
 
 using namespace mlir;

@@ -8,11 +8,11 @@
 // scratchpad, the compute queue runs the matrix or vector unit, and DMA
 // stores the result. The three queues run decoupled; a queue waits for
 // another where the builder says it must.
-#include "tpu/CodeGen/MatMulPlan.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
-#include "tpu/Transforms/Passes.h"
+#include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,7 +27,7 @@
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERTOISA
-#include "tpu/Transforms/Passes.h.inc"
+#include "tpu/Target/TPU/Passes.h.inc"
 } // namespace mlir::tpu
 
 namespace tpu::codegen {

@@ -1,0 +1,184 @@
+//===- Passes.td - passes of the systolic-array target --------*- tablegen -*-===//
+//
+// The graph (with its fusion groups) on the systolic array: lowering to the
+// hardware dialect, the plans, the instructions, their tokens.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPU_TARGET_TPU_PASSES
+#define TPU_TARGET_TPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
+  let summary = "Lower TOSA graph operations to TPU hardware operations";
+  let description = [{
+    Rewrites the TOSA operations the accelerator supports into the `tpu`
+    dialect on 2-D row-major tensors: `tosa.matmul` (batch 1) becomes
+    `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` (same shape,
+    one row, one element, or one column, which the emitter runs row by row),
+    `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.exp`,
+    `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
+    and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
+    `tosa.reshape` becomes `tpu.view`, and `tosa.const` becomes
+    `arith.constant`. Any
+    other TOSA operation, or an unsupported form of one of these, is an
+    error naming it.
+
+    Before:
+    ```mlir
+    %a = tosa.reshape %x {new_shape = array<i64: 1, 8, 64>} : (tensor<8x64xf32>) -> tensor<1x8x64xf32>
+    %m = tosa.matmul %a, %w : (tensor<1x8x64xf32>, tensor<1x64x100xf32>) -> tensor<1x8x100xf32>
+    %y = tosa.reshape %m {new_shape = array<i64: 8, 100>} : (tensor<1x8x100xf32>) -> tensor<8x100xf32>
+    %r = tosa.clamp %y {max_fp = 3.40282347E+38 : f32, max_int = 9223372036854775807 : i64, min_fp = 0.0 : f32, min_int = 0 : i64} : (tensor<8x100xf32>) -> tensor<8x100xf32>
+    ```
+
+    After (and canonicalization, which folds the views):
+    ```mlir
+    %m = tpu.matmul %x, %w2d : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    %r = tpu.unary relu %m : tensor<8x100xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::tpu::TPUDialect", "mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMatmuls", "matmuls", "tosa.matmul lowered to tpu.matmul">,
+    Statistic<"numVectorOps", "vector-ops", "Elementwise ops lowered to the vector unit">,
+  ];
+}
+
+def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
+  let summary = "Tile every matmul for the array and the on-chip memories of a config";
+  let description = [{
+    Records on each `tpu.matmul` and `tpu.batch_matmul` how the program
+    emitter runs it on the config's R x C array (`tpu.tiling`): output tiles
+    of `tile_m` rows x `tile_n` (<= C) columns accumulated over K in steps of
+    `tile_k` (<= R), activation blocks of `tile_m x k_block` (all of K when a
+    block fits, so that one block serves every column tile) and weight
+    panels of `k_block x tile_n`, double-buffered, and the word addresses of
+    those buffers in the scratchpad (two activation blocks, two weight panels,
+    two epilogue operands) and in the accumulators (two output tiles), each
+    in a bank of its own when they all fit that way. The rows per tile are
+    the most that fit with all of K, down to R rows; failing that, the most
+    rows with the widest block. A fused epilogue (`tpu-fuse`) needs room for
+    its operand. It runs after `tpu-fuse`. A matmul that cannot have one
+    weight tile and one row on chip is an error.
+
+    The hardware is the module's `tpu.target`.
+
+    Before (on the `tpu-8x8` target):
+    ```mlir
+    %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    ```
+
+    After:
+    ```mlir
+    %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8,
+        tile_k = 8, k_block = 64, activations = [0, 512], weights = [4096, 8192],
+        operands = [8704, 8704], accumulators = [0, 2048]>} : ...
+    ```
+  }];
+}
+
+def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Place every materialized result in DRAM by liveness";
+  let description = [{
+    Gives every TPU operation whose result goes to DRAM a byte offset in the
+    function's result region (`tpu.dram_offset`, 64-byte aligned) and the
+    function the region's size (`tpu.dram_result_bytes`); the program
+    emitter puts the region after the constants and the inputs. A buffer is
+    free once the last operation reading it (or a view of it) has run, and a
+    later result takes the smallest free buffer that fits (the rest of it
+    stays free), else new space. Views share their input's buffer; a fusion
+    group (`tpu.fused`) writes only the value it yields, and reads what its
+    members read.
+    Returned values keep their buffers.
+
+    Before:
+    ```mlir
+    %max = tpu.row_reduce max %x : tensor<8x40xf32> -> tensor<8x1xf32>
+    %d = tpu.binary sub %x, %max : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+    %e = tpu.unary exp %d : tensor<8x40xf32>
+    %s = tpu.row_reduce sum %e : tensor<8x40xf32> -> tensor<8x1xf32>
+    ```
+
+    After (`%s` reuses `%max`'s buffer, free once `sub` has read it):
+    ```mlir
+    %max = tpu.row_reduce max %x {tpu.dram_offset = 0 : i64} : ...
+    %d = tpu.binary sub %x, %max {tpu.dram_offset = 64 : i64} : ...
+    %e = tpu.unary exp %d {tpu.dram_offset = 1344 : i64} : ...
+    %s = tpu.row_reduce sum %e {tpu.dram_offset = 0 : i64} : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPlaced", "placed", "Results given a DRAM buffer">,
+    Statistic<"numReused", "reused", "Results placed in a freed buffer">,
+  ];
+}
+
+def LowerToIsa : Pass<"tpu-lower-to-isa", "mlir::func::FuncOp"> {
+  let summary = "Lower the planned TPU dialect to ISA instructions";
+  let description = [{
+    Writes each operation's instructions (`tpu.inst`) before it, following
+    the plans (`tpu-plan-tiles`, `tpu-plan-memory`) for the module's target,
+    with the order between the load, compute and store queues as
+    `tpu.signal`, `tpu.await` and `tpu.depend` (`tpu-schedule-tokens` turns
+    them into tokens); then each result becomes the tensor the program stored
+    (`tpu.stored`). Constants and arguments get their DRAM address
+    (`tpu.dram_address`), results their reduction length.
+
+    Before:
+    ```mlir
+    %y = tpu.unary relu %x {tpu.dram_offset = 0 : i64} : tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+    ```
+
+    After:
+    ```mlir
+    tpu.depend compute -> load
+    tpu.depend store -> load
+    tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.depend load -> compute
+    tpu.depend store -> compute
+    tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+    tpu.depend compute -> store
+    tpu.inst dma.st dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.inst halt
+    %y = tpu.stored 0x100 : tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+    ```
+  }];
+}
+
+def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
+  let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
+  let description = [{
+    The load, compute and store queues run decoupled; one waits for another
+    by popping a token the other pushed. In program order this pass numbers
+    the tokens of each channel (from -> to) and writes them as instructions:
+    `tpu.signal` becomes a `sync.push` on its `from` queue (it completes once
+    everything that queue issued before it has); `tpu.await` becomes the
+    `sync.pop`s on the `to` queue up to that token (tokens are taken in
+    order, so waiting for one waits for all before it); `tpu.depend` is both,
+    and nothing at all when `from` has issued nothing since its last token to
+    `to`.
+
+    Before:
+    ```mlir
+    tpu.inst dma.ld ...
+    %filled = tpu.signal load -> compute
+    tpu.await %filled
+    tpu.inst mxu.ldw ...
+    tpu.depend load -> compute
+    ```
+
+    After (the depend is already satisfied):
+    ```mlir
+    tpu.inst dma.ld ...
+    tpu.inst sync.push from=load to=compute
+    tpu.inst sync.pop from=load to=compute
+    tpu.inst mxu.ldw ...
+    ```
+  }];
+}
+
+#endif // TPU_TARGET_TPU_PASSES
