@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <fmt/format.h>
@@ -204,6 +205,25 @@ std::string mlir::tpu::sourceName(Location loc) {
   if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
     return sourceName(call.getCallee());
   return "";
+}
+
+std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
+  while (auto view = value.getDefiningOp<ViewOp>())
+    value = view.getInput();
+  if (auto stored = value.getDefiningOp<StoredOp>())
+    return uint64_t(stored.getAddress());
+  if (auto constant = value.getDefiningOp<DramConstantOp>())
+    return uint64_t(constant.getAddress());
+  IntegerAttr address;
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    if (auto function = llvm::dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      address = function.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kDramAddressAttr);
+  } else {
+    address = value.getDefiningOp()->getAttrOfType<IntegerAttr>(kDramAddressAttr);
+  }
+  if (!address)
+    return std::nullopt;
+  return uint64_t(address.getInt());
 }
 
 std::optional<Spread> mlir::tpu::spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand) {

@@ -1,8 +1,9 @@
 // RUN: tpu-opt %s --tpu-lower-to-isa | FileCheck %s
 // RUN: tpu-opt %s --tpu-lower-to-isa --tpu-lower-to-isa | FileCheck %s
 
-// Planned hardware-dialect IR, written by hand for the tpu-8x8 target, to
-// the ISA level. Running the pass again changes nothing.
+// Planned hardware-dialect IR, written by hand for the tpu-8x8 target (the
+// DRAM places as tpu-plan-memory writes them), to the ISA level. Running the
+// pass again changes nothing.
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -12,14 +13,10 @@
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #target} {
 
-// One vector op: DRAM holds the constants (the clamp's bounds at 0), then
-// the input (64), then tpu-plan-memory's region (320 = 64 + 256). A tile is
-// loaded once its buffer's earlier readers and DRAM's earlier writers are
-// done; the unit waits for the loads, the store for the unit.
+// One vector op: the clamp's bounds at 0, the input at 64, the result at
+// 320. A tile is loaded once its buffer's earlier readers and DRAM's earlier
+// writers are done; the unit waits for the loads, the store for the unit.
 // CHECK-LABEL: func.func @clamp
-// CHECK-SAME: (%arg0: tensor<8x8xf32> {tpu.dram_address = 64 : i64, tpu.name = "x"})
-// CHECK-SAME: -> (tensor<8x8xf32> {tpu.name = "y", tpu.reduction_length = 0 : i64})
-// CHECK-SAME: tpu.dram_bytes = 576 : i64
 // CHECK-NEXT: tpu.dram_constant 0x0 dense<{{\[\[}}0.000000e+00, 6.000000e+00]]> : tensor<1x2xf32>
 // CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.depend store -> load
@@ -31,11 +28,10 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.depend compute -> store
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x140 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
 // CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x140 : tensor<8x8xf32>
-// CHECK-NEXT: tpu.inst halt
 // CHECK-NEXT: return %[[Y]]
-  func.func @clamp(%x: tensor<8x8xf32> {tpu.name = "x"}) -> (tensor<8x8xf32> {tpu.name = "y"}) attributes {tpu.dram_result_bytes = 256 : i64} {
-    %bounds = arith.constant dense<[[0.0, 6.0]]> : tensor<1x2xf32>
-    %y = tpu.clamp %x, %bounds {tpu.dram_offset = 0 : i64} : tensor<8x8xf32>, tensor<1x2xf32>
+  func.func @clamp(%x: tensor<8x8xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x8xf32> {
+    %bounds = tpu.dram_constant 0x0 dense<[[0.0, 6.0]]> : tensor<1x2xf32>
+    %y = tpu.clamp %x, %bounds {tpu.dram_address = 320 : i64} : tensor<8x8xf32>, tensor<1x2xf32>
     return %y : tensor<8x8xf32>
   }
 
@@ -46,7 +42,6 @@ module attributes {tpu.target = #target} {
 // released by one its next fill would await. The bias row comes into the
 // scratchpad and is added in the accumulators before the one store.
 // CHECK-LABEL: func.func @dense
-// CHECK-SAME: tpu.reduction_length = 16 : i64
 // CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
 // CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
@@ -66,8 +61,8 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x440 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
 // CHECK-NEXT: tpu.signal store -> compute
 // CHECK-NOT: tpu.fused
-  func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>, %b: tensor<1x8xf32>) -> tensor<8x8xf32> attributes {tpu.dram_result_bytes = 256 : i64} {
-    %y = tpu.fused attributes {tpu.dram_offset = 0 : i64} -> tensor<8x8xf32> {
+  func.func @dense(%x: tensor<8x16xf32> {tpu.dram_address = 0 : i64}, %w: tensor<16x8xf32> {tpu.dram_address = 512 : i64}, %b: tensor<1x8xf32> {tpu.dram_address = 1024 : i64}) -> tensor<8x8xf32> {
+    %y = tpu.fused attributes {tpu.dram_address = 1088 : i64} -> tensor<8x8xf32> {
       %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 16, activations = [0, 128], weights = [4096, 8192], operands = [12288, 12296], accumulators = [0, 2048]>} : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
       %s = tpu.binary add %m, %b : tensor<8x8xf32>, tensor<1x8xf32> -> tensor<8x8xf32>
       tpu.yield %s : tensor<8x8xf32>
@@ -76,15 +71,16 @@ module attributes {tpu.target = #target} {
   }
 
 
-// An input returned as an output gets a buffer of its own (after the
-// region), copied through the scratchpad.
-// CHECK-LABEL: func.func @passthrough
+// A copy (an output that was an input, as tpu-plan-memory makes it) goes
+// through the scratchpad: a load, the store waits for it, the store.
+// CHECK-LABEL: func.func @copy
 // CHECK: tpu.inst dma.ld dram_addr=0x0 {{.*}} rows=2 cols=4
 // CHECK-NEXT: tpu.depend load -> store
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 {{.*}} rows=2 cols=4
 // CHECK-NEXT: %[[COPY:.*]] = tpu.stored 0x40 : tensor<2x4xf32>
 // CHECK: return %[[COPY]]
-  func.func @passthrough(%x: tensor<2x4xf32>) -> tensor<2x4xf32> attributes {tpu.dram_result_bytes = 0 : i64} {
-    return %x : tensor<2x4xf32>
+  func.func @copy(%x: tensor<2x4xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
+    %c = tpu.unary copy %x {tpu.dram_address = 64 : i64} : tensor<2x4xf32>
+    return %c : tensor<2x4xf32>
   }
 }

@@ -1,6 +1,6 @@
 // tpuc reads the ISA level too and only encodes it: a program written by
 // hand (or by tpuc --emit=isa) becomes a bundle, one instruction per
-// tpu.inst, each named by its location.
+// tpu.inst, each named by its location, and the return is the final halt.
 // RUN: tpuc %s --emit=asm | FileCheck %s
 // RUN: tpuc %s -o %t.tpub
 // RUN: tpu-objdump %t.tpub | FileCheck %s --check-prefix=BUNDLE
@@ -44,7 +44,6 @@ module attributes {tpu.target = #target} {
     tpu.inst sync.pop from=compute to=store loc(#clamp)
     tpu.inst dma.st dram_addr=0x140 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32 loc(#clamp)
     %y = tpu.stored 0x140 : tensor<8x8xf32>
-    tpu.inst halt loc("halt")
     return %y : tensor<8x8xf32>
   }
 }

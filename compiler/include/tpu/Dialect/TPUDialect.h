@@ -60,15 +60,17 @@ constexpr llvm::StringLiteral kTargetAttr = "tpu.target";
 // The target of the module holding `op`; an error on `op` when it has none.
 FailureOr<TargetAttr> getTarget(Operation *op);
 
-// Attributes the planning passes set for the program emitter.
-constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";          // tpu-plan-tiles
-constexpr llvm::StringLiteral kDramOffsetAttr = "tpu.dram_offset"; // tpu-plan-memory
-constexpr llvm::StringLiteral kDramResultBytesAttr = "tpu.dram_result_bytes";
-// What tpu-lower-to-isa records for the encoder: the DRAM address of each
-// constant and argument, the program's DRAM size, and per result the longest
+// The plans the target's passes record. tpu-plan-tiles: how a matmul is
+// tiled. tpu-plan-memory: the DRAM byte address of each argument and
+// materialized result, the program's DRAM size, and per result the longest
 // chain of reductions feeding it (the output check's tolerance).
+constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";
 constexpr llvm::StringLiteral kDramAddressAttr = "tpu.dram_address";
 constexpr llvm::StringLiteral kDramBytesAttr = "tpu.dram_bytes";
 constexpr llvm::StringLiteral kReductionLengthAttr = "tpu.reduction_length";
+
+// Where tpu-plan-memory put a tensor in DRAM (a view is its input's place);
+// none when it has not.
+std::optional<uint64_t> dramAddress(Value value);
 
 } // namespace mlir::tpu

@@ -17,31 +17,11 @@ namespace {
 
 using mlir::Value;
 
-// Where a tensor the program reads or writes is in DRAM.
-mlir::FailureOr<uint64_t> dramAddress(Value value) {
-  if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-    return dramAddress(view.getInput());
-  if (auto stored = value.getDefiningOp<mlir::tpu::StoredOp>())
-    return uint64_t(stored.getAddress());
-  if (auto constant = value.getDefiningOp<mlir::tpu::DramConstantOp>())
-    return uint64_t(constant.getAddress());
-  mlir::IntegerAttr address;
-  if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value))
-    address =
-        llvm::cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
-            .getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), mlir::tpu::kDramAddressAttr);
-  else
-    address = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramAddressAttr);
-  if (!address)
-    return mlir::emitError(value.getLoc(), "has no DRAM address; run tpu-lower-to-isa first");
-  return uint64_t(address.getInt());
-}
-
 mlir::FailureOr<TensorInfo> tensorInfo(Value value, mlir::StringAttr name, std::string fallback,
                                        TensorInfo::Role role) {
-  mlir::FailureOr<uint64_t> address = dramAddress(value);
-  if (mlir::failed(address))
-    return mlir::failure();
+  std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
+  if (!address)
+    return mlir::emitError(value.getLoc(), "has no DRAM address; run tpu-plan-memory first");
   auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
   TensorInfo info;
   info.name = name ? name.str() : std::move(fallback);
@@ -60,7 +40,7 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
     return mlir::failure();
   auto dramBytes = main->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramBytesAttr);
   if (!dramBytes)
-    return main.emitError("has no DRAM size; run tpu-lower-to-isa first");
+    return main.emitError("has no DRAM size; run tpu-plan-memory first");
   Bundle bundle;
   bundle.config = mlir::tpu::hardwareConfig(*target);
   bundle.constant_address = 0;
@@ -96,6 +76,12 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
         bundle.constants.resize(end);
       std::memcpy(bundle.constants.data() + address, values.data(), values.size() * sizeof(float));
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+      // The program ends where the function returns.
+      auto [entry, added] = sourceIndex.try_emplace("halt", bundle.source_ops.size());
+      if (added)
+        bundle.source_ops.push_back("halt");
+      bundle.program.push_back(isa::makeInstruction(isa::Opcode::Halt, {}));
+      bundle.source_of.push_back(entry->second);
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
         mlir::FailureOr<TensorInfo> output = tensorInfo(
             value, main.getResultAttrOfType<mlir::StringAttr>(index, mlir::tpu::kTensorNameAttr),

@@ -8,10 +8,10 @@
 // scratchpad, the compute queue runs the matrix or vector unit, and DMA
 // stores the result. The three queues run decoupled; a queue waits for
 // another where the builder says it must.
-#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
 
@@ -239,13 +239,6 @@ public:
                               config.name));
     if (main.getBody().getBlocks().size() != 1)
       throw Error("@main must have a single block");
-    placeConstants(main);
-    placeInputs(main);
-    // The results' region, laid out by tpu-plan-memory.
-    auto resultBytes = main->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramResultBytesAttr);
-    if (!resultBytes)
-      throw Error("@main has no DRAM plan; run tpu-plan-memory first");
-    resultBase = allocate(resultBytes.getInt());
     std::vector<mlir::Operation *> ops;
     for (mlir::Operation &op : main.getBody().front())
       ops.push_back(&op);
@@ -253,107 +246,45 @@ public:
       opBuilder.setInsertionPoint(op);
       emitOperation(*op);
     }
-    builder.setSource("halt");
-    builder.emit(isa::makeInstruction(Opcode::Halt, {}));
-    main->setAttr(mlir::tpu::kDramBytesAttr,
-                  opBuilder.getI64IntegerAttr(int64_t(llvm::alignTo(nextAddress, kDramAlignment))));
     // What each lowered operation computed is now a tensor in DRAM.
     for (mlir::Operation *op : llvm::reverse(ops)) {
-      if (llvm::isa<mlir::arith::ConstantOp, mlir::tpu::DramConstantOp, mlir::tpu::ViewOp,
-                    mlir::func::ReturnOp>(op))
+      if (!isLowered(*op))
         continue;
       opBuilder.setInsertionPoint(op);
       for (Value result : op->getResults())
         result.replaceAllUsesWith(opBuilder.create<mlir::tpu::StoredOp>(
-            op->getLoc(), result.getType(), int64_t(matrices.lookup(result).address)));
+            op->getLoc(), result.getType(), int64_t(*mlir::tpu::dramAddress(result))));
       op->erase();
     }
   }
 
 private:
-  uint64_t allocate(uint64_t bytes) {
-    uint64_t address = llvm::alignTo(nextAddress, kDramAlignment);
-    nextAddress = address + bytes;
-    return address;
+  // The operations this pass turns into instructions: the hardware
+  // dialect's compute and data movement, and fusion groups.
+  static bool isLowered(mlir::Operation &op) {
+    return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
+           !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::DramConstantOp, mlir::tpu::StoredOp,
+                      mlir::tpu::InstOp, mlir::tpu::SignalOp, mlir::tpu::AwaitOp,
+                      mlir::tpu::DependOp>(op);
   }
 
-  Matrix allocateMatrix(Value value) {
-    auto [rows, cols] = matrixShape(value);
-    return {allocate(rows * cols * kWordBytes), rows, cols};
-  }
-
-  // The constant segment, at DRAM address 0, holds every constant the
-  // program reads (clamp bounds and padding fill rows included) and is
-  // complete before anything else is placed.
-  void placeConstants(mlir::func::FuncOp main) {
-    main.walk([&](mlir::arith::ConstantOp constant) {
-      auto type = llvm::dyn_cast<mlir::RankedTensorType>(constant.getType());
-      if (!type || !type.getElementType().isF32())
-        return; // reported when used
-      Matrix matrix = allocateMatrix(constant.getResult());
-      // The bundle's constant segment: kept, read by address.
-      opBuilder.setInsertionPoint(constant);
-      auto placed = opBuilder.create<mlir::tpu::DramConstantOp>(
-          constant.getLoc(), constant.getType(), int64_t(matrix.address),
-          llvm::cast<mlir::ElementsAttr>(constant.getValue()));
-      constant.replaceAllUsesWith(placed.getResult());
-      matrices[placed.getResult()] = matrix;
-      constant->erase();
-    });
-  }
-
-  void placeInputs(mlir::func::FuncOp main) {
-    for (mlir::BlockArgument arg : main.getArguments()) {
-      Matrix matrix = allocateMatrix(arg);
-      matrices[arg] = matrix;
-      main.setArgAttr(arg.getArgNumber(), mlir::tpu::kDramAddressAttr,
-                      opBuilder.getI64IntegerAttr(int64_t(matrix.address)));
-    }
-  }
-
-  // By value: placing a result grows `matrices`, which would invalidate a
-  // reference held across it.
+  // A tensor in DRAM where tpu-plan-memory put it.
   Matrix matrixOf(Value value, mlir::Operation *user) const {
-    auto it = matrices.find(value);
-    if (it == matrices.end())
-      throw Error(
-          fmt::format("{}: operand is not an f32 tensor the emitter placed", sourceName(user)));
-    return it->second;
-  }
-
-  // The longest chain of reductions (matmul K) feeding each result of `op`.
-  void trackReductions(mlir::Operation &op) {
-    if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
-      for (mlir::Operation &member : fused.getMembers())
-        trackReductions(member);
-      for (auto [result, yielded] :
-           llvm::zip(fused.getResults(), fused.getBody().front().getTerminator()->getOperands()))
-        reduction[result] = reduction.lookup(yielded);
-      return;
-    }
-    for (Value result : op.getResults()) {
-      uint64_t longest = 0;
-      for (Value operand : op.getOperands())
-        longest = std::max(longest, reduction.lookup(operand));
-      if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
-        longest += matrixShape(matmul.getLhs()).second;
-      if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op))
-        longest += batched.getLhs().getType().getShape()[2];
-      reduction[result] = longest;
-    }
+    std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
+    if (!address)
+      throw Error(fmt::format("{}: operand has no DRAM place; run tpu-plan-memory first",
+                              sourceName(user)));
+    auto [rows, cols] = matrixShape(value);
+    return {*address, rows, cols};
   }
 
   void emitOperation(mlir::Operation &op) {
-    builder.setSource(&op);
-    trackReductions(op);
-    if (llvm::isa<mlir::arith::ConstantOp, mlir::tpu::DramConstantOp>(op))
+    if (!isLowered(op))
       return;
+    builder.setSource(&op);
     if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
       return emitGroup(fused);
-    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(op)) {
-      auto [rows, cols] = matrixShape(view.getResult());
-      matrices[view.getResult()] = {matrixOf(view.getInput(), &op).address, rows, cols};
-    } else if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
+    if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       emitMatMul(matrixOf(matmul.getLhs(), &op), matrixOf(matmul.getRhs(), &op),
                  placeResult(matmul.getResult()), planOf(op));
     } else if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
@@ -378,8 +309,6 @@ private:
     } else if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ClampOp>(op)) {
       emitElementwise(matrixOf(op.getOperand(0), &op), placeResult(op.getResult(0)),
                       elementwiseStep(op, op.getOperand(0)));
-    } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
-      emitOutputs(ret);
     } else {
       throw Error(fmt::format("{}: operation '{}' cannot be emitted; run the TPU lowering first",
                               sourceName(&op), op.getName().getStringRef().str()));
@@ -586,17 +515,7 @@ private:
   }
 
   // A result's DRAM buffer, where tpu-plan-memory put it.
-  Matrix placeResult(Value result) {
-    auto offset =
-        result.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(mlir::tpu::kDramOffsetAttr);
-    if (!offset)
-      throw Error(fmt::format("{}: result has no DRAM place; run tpu-plan-memory first",
-                              sourceName(result.getDefiningOp())));
-    auto [rows, cols] = matrixShape(result);
-    Matrix matrix{resultBase + uint64_t(offset.getInt()), rows, cols};
-    matrices[result] = matrix;
-    return matrix;
-  }
+  Matrix placeResult(Value result) { return matrixOf(result, result.getDefiningOp()); }
 
   // Buffers that one queue fills and another drains, used in turn, so that
   // the producer fills the next one while the consumer works on this one.
@@ -847,32 +766,6 @@ private:
       builder.emit(vectorOp(opcode, resultAddress, tileAddress, rows, input.cols));
       builder.beforeStore();
       builder.store(output, r0, 0, rows, 1, isa::Space::Scratchpad, resultAddress);
-    }
-  }
-
-  void emitOutputs(mlir::func::ReturnOp ret) {
-    auto main = ret->getParentOfType<mlir::func::FuncOp>();
-    std::set<uint64_t> claimed; // buffers that cannot double as an output
-    for (mlir::BlockArgument arg : main.getArguments())
-      claimed.insert(matrices[arg].address);
-    for (auto &[value, matrix] : matrices)
-      if (value.getDefiningOp<mlir::tpu::DramConstantOp>())
-        claimed.insert(matrix.address);
-    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-      Matrix matrix = matrixOf(value, ret);
-      if (!claimed.insert(matrix.address).second) {
-        // An input, a constant or a value returned twice: copy it into a
-        // buffer of its own.
-        builder.setSource(fmt::format("copy to output {}", index));
-        Matrix copy{allocate(matrix.rows * matrix.cols * kWordBytes), matrix.rows, matrix.cols};
-        emitElementwise(matrix, copy, {{}, Spread::Same, std::nullopt});
-        claimed.insert(copy.address);
-        ret->setOperand(index, opBuilder.create<mlir::tpu::StoredOp>(builder.sourceLocation(),
-                                                                     value.getType(),
-                                                                     int64_t(copy.address)));
-      }
-      main.setResultAttr(index, mlir::tpu::kReductionLengthAttr,
-                         opBuilder.getI64IntegerAttr(int64_t(reduction.lookup(value))));
     }
   }
 
@@ -1235,10 +1128,6 @@ private:
   const HardwareConfig config;
   mlir::OpBuilder &opBuilder;
   ProgramBuilder builder;
-  uint64_t nextAddress = 0;
-  llvm::DenseMap<Value, Matrix> matrices;
-  llvm::DenseMap<Value, uint64_t> reduction; // longest chain of reductions feeding a value
-  uint64_t resultBase = 0;                   // where tpu-plan-memory's region starts
 };
 
 } // namespace
@@ -1251,13 +1140,6 @@ class LowerToIsa : public mlir::tpu::impl::LowerToIsaBase<LowerToIsa> {
 public:
   void runOnOperation() override {
     mlir::func::FuncOp main = getOperation();
-    if (main->hasAttr(mlir::tpu::kDramBytesAttr))
-      return; // already at the ISA level
-    if (!main.getOps<mlir::tpu::InstOp>().empty()) {
-      main.emitError() << "holds ISA instructions but no '" << mlir::tpu::kDramBytesAttr
-                       << "', the DRAM size its program needs";
-      return signalPassFailure();
-    }
     mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(main);
     if (mlir::failed(target))
       return signalPassFailure();

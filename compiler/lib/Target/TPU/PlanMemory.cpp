@@ -1,7 +1,8 @@
-// tpu-plan-memory: DRAM placement of the TPU operations' results by
-// liveness, recorded as attributes that the program emitter follows.
+// tpu-plan-memory: where every tensor the program touches lives in DRAM.
 #include "tpu/Target/TPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -18,6 +19,11 @@ namespace {
 
 constexpr uint64_t kAlignment = 64;
 constexpr uint64_t kWordBytes = 4;
+
+uint64_t bytesOf(Value value) {
+  auto type = llvm::cast<ShapedType>(value.getType());
+  return llvm::alignTo(uint64_t(type.getNumElements()) * kWordBytes, kAlignment);
+}
 
 // What running `op` reads: its operands, and for a fusion group the values
 // its members read from outside.
@@ -38,11 +44,87 @@ Value bufferOwner(Value value) {
   return value;
 }
 
+// Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
+// fusion group writes only the value it yields); not a view.
+bool materialized(Operation &op) {
+  return llvm::isa<tpu::TPUDialect>(op.getDialect()) &&
+         !llvm::isa<tpu::ViewOp, tpu::StoredOp, tpu::DramConstantOp>(op) && op.getNumResults() == 1;
+}
+
 class PlanMemory : public tpu::impl::PlanMemoryBase<PlanMemory> {
 public:
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    if (function->hasAttr(tpu::kDramBytesAttr))
+      return; // planned already
+    if (!function.getOps<tpu::InstOp>().empty()) {
+      function.emitError() << "holds ISA instructions but no '" << tpu::kDramBytesAttr
+                           << "', the DRAM size its program needs";
+      return signalPassFailure();
+    }
     Block &block = function.getBody().front();
+    OpBuilder builder(&getContext());
+    auto address = [&](uint64_t value) { return builder.getI64IntegerAttr(int64_t(value)); };
+
+    // The constant segment first, then the inputs, each 64-byte aligned.
+    uint64_t end = 0;
+    auto allocate = [&](Value value) {
+      uint64_t at = llvm::alignTo(end, kAlignment);
+      end = at + uint64_t(llvm::cast<ShapedType>(value.getType()).getNumElements()) * kWordBytes;
+      return at;
+    };
+    function.walk([&](arith::ConstantOp constant) {
+      auto type = llvm::dyn_cast<RankedTensorType>(constant.getType());
+      if (!type || !type.getElementType().isF32())
+        return; // reported by its user's lowering
+      builder.setInsertionPoint(constant);
+      auto placed = builder.create<tpu::DramConstantOp>(
+          constant.getLoc(), type, int64_t(allocate(constant.getResult())),
+          llvm::cast<ElementsAttr>(constant.getValue()));
+      constant.replaceAllUsesWith(placed.getResult());
+      constant.erase();
+    });
+    for (BlockArgument arg : function.getArguments())
+      function.setArgAttr(arg.getArgNumber(), tpu::kDramAddressAttr, address(allocate(arg)));
+
+    copyOutputsWithoutBufferOfTheirOwn(function, builder);
+    placeResults(block, llvm::alignTo(end, kAlignment), end);
+    function->setAttr(tpu::kDramBytesAttr, address(llvm::alignTo(end, kAlignment)));
+    recordReductionLengths(function);
+  }
+
+private:
+  // An output that is an input, a constant or another output's tensor gets
+  // a copy of its own, so that every output has its own place in the
+  // bundle's tensor map.
+  void copyOutputsWithoutBufferOfTheirOwn(func::FuncOp function, OpBuilder &builder) {
+    auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    llvm::DenseSet<Value> owned;
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      Value owner = bufferOwner(value);
+      bool own = !llvm::isa<BlockArgument>(owner) && !owner.getDefiningOp<tpu::DramConstantOp>() &&
+                 owned.insert(owner).second;
+      if (own)
+        continue;
+      builder.setInsertionPoint(ret);
+      Location loc = NameLoc::get(builder.getStringAttr("copy to output " + std::to_string(index)));
+      auto type = llvm::cast<RankedTensorType>(value.getType());
+      Value matrix = value;
+      if (tpu::matrixType(type) != type)
+        matrix = builder.create<tpu::ViewOp>(loc, tpu::matrixType(type), value);
+      Value copy = builder.create<tpu::UnaryOp>(loc, tpu::UnaryKind::copy, matrix);
+      if (copy.getType() != type)
+        copy = builder.create<tpu::ViewOp>(loc, type, copy);
+      ret->setOperand(index, copy);
+      owned.insert(bufferOwner(copy));
+    }
+  }
+
+  // The results' region from `base` on: by liveness, a result's buffer is
+  // free once the last operation reading it (or a view of it) has run, and
+  // a later result takes the smallest free buffer that fits (the rest of it
+  // stays free), else new space at the region's end.
+  void placeResults(Block &block, uint64_t base, uint64_t &end) {
     llvm::DenseMap<Value, size_t> lastRead;
     for (auto [index, op] : llvm::enumerate(block))
       for (Value operand : readsOf(op))
@@ -51,13 +133,11 @@ public:
 
     std::multimap<uint64_t, uint64_t> free;                      // bytes -> offset
     llvm::DenseMap<Value, std::pair<uint64_t, uint64_t>> placed; // offset, bytes
-    uint64_t end = 0;
+    uint64_t regionEnd = 0;
     for (auto [index, op] : llvm::enumerate(block)) {
       if (materialized(op)) {
-        Operation *producer = &op;
-        Value result = producer->getResult(0);
-        auto type = llvm::cast<ShapedType>(result.getType());
-        uint64_t bytes = llvm::alignTo(uint64_t(type.getNumElements()) * kWordBytes, kAlignment);
+        Value result = op.getResult(0);
+        uint64_t bytes = bytesOf(result);
         uint64_t offset;
         if (auto reuse = free.lower_bound(bytes); reuse != free.end()) {
           offset = reuse->second;
@@ -66,11 +146,11 @@ public:
           free.erase(reuse);
           ++numReused;
         } else {
-          offset = end;
-          end += bytes;
+          offset = regionEnd;
+          regionEnd += bytes;
         }
-        producer->setAttr(tpu::kDramOffsetAttr,
-                          IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
+        op.setAttr(tpu::kDramAddressAttr,
+                   IntegerAttr::get(IntegerType::get(&getContext(), 64), int64_t(base + offset)));
         placed[result] = {offset, bytes};
         ++numPlaced;
       }
@@ -83,16 +163,40 @@ public:
         }
       }
     }
-    function->setAttr(tpu::kDramResultBytesAttr,
-                      IntegerAttr::get(IntegerType::get(&getContext(), 64), end));
+    end = base + regionEnd;
   }
 
-private:
-  // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
-  // fusion group writes only the value it yields); not a view.
-  static bool materialized(Operation &op) {
-    return llvm::isa<tpu::TPUDialect>(op.getDialect()) &&
-           !llvm::isa<tpu::ViewOp, tpu::StoredOp>(op) && op.getNumResults() == 1;
+  // Per output, the longest chain of reductions (matmul K) feeding it: the
+  // bound the output check derives its tolerance from.
+  static void recordReductionLengths(func::FuncOp function) {
+    llvm::DenseMap<Value, int64_t> longest;
+    std::function<void(Operation &)> track = [&](Operation &op) {
+      if (auto fused = llvm::dyn_cast<tpu::FusedOp>(op)) {
+        for (Operation &member : fused.getMembers())
+          track(member);
+        for (auto [result, yielded] :
+             llvm::zip(fused.getResults(), fused.getBody().front().getTerminator()->getOperands()))
+          longest[result] = longest.lookup(yielded);
+        return;
+      }
+      for (Value result : op.getResults()) {
+        int64_t length = 0;
+        for (Value operand : op.getOperands())
+          length = std::max(length, longest.lookup(operand));
+        if (auto matmul = llvm::dyn_cast<tpu::MatMulOp>(op))
+          length += matmul.getLhs().getType().getShape()[1];
+        if (auto batched = llvm::dyn_cast<tpu::BatchMatMulOp>(op))
+          length += batched.getLhs().getType().getShape()[2];
+        longest[result] = length;
+      }
+    };
+    for (Operation &op : function.getBody().front())
+      track(op);
+    auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    for (auto [index, value] : llvm::enumerate(ret.getOperands()))
+      function.setResultAttr(
+          index, tpu::kReductionLengthAttr,
+          IntegerAttr::get(IntegerType::get(function.getContext(), 64), longest.lookup(value)));
   }
 };
 

@@ -80,35 +80,44 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
 }
 
 def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
-  let summary = "Place every materialized result in DRAM by liveness";
+  let summary = "Place every tensor the program touches in DRAM";
   let description = [{
-    Gives every TPU operation whose result goes to DRAM a byte offset in the
-    function's result region (`tpu.dram_offset`, 64-byte aligned) and the
-    function the region's size (`tpu.dram_result_bytes`); the program
-    emitter puts the region after the constants and the inputs. A buffer is
-    free once the last operation reading it (or a view of it) has run, and a
-    later result takes the smallest free buffer that fits (the rest of it
-    stays free), else new space. Views share their input's buffer; a fusion
-    group (`tpu.fused`) writes only the value it yields, and reads what its
-    members read.
-    Returned values keep their buffers.
+    DRAM as the program sees it, each tensor 64-byte aligned: the constants
+    from address 0 (the bundle's constant segment; each `arith.constant`
+    becomes a `tpu.dram_constant` at its place), then the inputs
+    (`tpu.dram_address` on the arguments), then the results' region, laid
+    out by liveness: a result's buffer is free once the last operation
+    reading it (or a view of it) has run, and a later result takes the
+    smallest free buffer that fits (the rest of it stays free), else new
+    space. Views share their input's buffer; a fusion group (`tpu.fused`)
+    writes only the value it yields and reads what its members read;
+    returned values keep their buffers. An output that is an input, a
+    constant or another output gets a copy of its own (`tpu.unary copy`), so
+    that each output has a place in the bundle's tensor map. The function
+    gets the program's DRAM size (`tpu.dram_bytes`) and each result the
+    longest chain of reductions feeding it (`tpu.reduction_length`, for the
+    output check's tolerance). Planning again changes nothing.
 
     Before:
     ```mlir
-    %max = tpu.row_reduce max %x : tensor<8x40xf32> -> tensor<8x1xf32>
-    %d = tpu.binary sub %x, %max : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
-    %e = tpu.unary exp %d : tensor<8x40xf32>
-    %s = tpu.row_reduce sum %e : tensor<8x40xf32> -> tensor<8x1xf32>
+    func.func @main(%x: tensor<8x40xf32>) -> tensor<8x40xf32> {
+      %max = tpu.row_reduce max %x : tensor<8x40xf32> -> tensor<8x1xf32>
+      %d = tpu.binary sub %x, %max : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+      %e = tpu.unary exp %d : tensor<8x40xf32>
+      %s = tpu.row_reduce sum %e : tensor<8x40xf32> -> tensor<8x1xf32>
     ```
 
     After (`%s` reuses `%max`'s buffer, free once `sub` has read it):
     ```mlir
-    %max = tpu.row_reduce max %x {tpu.dram_offset = 0 : i64} : ...
-    %d = tpu.binary sub %x, %max {tpu.dram_offset = 64 : i64} : ...
-    %e = tpu.unary exp %d {tpu.dram_offset = 1344 : i64} : ...
-    %s = tpu.row_reduce sum %e {tpu.dram_offset = 0 : i64} : ...
+    func.func @main(%x: tensor<8x40xf32> {tpu.dram_address = 0 : i64}) -> ...
+        attributes {tpu.dram_bytes = 5184 : i64} {
+      %max = tpu.row_reduce max %x {tpu.dram_address = 1280 : i64} : ...
+      %d = tpu.binary sub %x, %max {tpu.dram_address = 1344 : i64} : ...
+      %e = tpu.unary exp %d {tpu.dram_address = 2624 : i64} : ...
+      %s = tpu.row_reduce sum %e {tpu.dram_address = 1280 : i64} : ...
     ```
   }];
+  let dependentDialects = ["mlir::tpu::TPUDialect"];
   let statistics = [
     Statistic<"numPlaced", "placed", "Results given a DRAM buffer">,
     Statistic<"numReused", "reused", "Results placed in a freed buffer">,
@@ -123,12 +132,12 @@ def LowerToIsa : Pass<"tpu-lower-to-isa", "mlir::func::FuncOp"> {
     with the order between the load, compute and store queues as
     `tpu.signal`, `tpu.await` and `tpu.depend` (`tpu-schedule-tokens` turns
     them into tokens); then each result becomes the tensor the program stored
-    (`tpu.stored`). Constants and arguments get their DRAM address
-    (`tpu.dram_address`), results their reduction length.
+    (`tpu.stored`). The function's return is the program's end (the encoder
+    writes `halt` for it).
 
     Before:
     ```mlir
-    %y = tpu.unary relu %x {tpu.dram_offset = 0 : i64} : tensor<8x8xf32>
+    %y = tpu.unary relu %x {tpu.dram_address = 256 : i64} : tensor<8x8xf32>
     return %y : tensor<8x8xf32>
     ```
 
@@ -142,7 +151,6 @@ def LowerToIsa : Pass<"tpu-lower-to-isa", "mlir::func::FuncOp"> {
     tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
     tpu.depend compute -> store
     tpu.inst dma.st dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 ...
-    tpu.inst halt
     %y = tpu.stored 0x100 : tensor<8x8xf32>
     return %y : tensor<8x8xf32>
     ```
