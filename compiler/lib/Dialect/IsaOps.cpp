@@ -140,11 +140,24 @@ LogicalResult DramConstantOp::verify() {
   return success();
 }
 
+// `0x140 : T`, or `0x140 from %a, %b : A, B -> T`.
 ParseResult StoredOp::parse(OpAsmParser &parser, OperationState &result) {
   uint64_t address = 0;
+  SmallVector<OpAsmParser::UnresolvedOperand> inputs;
+  SmallVector<Type> inputTypes;
   Type type;
-  if (parser.parseInteger(address) || parser.parseOptionalAttrDict(result.attributes) ||
-      parser.parseColonType(type))
+  if (parser.parseInteger(address))
+    return failure();
+  bool hasInputs = succeeded(parser.parseOptionalKeyword("from"));
+  if (hasInputs && parser.parseOperandList(inputs))
+    return failure();
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
+    return failure();
+  if (hasInputs &&
+      (parser.parseTypeList(inputTypes) || parser.parseArrow() ||
+       parser.resolveOperands(inputs, inputTypes, parser.getNameLoc(), result.operands)))
+    return failure();
+  if (parser.parseType(type))
     return failure();
   result.getOrAddProperties<Properties>().address =
       parser.getBuilder().getI64IntegerAttr(int64_t(address));
@@ -154,6 +167,11 @@ ParseResult StoredOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void StoredOp::print(OpAsmPrinter &printer) {
   printer << ' ' << fmt::format("{:#x}", uint64_t(getAddress()));
+  if (!getInputs().empty())
+    printer << " from " << getInputs();
   printer.printOptionalAttrDict((*this)->getAttrs(), {"address"});
-  printer << " : " << getType();
+  printer << " : ";
+  if (!getInputs().empty())
+    printer << getInputs().getTypes() << " -> ";
+  printer << getType();
 }

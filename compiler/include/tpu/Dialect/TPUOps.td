@@ -404,13 +404,16 @@ def TPU_StoredOp : TPU_Op<"stored", [Pure]> {
   let summary = "A tensor the program has stored in DRAM";
   let description = [{
     What a lowered operation's result becomes: the tensor at byte `address`
-    in DRAM, written by the instructions before it.
+    in DRAM, written by the instructions before it from `inputs`, the
+    tensors those instructions read. The instructions address memory, so
+    the inputs keep the dataflow in the IR: a tensor some instructions read
+    stays until the operation that computes it is lowered too.
 
     ```mlir
-    %y = tpu.stored 0x7dc0 : tensor<8x100xf32>
+    %y = tpu.stored 0x7dc0 from %x, %bounds : tensor<8x100xf32>, tensor<1x2xf32> -> tensor<8x100xf32>
     ```
   }];
-  let arguments = (ins I64Attr:$address);
+  let arguments = (ins I64Attr:$address, Variadic<AnyType>:$inputs);
   let results = (outs AnyStaticShapeTensor:$result);
   let hasCustomAssemblyFormat = 1;
 }

@@ -14,12 +14,23 @@ void buildTPULoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanMemory());
 }
 
+void buildInstructionLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createLowerMatMuls());
+  pm.addNestedPass<func::FuncOp>(createLowerVectorOps());
+  pm.addNestedPass<func::FuncOp>(createLowerDataMovement());
+}
+
 void buildISAPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createLowerToIsa());
+  buildInstructionLoweringPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }
 
 void registerTPUTargetPipelines() {
+  PassPipelineRegistration<>(
+      "tpu-lower-to-isa",
+      "The planned TPU dialect to instructions: tpu-lower-matmuls, tpu-lower-vector-ops and "
+      "tpu-lower-data-movement",
+      buildInstructionLoweringPipeline);
   PassPipelineRegistration<TargetPipelineOptions>(
       "tpu-lower",
       "Graph optimization, then the target: fusion, lowering to the TPU dialect and the plans",

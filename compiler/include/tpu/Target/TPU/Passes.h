@@ -16,12 +16,15 @@ namespace mlir::tpu {
 // DRAM placement (tpu-plan-memory).
 void buildTPULoweringPipeline(OpPassManager &pm);
 
-// The planned TPU dialect to the ISA level: instructions (tpu-lower-to-isa)
-// and their tokens (tpu-schedule-tokens), ready for the encoder.
+// The planned TPU dialect to instructions: each unit's lowering
+// (tpu-lower-matmuls, tpu-lower-vector-ops, tpu-lower-data-movement).
+void buildInstructionLoweringPipeline(OpPassManager &pm);
+// Those, then the tokens (tpu-schedule-tokens): the ISA level, ready for
+// the encoder.
 void buildISAPipeline(OpPassManager &pm);
 
-// Registers the named pipeline "tpu-lower" (the graph, fusion and the
-// target) for tpu-opt.
+// Registers the named pipelines "tpu-lower" (the graph, fusion and the
+// target) and "tpu-lower-to-isa" for tpu-opt.
 void registerTPUTargetPipelines();
 
 } // namespace mlir::tpu

@@ -124,35 +124,110 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
-def LowerToIsa : Pass<"tpu-lower-to-isa", "mlir::func::FuncOp"> {
-  let summary = "Lower the planned TPU dialect to ISA instructions";
+def LowerMatMuls : Pass<"tpu-lower-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Lower matmuls and matmul groups to the matrix unit's instructions";
   let description = [{
-    Writes each operation's instructions (`tpu.inst`) before it, following
-    the plans (`tpu-plan-tiles`, `tpu-plan-memory`) for the module's target,
-    with the order between the load, compute and store queues as
-    `tpu.signal`, `tpu.await` and `tpu.depend` (`tpu-schedule-tokens` turns
-    them into tokens); then each result becomes the tensor the program stored
-    (`tpu.stored`). The function's return is the program's end (the encoder
-    writes `halt` for it).
+    Writes the instructions (`tpu.inst`) of each `tpu.matmul`,
+    `tpu.batch_matmul` and matmul fusion group before it, as its
+    `#tpu.matmul_tiling` says, and replaces its result by the tensor the
+    program stored where `tpu-plan-memory` put it (`tpu.stored`). Output
+    tiles accumulate over K in the accumulators; activation blocks, weight
+    panels and accumulator tiles are double-buffered, each fill announced by
+    a token (`tpu.signal` / `tpu.await`) and each buffer released by one, so
+    that the DMA engine, the array and the stores overlap. A group's
+    epilogue runs on each output tile in the accumulators before its store;
+    its operands (bias row, residual tile, clamp bounds) come into the
+    scratchpad.
+
+    Before:
+    ```mlir
+    %y = tpu.fused attributes {tpu.dram_address = 1088 : i64} -> tensor<8x8xf32> {
+      %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8,
+          tile_k = 8, k_block = 16, activations = [0, 128], weights = [4096, 8192],
+          operands = [12288, 12296], accumulators = [0, 2048]>} : ...
+      %s = tpu.binary add %m, %b : ...
+      tpu.yield %s : tensor<8x8xf32>
+    }
+    ```
+
+    After:
+    ```mlir
+    tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 ... rows=8 cols=16
+    %block = tpu.signal load -> compute
+    tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 ... rows=16 cols=8
+    %panel = tpu.signal load -> compute
+    tpu.await %block
+    tpu.await %panel
+    tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+    tpu.inst mxu.mm src_addr=0 src_stride=16 dst_addr=0 ... accumulate=0 flip=1
+    ...
+    tpu.inst v.add dst_space=acc dst_addr=0 ... src2_space=sp src2_addr=12288 broadcast=row
+    ...
+    tpu.inst dma.st dram_addr=0x440 dram_stride=8 space=acc sram_addr=0 ...
+    %y = tpu.stored 0x440 : tensor<8x8xf32>
+    ```
+  }];
+}
+
+def LowerVectorOps : Pass<"tpu-lower-vector-ops", "mlir::func::FuncOp"> {
+  let summary = "Lower elementwise ops, row reductions and row groups to the vector unit";
+  let description = [{
+    Writes the instructions of each `tpu.binary`, `tpu.unary`, `tpu.clamp`,
+    `tpu.row_reduce` and row-local fusion group before it and replaces its
+    result by the tensor the program stored. One op runs on tiles of the
+    scratchpad, loaded, computed in place and stored, each step waiting for
+    the one before (`tpu.depend`); an operand spread as one column takes one
+    instruction per row. A row group loads each tile of whole rows once, runs
+    every member on scratchpad buffers (reused once a value is dead) and
+    stores only the value it yields.
 
     Before:
     ```mlir
     %y = tpu.unary relu %x {tpu.dram_address = 256 : i64} : tensor<8x8xf32>
-    return %y : tensor<8x8xf32>
     ```
 
     After:
     ```mlir
     tpu.depend compute -> load
     tpu.depend store -> load
-    tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 ... rows=8 cols=8
     tpu.depend load -> compute
     tpu.depend store -> compute
     tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
     tpu.depend compute -> store
-    tpu.inst dma.st dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 ...
+    tpu.inst dma.st dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 ... rows=8 cols=8
     %y = tpu.stored 0x100 : tensor<8x8xf32>
-    return %y : tensor<8x8xf32>
+    ```
+  }];
+}
+
+def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
+  let summary = "Lower transposes, im2col, slices, concatenations and pads to DMA transfers";
+  let description = [{
+    Rewrite patterns, one per data-moving op: each becomes strided copies
+    through the scratchpad (the DMA engine moves rows of contiguous elements
+    with a stride on each side, so a transpose moves runs along the axis
+    contiguous on one side) and stores of a padding value from its fill row
+    (`sram_stride=0`), batched so that a batch's loads fill the scratchpad,
+    then one token, then its stores. `tpu.im2col` copies, per window tap,
+    the output rows whose input is inside the image and fills the rest.
+
+    Before:
+    ```mlir
+    %t = tpu.transpose %x {perms = array<i64: 1, 0>, tpu.dram_address = 64 : i64}
+        : tensor<4x2xf32> -> tensor<2x4xf32>
+    ```
+
+    After (a column of the input is a row of the result):
+    ```mlir
+    tpu.depend compute -> load
+    tpu.depend store -> load
+    tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=0 sram_stride=1 rows=4 cols=1
+    tpu.inst dma.ld dram_addr=0x4 dram_stride=2 space=sp sram_addr=4 sram_stride=1 rows=4 cols=1
+    tpu.depend load -> store
+    tpu.inst dma.st dram_addr=0x40 dram_stride=4 space=sp sram_addr=0 sram_stride=4 rows=1 cols=4
+    tpu.inst dma.st dram_addr=0x50 dram_stride=4 space=sp sram_addr=4 sram_stride=4 rows=1 cols=4
+    %t = tpu.stored 0x40 : tensor<2x4xf32>
     ```
   }];
 }

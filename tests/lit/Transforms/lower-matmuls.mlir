@@ -1,9 +1,9 @@
-// RUN: tpu-opt %s --tpu-lower-to-isa | FileCheck %s
-// RUN: tpu-opt %s --tpu-lower-to-isa --tpu-lower-to-isa | FileCheck %s
+// RUN: tpu-opt %s --tpu-lower-matmuls | FileCheck %s
+// RUN: tpu-opt %s --tpu-lower-matmuls --tpu-lower-matmuls | FileCheck %s
 
-// Planned hardware-dialect IR, written by hand for the tpu-8x8 target (the
-// DRAM places as tpu-plan-memory writes them), to the ISA level. Running the
-// pass again changes nothing.
+// Matmuls, planned by hand for the tpu-8x8 target (the tiling as
+// tpu-plan-tiles writes it, the DRAM places as tpu-plan-memory does), to the
+// matrix unit's instructions. Running the pass again changes nothing.
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -12,29 +12,6 @@
     energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #target} {
-
-// One vector op: the clamp's bounds at 0, the input at 64, the result at
-// 320. A tile is loaded once its buffer's earlier readers and DRAM's earlier
-// writers are done; the unit waits for the loads, the store for the unit.
-// CHECK-LABEL: func.func @clamp
-// CHECK-NEXT: tpu.dram_constant 0x0 dense<{{\[\[}}0.000000e+00, 6.000000e+00]]> : tensor<1x2xf32>
-// CHECK-NEXT: tpu.depend compute -> load
-// CHECK-NEXT: tpu.depend store -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=64 sram_stride=2 rows=1 cols=2 dtype=f32
-// CHECK-NEXT: tpu.depend load -> compute
-// CHECK-NEXT: tpu.depend store -> compute
-// CHECK-NEXT: tpu.inst v.clamp dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=64 broadcast=scalar
-// CHECK-NEXT: tpu.depend compute -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x140 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
-// CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x140 : tensor<8x8xf32>
-// CHECK-NEXT: return %[[Y]]
-  func.func @clamp(%x: tensor<8x8xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x8xf32> {
-    %bounds = tpu.dram_constant 0x0 dense<[[0.0, 6.0]]> : tensor<1x2xf32>
-    %y = tpu.clamp %x, %bounds {tpu.dram_address = 320 : i64} : tensor<8x8xf32>, tensor<1x2xf32>
-    return %y : tensor<8x8xf32>
-  }
-
 
 // A matmul with a fused bias, as its tiling says: K = 16 in two steps of 8
 // over one activation block, the weight panel double-buffered; each fill is
@@ -60,6 +37,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.await %[[TILE]]
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x440 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
 // CHECK-NEXT: tpu.signal store -> compute
+// CHECK-NEXT: tpu.stored 0x440 from %arg0, %arg1, %arg2
 // CHECK-NOT: tpu.fused
   func.func @dense(%x: tensor<8x16xf32> {tpu.dram_address = 0 : i64}, %w: tensor<16x8xf32> {tpu.dram_address = 512 : i64}, %b: tensor<1x8xf32> {tpu.dram_address = 1024 : i64}) -> tensor<8x8xf32> {
     %y = tpu.fused attributes {tpu.dram_address = 1088 : i64} -> tensor<8x8xf32> {
@@ -68,19 +46,5 @@ module attributes {tpu.target = #target} {
       tpu.yield %s : tensor<8x8xf32>
     }
     return %y : tensor<8x8xf32>
-  }
-
-
-// A copy (an output that was an input, as tpu-plan-memory makes it) goes
-// through the scratchpad: a load, the store waits for it, the store.
-// CHECK-LABEL: func.func @copy
-// CHECK: tpu.inst dma.ld dram_addr=0x0 {{.*}} rows=2 cols=4
-// CHECK-NEXT: tpu.depend load -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 {{.*}} rows=2 cols=4
-// CHECK-NEXT: %[[COPY:.*]] = tpu.stored 0x40 : tensor<2x4xf32>
-// CHECK: return %[[COPY]]
-  func.func @copy(%x: tensor<2x4xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
-    %c = tpu.unary copy %x {tpu.dram_address = 64 : i64} : tensor<2x4xf32>
-    return %c : tensor<2x4xf32>
   }
 }

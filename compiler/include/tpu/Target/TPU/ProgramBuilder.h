@@ -1,0 +1,128 @@
+// What the lowering passes to the ISA level share (tpu-lower-matmuls,
+// tpu-lower-vector-ops, tpu-lower-data-movement): tensors in DRAM as
+// matrices, a builder that writes instructions and the order between the
+// queues into the IR, and the vector unit's steps.
+#pragma once
+
+#include "tpu/Dialect/Instructions.h"
+#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/isa/HardwareConfig.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+
+#include <optional>
+#include <string>
+
+namespace tpu::codegen {
+
+constexpr uint64_t kWordBytes = 4;
+
+// A tensor in DRAM, seen as a row-major matrix of fp32.
+struct Matrix {
+  uint64_t address = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  uint64_t at(int64_t row, int64_t col) const { return address + (row * cols + col) * kWordBytes; }
+};
+
+std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+
+// A tensor where tpu-plan-memory put it; throws tpu::Error when it has no
+// place.
+Matrix matrixOf(mlir::Value value);
+
+// The graph operation `op` came from (a group is named by its first op); an
+// operation without a location by its name.
+std::string sourceName(mlir::Operation *op);
+
+// Writes instructions (tpu.inst) at the builder's insertion point, each
+// located at its source op, and the order between the queues:
+// dependsOn(from, to) makes everything issued so far on `from` complete
+// before anything issued later on `to` (tpu-schedule-tokens makes tokens of
+// it).
+class ProgramBuilder {
+public:
+  explicit ProgramBuilder(mlir::OpBuilder &builder)
+      : builder(builder), location(builder.getUnknownLoc()) {}
+
+  // Instructions come from `op` (a group is named by its first op).
+  void setSource(mlir::Operation *op);
+  void setSource(mlir::Location source) { location = source; }
+  mlir::Location sourceLocation() const { return location; }
+
+  void emit(const isa::Instruction &instruction);
+  // A token: everything `from` has issued so far has completed.
+  mlir::Value signal(isa::Queue from, isa::Queue to);
+  // Makes everything the token's `to` queue issues from now on wait for it.
+  void await(mlir::Value token);
+  void dependsOn(isa::Queue from, isa::Queue to);
+
+  // Before a DMA load overwrites the scratchpad: the units reading it are
+  // done, and earlier stores to DRAM (which this load may read) have landed.
+  void beforeLoad();
+  // Before compute: its operands have arrived, and the memory it overwrites
+  // has been stored.
+  void beforeCompute();
+  // Before a store: the result it reads has been computed.
+  void beforeStore();
+
+  void load(const Matrix &source, int64_t row, int64_t col, int64_t rows, int64_t cols,
+            isa::Space space, uint64_t sramAddress);
+  void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
+             isa::Space space, uint64_t sramAddress);
+
+private:
+  mlir::OpBuilder &builder;
+  mlir::Location location;
+};
+
+// A vector op on dense rows x cols tiles in the scratchpad; with a second
+// source spread as `broadcast`.
+isa::Instruction vectorOp(isa::Opcode opcode, uint64_t dst, uint64_t src, int64_t rows,
+                          int64_t cols);
+isa::Instruction vectorOp(isa::Opcode opcode, uint64_t dst, uint64_t src, uint64_t src2,
+                          isa::Broadcast broadcast, int64_t rows, int64_t cols);
+
+// The vector unit's opcode for an operation of the dialect (a copy has none:
+// its DMA round trip is the copy).
+isa::Opcode binaryOpcode(mlir::tpu::BinaryKind kind);
+std::optional<isa::Opcode> unaryOpcode(mlir::tpu::UnaryKind kind);
+
+// What the vector unit does to each tile for one elementwise op: combine it
+// with an operand (a tile, a row, scalars or a column of it), or not.
+struct VectorStep {
+  Matrix operand;                    // rows == 0: none
+  mlir::tpu::Spread spread;          // how `operand` spreads over the tile
+  std::optional<isa::Opcode> opcode; // nullopt: a plain copy
+  mlir::Operation *source = nullptr; // the op it comes from, when in another's group
+};
+
+// The step elementwise `op` applies to `input`, one of its operands (either
+// one of a commutative binary op); its operand from DRAM.
+VectorStep elementwiseStep(mlir::Operation &op, mlir::Value input);
+isa::Broadcast broadcastOf(mlir::tpu::Spread spread);
+// The part of the step's operand a rows x cols tile at (r0, c0) combines
+// with, into the scratchpad at `address`.
+void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
+                 int64_t rows, int64_t cols, uint64_t address);
+// The step on dense rows x cols tiles in the scratchpad: `src` (with its
+// operand at `operand`) into `dst`.
+void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
+              uint64_t operand, int64_t rows, int64_t cols);
+
+// Writes `op`'s instructions before it with `lower`, then replaces its
+// results by the tensors the program stored where tpu-plan-memory put them.
+// A tpu::Error becomes an error on `op`, and `op` stays.
+mlir::LogicalResult lowerInPlace(mlir::Operation *op, mlir::PatternRewriter &rewriter,
+                                 llvm::function_ref<void(ProgramBuilder &)> lower);
+
+// Applies `patterns` to every operation of `function` that `lowers` selects;
+// fails when one of them is still there (its error reported).
+mlir::LogicalResult lowerOperations(mlir::func::FuncOp function,
+                                    const mlir::FrozenRewritePatternSet &patterns,
+                                    llvm::function_ref<bool(mlir::Operation *)> lowers);
+
+} // namespace tpu::codegen

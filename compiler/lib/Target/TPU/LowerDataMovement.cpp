@@ -1,0 +1,427 @@
+// tpu-lower-data-movement: transposes, im2col, slices, concatenations and
+// pads as rewrite patterns to DMA transfers through the scratchpad: strided
+// copies, and stores of a padding value from a fill row.
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
+
+namespace mlir::tpu {
+#define GEN_PASS_DEF_LOWERDATAMOVEMENT
+#include "tpu/Target/TPU/Passes.h.inc"
+} // namespace mlir::tpu
+
+namespace tpu::codegen {
+namespace {
+
+using isa::Field;
+using isa::Opcode;
+using isa::Queue;
+using mlir::Value;
+
+class DataMovement {
+public:
+  DataMovement(const HardwareConfig &config, ProgramBuilder &builder)
+      : config(config), builder(builder) {}
+
+  // A strided view of a DRAM tensor: element (i_0, ..., i_n) is the fp32 word
+  // at address + 4 * sum(i_d * strides[d]).
+  struct StridedView {
+    uint64_t address = 0;
+    llvm::SmallVector<int64_t, 6> strides;
+  };
+
+  static llvm::SmallVector<int64_t, 6> denseStrides(llvm::ArrayRef<int64_t> shape) {
+    llvm::SmallVector<int64_t, 6> strides(shape.size(), 1);
+    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    return strides;
+  }
+
+  static llvm::ArrayRef<int64_t> shapeOf(Value value) {
+    return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+  }
+
+  // One DMA transfer of a copy: `rows` x `cols` elements, `stride` elements
+  // between DRAM rows, dense in the scratchpad.
+  struct Transfer {
+    uint64_t dramAddress;
+    int64_t stride;
+    int64_t rows;
+    int64_t cols;
+  };
+
+  isa::Instruction dmaTransfer(Opcode opcode, const Transfer &transfer, uint64_t sramAddress,
+                               uint64_t sramStride) const {
+    if (transfer.rows > 1 && transfer.stride >= (int64_t(1) << 20))
+      throw Error(fmt::format("a DRAM stride of {} elements exceeds the DMA's 20-bit field",
+                              transfer.stride));
+    return isa::makeInstruction(
+        opcode, {{Field::DramAddr, transfer.dramAddress},
+                 {Field::DramStride, uint64_t(transfer.rows > 1 ? transfer.stride : transfer.cols)},
+                 {Field::Space, uint64_t(isa::Space::Scratchpad)},
+                 {Field::SramAddr, sramAddress},
+                 {Field::SramStride, sramStride},
+                 {Field::Rows, uint64_t(transfer.rows)},
+                 {Field::Cols, uint64_t(transfer.cols)},
+                 {Field::DType, uint64_t(isa::DType::F32)}});
+  }
+
+  // Collects the transfers of one copy (or fill) and issues them in batches
+  // that fill the scratchpad below `scratchWords`: every load of a batch,
+  // one token, every store; flush() issues the last batch. A fill stores a row of the fill value
+  // kept in the scratchpad at `fillAddress` (sram_stride 0 repeats it).
+  class CopyBatcher {
+  public:
+    CopyBatcher(ProgramBuilder &builder, const DataMovement &emitter, int64_t scratchWords)
+        : builder(builder), emitter(emitter), scratchWords(scratchWords) {}
+    int64_t capacity() const { return scratchWords; }
+
+    void copy(const Transfer &load, const Transfer &store) {
+      int64_t words = load.rows * load.cols;
+      if (used + words > scratchWords)
+        flush();
+      loads.push_back(emitter.dmaTransfer(Opcode::DmaLoad, load, used, load.cols));
+      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, used, store.cols));
+      used += words;
+    }
+    void fill(const Transfer &store, uint64_t fillAddress) {
+      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, fillAddress, 0));
+    }
+    void flush() {
+      if (!loads.empty()) {
+        builder.beforeLoad();
+        for (const isa::Instruction &load : loads)
+          builder.emit(load);
+      }
+      if (!stores.empty()) {
+        builder.dependsOn(Queue::Load, Queue::Store);
+        for (const isa::Instruction &store : stores)
+          builder.emit(store);
+      }
+      loads.clear();
+      stores.clear();
+      used = 0;
+    }
+
+  private:
+    ProgramBuilder &builder;
+    const DataMovement &emitter;
+    int64_t scratchWords;
+    int64_t used = 0;
+    std::vector<isa::Instruction> loads, stores;
+  };
+
+  // Drops size-1 axes and merges neighbouring axes that are contiguous in
+  // every view, so that blocks move in as few, as long transfers as possible.
+  static void simplifyAxes(llvm::SmallVector<int64_t, 6> &shape,
+                           llvm::SmallVectorImpl<StridedView *> &views) {
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      bool drop = shape[d] == 1 && shape.size() > 1;
+      bool merge = d + 1 < int64_t(shape.size()) && llvm::all_of(views, [&](StridedView *view) {
+                     return view->strides[d] == view->strides[d + 1] * shape[d + 1];
+                   });
+      if (merge) {
+        shape[d + 1] *= shape[d];
+      }
+      if (drop || merge) {
+        shape.erase(shape.begin() + d);
+        for (StridedView *view : views)
+          view->strides.erase(view->strides.begin() + d);
+      }
+    }
+  }
+
+  // Calls visit(offset in source, offset in target) for every index of
+  // `shape` over the axes not in `skip`, in row-major order.
+  template <typename Visit>
+  static void forEachIndex(llvm::ArrayRef<int64_t> shape, const StridedView &source,
+                           const StridedView &target, std::initializer_list<int64_t> skip,
+                           Visit visit) {
+    llvm::SmallVector<int64_t, 6> index(shape.size(), 0);
+    auto skipped = [&](size_t d) { return std::find(skip.begin(), skip.end(), d) != skip.end(); };
+    while (true) {
+      int64_t sourceOffset = 0, targetOffset = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        sourceOffset += index[d] * source.strides[d];
+        targetOffset += index[d] * target.strides[d];
+      }
+      visit(sourceOffset, targetOffset);
+      int64_t d = int64_t(shape.size()) - 1;
+      for (; d >= 0; --d) {
+        if (skipped(d))
+          continue;
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+      if (d < 0)
+        return;
+    }
+  }
+
+  // Copies the `shape` elements of `source` to `target` through the
+  // scratchpad. When the last axis is contiguous on both sides, each transfer
+  // is a block of those runs over the next axis. Otherwise the DMA, which
+  // cannot transpose, moves one run per transfer along an axis contiguous on
+  // one side, with one element per DRAM row on the other side.
+  void emitStridedCopy(llvm::ArrayRef<int64_t> shapeIn, StridedView source, StridedView target,
+                       CopyBatcher &batcher) const {
+    llvm::SmallVector<int64_t, 6> shape(shapeIn.begin(), shapeIn.end());
+    llvm::SmallVector<StridedView *, 2> views{&source, &target};
+    simplifyAxes(shape, views);
+    int64_t last = int64_t(shape.size()) - 1;
+    auto at = [](const StridedView &view, int64_t offset) {
+      return view.address + uint64_t(offset) * kWordBytes;
+    };
+    if (source.strides[last] == 1 && target.strides[last] == 1) {
+      int64_t rowAxis = last - 1; // -1: a single run
+      int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
+      int64_t sourceStride = rowAxis >= 0 ? source.strides[rowAxis] : 0;
+      int64_t targetStride = rowAxis >= 0 ? target.strides[rowAxis] : 0;
+      int64_t tileCols = std::min<int64_t>(shape[last], kMaxCols);
+      int64_t tileRows =
+          std::max<int64_t>(1, std::min({rowCount, kMaxDmaRows, batcher.capacity() / tileCols}));
+      forEachIndex(shape, source, target, {last, rowAxis}, [&](int64_t from, int64_t to) {
+        for (int64_t r0 = 0; r0 < rowCount; r0 += tileRows)
+          for (int64_t c0 = 0; c0 < shape[last]; c0 += tileCols) {
+            int64_t rows = std::min(tileRows, rowCount - r0);
+            int64_t cols = std::min(tileCols, shape[last] - c0);
+            batcher.copy({at(source, from + r0 * sourceStride + c0), sourceStride, rows, cols},
+                         {at(target, to + r0 * targetStride + c0), targetStride, rows, cols});
+          }
+      });
+      return;
+    }
+    // The run axis: the longest axis contiguous in the source or the target,
+    // else the last (one element per DRAM row on both sides).
+    int64_t runAxis = -1;
+    for (int64_t d = 0; d <= last; ++d)
+      if ((source.strides[d] == 1 || target.strides[d] == 1) &&
+          (runAxis < 0 || shape[d] > shape[runAxis]))
+        runAxis = d;
+    if (runAxis < 0)
+      runAxis = last;
+    int64_t sourceStep = source.strides[runAxis], targetStep = target.strides[runAxis];
+    int64_t tile = std::min({shape[runAxis], kMaxCols, batcher.capacity()});
+    // A run contiguous on a side is one row of `n`; strided, `n` rows of one.
+    auto run = [&](uint64_t address, int64_t step, int64_t n) -> Transfer {
+      return step == 1 ? Transfer{address, n, 1, n} : Transfer{address, step, n, 1};
+    };
+    forEachIndex(shape, source, target, {runAxis}, [&](int64_t from, int64_t to) {
+      for (int64_t i0 = 0; i0 < shape[runAxis]; i0 += tile) {
+        int64_t n = std::min(tile, shape[runAxis] - i0);
+        batcher.copy(run(at(source, from + i0 * sourceStep), sourceStep, n),
+                     run(at(target, to + i0 * targetStep), targetStep, n));
+      }
+    });
+  }
+
+  void emitTranspose(mlir::tpu::TransposeOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    llvm::SmallVector<int64_t, 6> inputStrides = denseStrides(inputShape);
+    StridedView source{matrixOf(op.getInput()).address, {}};
+    for (int64_t from : op.getPerms())
+      source.strides.push_back(inputStrides[from]);
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
+    batcher.flush();
+  }
+
+  // Stores the fill row at `fillAddress` (`fillCols` words of one value in
+  // the scratchpad) into every element of `target` over `shape`; the last
+  // axis must be contiguous.
+  void emitFill(llvm::ArrayRef<int64_t> shapeIn, StridedView target, uint64_t fillAddress,
+                int64_t fillCols, CopyBatcher &batcher) const {
+    if (llvm::any_of(shapeIn, [](int64_t size) { return size == 0; }))
+      return;
+    llvm::SmallVector<int64_t, 6> shape(shapeIn.begin(), shapeIn.end());
+    llvm::SmallVector<StridedView *, 1> views{&target};
+    simplifyAxes(shape, views);
+    int64_t last = int64_t(shape.size()) - 1, rowAxis = last - 1;
+    int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
+    int64_t stride = rowAxis >= 0 ? target.strides[rowAxis] : 0;
+    forEachIndex(shape, target, target, {last, rowAxis}, [&](int64_t, int64_t to) {
+      for (int64_t r0 = 0; r0 < rowCount; r0 += kMaxDmaRows)
+        for (int64_t c0 = 0; c0 < shape[last]; c0 += fillCols) {
+          uint64_t address = target.address + uint64_t(to + r0 * stride + c0) * kWordBytes;
+          batcher.fill({address, stride, std::min(kMaxDmaRows, rowCount - r0),
+                        std::min(fillCols, shape[last] - c0)},
+                       fillAddress);
+        }
+    });
+  }
+
+  // Per window tap (kh, kw): the output rows whose input position is inside
+  // the image are one strided copy of [N, OH', OW', C] runs into the tap's C
+  // columns; the rest of those columns get the padding value.
+  void emitIm2Col(mlir::tpu::Im2ColOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> in = shapeOf(op.getInput()); // N, H, W, C
+    int64_t outH = op.getOutputHeight(), outW = op.getOutputWidth();
+    int64_t channels = in[3];
+    if (channels > kMaxCols)
+      throw Error(
+          fmt::format("im2col of {} channels is not supported (at most {})", channels, kMaxCols));
+    int64_t windowCols = op.getKernel()[0] * op.getKernel()[1] * channels;
+    std::optional<Matrix> padRow;
+    if (op.getFill())
+      padRow = matrixOf(op.getFill());
+    int64_t fillCols = padRow ? padRow->cols : 0;
+    int64_t capacity = int64_t(config.scratchpad.words()) - fillCols;
+    if (capacity < channels)
+      throw Error(fmt::format("config '{}' has too little scratchpad for im2col of {} channels",
+                              config.name, channels));
+    uint64_t fillAddress = uint64_t(capacity);
+    if (fillCols > 0) {
+      builder.beforeLoad();
+      builder.load(*padRow, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
+    }
+    CopyBatcher batcher(builder, *this, capacity);
+    uint64_t inputAddress = matrixOf(op.getInput()).address;
+    llvm::SmallVector<int64_t, 6> targetStrides{outH * outW * windowCols, outW * windowCols,
+                                                windowCols, 1};
+    // The outputs o in [lo, hi) whose input o*stride + offset is in [0, size).
+    auto valid = [](int64_t offset, int64_t stride, int64_t size, int64_t outputs) {
+      int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+      int64_t last = size - 1 - offset;
+      int64_t hi = last < 0 ? 0 : std::min(outputs, last / stride + 1);
+      return std::pair<int64_t, int64_t>{std::min(lo, outputs), std::max(lo, hi)};
+    };
+    int64_t strideH = op.getStride()[0], strideW = op.getStride()[1];
+    for (int64_t kh = 0; kh < op.getKernel()[0]; ++kh)
+      for (int64_t kw = 0; kw < op.getKernel()[1]; ++kw) {
+        int64_t rowOffset = kh * op.getDilation()[0] - op.getPad()[0];
+        int64_t colOffset = kw * op.getDilation()[1] - op.getPad()[2];
+        auto [hLo, hHi] = valid(rowOffset, strideH, in[1], outH);
+        auto [wLo, wHi] = valid(colOffset, strideW, in[2], outW);
+        int64_t column = (kh * op.getKernel()[1] + kw) * channels;
+        auto targetAt = [&](int64_t oh, int64_t ow) {
+          return StridedView{output.at(oh * outW + ow, column), targetStrides};
+        };
+        if (hLo < hHi && wLo < wHi) {
+          int64_t ih = hLo * strideH + rowOffset, iw = wLo * strideW + colOffset;
+          StridedView source{
+              inputAddress + uint64_t((ih * in[2] + iw) * channels) * kWordBytes,
+              {in[1] * in[2] * channels, strideH * in[2] * channels, strideW * channels, 1}};
+          emitStridedCopy({in[0], hHi - hLo, wHi - wLo, channels}, source, targetAt(hLo, wLo),
+                          batcher);
+        }
+        if (fillCols == 0)
+          continue;
+        emitFill({in[0], hLo, outW, channels}, targetAt(0, 0), fillAddress, fillCols, batcher);
+        emitFill({in[0], outH - hHi, outW, channels}, targetAt(hHi, 0), fillAddress, fillCols,
+                 batcher);
+        emitFill({in[0], hHi - hLo, wLo, channels}, targetAt(hLo, 0), fillAddress, fillCols,
+                 batcher);
+        emitFill({in[0], hHi - hLo, outW - wHi, channels}, targetAt(hLo, wHi), fillAddress,
+                 fillCols, batcher);
+      }
+    batcher.flush();
+  }
+
+  void emitSlice(mlir::tpu::SliceOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    StridedView source{matrixOf(op.getInput()).address, denseStrides(inputShape)};
+    for (auto [start, stride] : llvm::zip(op.getStart(), source.strides))
+      source.address += uint64_t(start * stride) * kWordBytes;
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
+    batcher.flush();
+  }
+
+  // Each input is a strided copy into its span of the result's axis.
+  void emitConcat(mlir::tpu::ConcatOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    StridedView target{output.address, denseStrides(shape)};
+    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    for (Value input : op.getInputs()) {
+      llvm::ArrayRef<int64_t> inputShape = shapeOf(input);
+      emitStridedCopy(inputShape, {matrixOf(input).address, denseStrides(inputShape)}, target,
+                      batcher);
+      target.address +=
+          uint64_t(inputShape[op.getAxis()] * target.strides[op.getAxis()]) * kWordBytes;
+    }
+    batcher.flush();
+  }
+
+  // The value everywhere, then the input into its box (the store queue keeps
+  // the order).
+  void emitPad(mlir::tpu::PadOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
+    const Matrix padRow = matrixOf(op.getFill());
+    int64_t capacity = int64_t(config.scratchpad.words()) - padRow.cols;
+    uint64_t fillAddress = uint64_t(capacity);
+    builder.beforeLoad();
+    builder.load(padRow, 0, 0, 1, padRow.cols, isa::Space::Scratchpad, fillAddress);
+    CopyBatcher batcher(builder, *this, capacity);
+    StridedView target{output.address, denseStrides(shape)};
+    emitFill(shape, target, fillAddress, padRow.cols, batcher);
+    for (auto [low, stride] : llvm::zip(op.getLow(), target.strides))
+      target.address += uint64_t(low * stride) * kWordBytes;
+    emitStridedCopy(inputShape, {matrixOf(op.getInput()).address, denseStrides(inputShape)}, target,
+                    batcher);
+    batcher.flush();
+  }
+
+private:
+  const HardwareConfig &config;
+  ProgramBuilder &builder;
+};
+
+// The lowerings as patterns, one per data-moving operation.
+template <typename Op> struct LowerWithDma : mlir::OpRewritePattern<Op> {
+  LowerWithDma(mlir::MLIRContext *context, const HardwareConfig &config)
+      : mlir::OpRewritePattern<Op>(context), config(config) {}
+  mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rewriter) const override {
+    return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
+      DataMovement lowering(config, builder);
+      Matrix output = matrixOf(op.getResult());
+      if constexpr (std::is_same_v<Op, mlir::tpu::TransposeOp>)
+        lowering.emitTranspose(op, output);
+      else if constexpr (std::is_same_v<Op, mlir::tpu::Im2ColOp>)
+        lowering.emitIm2Col(op, output);
+      else if constexpr (std::is_same_v<Op, mlir::tpu::SliceOp>)
+        lowering.emitSlice(op, output);
+      else if constexpr (std::is_same_v<Op, mlir::tpu::ConcatOp>)
+        lowering.emitConcat(op, output);
+      else
+        lowering.emitPad(op, output);
+    });
+  }
+  const HardwareConfig &config;
+};
+
+} // namespace
+} // namespace tpu::codegen
+
+namespace {
+
+class LowerDataMovement : public mlir::tpu::impl::LowerDataMovementBase<LowerDataMovement> {
+public:
+  void runOnOperation() override {
+    mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
+    if (mlir::failed(target))
+      return signalPassFailure();
+    tpu::HardwareConfig config = mlir::tpu::hardwareConfig(*target);
+    mlir::RewritePatternSet patterns(&getContext());
+    patterns.add<tpu::codegen::LowerWithDma<mlir::tpu::TransposeOp>,
+                 tpu::codegen::LowerWithDma<mlir::tpu::Im2ColOp>,
+                 tpu::codegen::LowerWithDma<mlir::tpu::SliceOp>,
+                 tpu::codegen::LowerWithDma<mlir::tpu::ConcatOp>,
+                 tpu::codegen::LowerWithDma<mlir::tpu::PadOp>>(&getContext(), config);
+    if (mlir::failed(tpu::codegen::lowerOperations(
+            getOperation(), std::move(patterns), [](mlir::Operation *op) {
+              return llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::Im2ColOp, mlir::tpu::SliceOp,
+                               mlir::tpu::ConcatOp, mlir::tpu::PadOp>(op);
+            })))
+      signalPassFailure();
+  }
+};
+
+} // namespace

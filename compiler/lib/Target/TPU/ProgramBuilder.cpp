@@ -1,0 +1,263 @@
+// What the lowering passes to the ISA level share (ProgramBuilder.h).
+#include "tpu/Target/TPU/ProgramBuilder.h"
+
+#include "tpu/isa/Error.h"
+
+#include "mlir/Rewrite/PatternApplicator.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <fmt/format.h>
+
+namespace tpu::codegen {
+
+using isa::Field;
+using isa::Opcode;
+using isa::Queue;
+using mlir::Value;
+using mlir::tpu::Spread;
+
+std::pair<int64_t, int64_t> matrixShape(Value value) {
+  auto shape =
+      mlir::tpu::matrixType(llvm::cast<mlir::RankedTensorType>(value.getType())).getShape();
+  return {shape[0], shape[1]};
+}
+
+llvm::ArrayRef<int64_t> shapeOf(Value value) {
+  return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+}
+
+Matrix matrixOf(Value value) {
+  std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
+  if (!address)
+    throw Error("an operand has no DRAM place; run tpu-plan-memory first");
+  auto [rows, cols] = matrixShape(value);
+  return {*address, rows, cols};
+}
+
+std::string sourceName(mlir::Operation *op) {
+  if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
+    return sourceName(&fused.getHead());
+  std::string name = mlir::tpu::sourceName(op->getLoc());
+  return name.empty() ? op->getName().getStringRef().str() : name;
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramBuilder
+//===----------------------------------------------------------------------===//
+
+void ProgramBuilder::setSource(mlir::Operation *op) {
+  if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
+    return setSource(&fused.getHead());
+  location = llvm::isa<mlir::NameLoc>(op->getLoc())
+                 ? op->getLoc()
+                 : mlir::NameLoc::get(builder.getStringAttr(sourceName(op)), op->getLoc());
+}
+
+void ProgramBuilder::emit(const isa::Instruction &instruction) {
+  mlir::tpu::createInstruction(builder, location, instruction);
+}
+
+Value ProgramBuilder::signal(Queue from, Queue to) {
+  return builder.create<mlir::tpu::SignalOp>(location, mlir::tpu::dialectQueue(from),
+                                             mlir::tpu::dialectQueue(to));
+}
+
+void ProgramBuilder::await(Value token) { builder.create<mlir::tpu::AwaitOp>(location, token); }
+
+void ProgramBuilder::dependsOn(Queue from, Queue to) {
+  builder.create<mlir::tpu::DependOp>(location, mlir::tpu::dialectQueue(from),
+                                      mlir::tpu::dialectQueue(to));
+}
+
+void ProgramBuilder::beforeLoad() {
+  dependsOn(Queue::Compute, Queue::Load);
+  dependsOn(Queue::Store, Queue::Load);
+}
+
+void ProgramBuilder::beforeCompute() {
+  dependsOn(Queue::Load, Queue::Compute);
+  dependsOn(Queue::Store, Queue::Compute);
+}
+
+void ProgramBuilder::beforeStore() { dependsOn(Queue::Compute, Queue::Store); }
+
+namespace {
+isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
+                     int64_t cols, isa::Space space, uint64_t sramAddress) {
+  return isa::makeInstruction(opcode, {{Field::DramAddr, dram.at(row, col)},
+                                       {Field::DramStride, uint64_t(dram.cols)},
+                                       {Field::Space, uint64_t(space)},
+                                       {Field::SramAddr, sramAddress},
+                                       {Field::SramStride, uint64_t(cols)},
+                                       {Field::Rows, uint64_t(rows)},
+                                       {Field::Cols, uint64_t(cols)},
+                                       {Field::DType, uint64_t(isa::DType::F32)}});
+}
+} // namespace
+
+void ProgramBuilder::load(const Matrix &source, int64_t row, int64_t col, int64_t rows,
+                          int64_t cols, isa::Space space, uint64_t sramAddress) {
+  emit(dma(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress));
+}
+
+void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
+                           int64_t cols, isa::Space space, uint64_t sramAddress) {
+  emit(dma(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress));
+}
+
+//===----------------------------------------------------------------------===//
+// The vector unit's steps
+//===----------------------------------------------------------------------===//
+
+isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  auto sp = uint64_t(isa::Space::Scratchpad);
+  return isa::makeInstruction(opcode, {{Field::DstSpace, sp},
+                                       {Field::DstAddr, dst},
+                                       {Field::SrcSpace, sp},
+                                       {Field::SrcAddr, src},
+                                       {Field::Rows, uint64_t(rows)},
+                                       {Field::Cols, uint64_t(cols)}});
+}
+
+isa::Instruction vectorOp(Opcode opcode, uint64_t dst, uint64_t src, uint64_t src2,
+                          isa::Broadcast broadcast, int64_t rows, int64_t cols) {
+  return vectorOp(opcode, dst, src, rows, cols)
+      .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
+      .set(Field::Src2Addr, src2)
+      .set(Field::Broadcast, uint64_t(broadcast));
+}
+
+Opcode binaryOpcode(mlir::tpu::BinaryKind kind) {
+  switch (kind) {
+  case mlir::tpu::BinaryKind::add:
+    return Opcode::VAdd;
+  case mlir::tpu::BinaryKind::sub:
+    return Opcode::VSub;
+  case mlir::tpu::BinaryKind::mul:
+    return Opcode::VMul;
+  case mlir::tpu::BinaryKind::max:
+    return Opcode::VMax;
+  case mlir::tpu::BinaryKind::min:
+    return Opcode::VMin;
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+std::optional<Opcode> unaryOpcode(mlir::tpu::UnaryKind kind) {
+  switch (kind) {
+  case mlir::tpu::UnaryKind::relu:
+    return Opcode::VRelu;
+  case mlir::tpu::UnaryKind::exp:
+    return Opcode::VExp;
+  case mlir::tpu::UnaryKind::reciprocal:
+    return Opcode::VRecip;
+  case mlir::tpu::UnaryKind::rsqrt:
+    return Opcode::VRsqrt;
+  case mlir::tpu::UnaryKind::copy:
+    return std::nullopt; // the DMA round trip is the copy
+  }
+  llvm_unreachable("unknown unary kind");
+}
+
+VectorStep elementwiseStep(mlir::Operation &op, Value input) {
+  if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
+    // `input` may be a fused intermediate, which has a shape but no place.
+    auto [rows, cols] = matrixShape(input);
+    Matrix other = matrixOf(binary.getLhs() == input ? binary.getRhs() : binary.getLhs());
+    return {other, *mlir::tpu::spreadOf({rows, cols}, {other.rows, other.cols}),
+            binaryOpcode(binary.getKind()), &op};
+  }
+  if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op))
+    return {{}, Spread::Same, unaryOpcode(unary.getKind()), &op};
+  if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op))
+    return {matrixOf(clamp.getBounds()), Spread::Scalar, Opcode::VClamp, &op};
+  throw Error(fmt::format("'{}' is not elementwise", op.getName().getStringRef().str()));
+}
+
+isa::Broadcast broadcastOf(Spread spread) {
+  return spread == Spread::Same  ? isa::Broadcast::None
+         : spread == Spread::Row ? isa::Broadcast::Row
+                                 : isa::Broadcast::Scalar;
+}
+
+void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
+                 int64_t rows, int64_t cols, uint64_t address) {
+  switch (step.spread) {
+  case Spread::Same:
+    return builder.load(step.operand, r0, c0, rows, cols, isa::Space::Scratchpad, address);
+  case Spread::Row:
+    return builder.load(step.operand, 0, c0, 1, cols, isa::Space::Scratchpad, address);
+  case Spread::Scalar:
+    return builder.load(step.operand, 0, 0, 1, step.operand.cols, isa::Space::Scratchpad, address);
+  case Spread::Column:
+    return builder.load(step.operand, r0, 0, rows, 1, isa::Space::Scratchpad, address);
+  }
+}
+
+void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
+              uint64_t operand, int64_t rows, int64_t cols) {
+  if (step.operand.rows == 0) {
+    builder.emit(vectorOp(*step.opcode, dst, src, rows, cols));
+  } else if (step.spread == Spread::Column) {
+    // Row r of the tile (dense, `cols` words apart) with element r.
+    for (int64_t r = 0; r < rows; ++r)
+      builder.emit(vectorOp(*step.opcode, dst + r * cols, src + r * cols, operand + r,
+                            isa::Broadcast::Scalar, 1, cols));
+  } else {
+    builder.emit(vectorOp(*step.opcode, dst, src, operand, broadcastOf(step.spread), rows, cols));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering in place
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult lowerInPlace(mlir::Operation *op, mlir::PatternRewriter &rewriter,
+                                 llvm::function_ref<void(ProgramBuilder &)> lower) {
+  rewriter.setInsertionPoint(op);
+  mlir::Operation *before = op->getPrevNode();
+  ProgramBuilder builder(rewriter);
+  builder.setSource(op);
+  try {
+    lower(builder);
+  } catch (const Error &error) {
+    // A pattern that fails leaves the IR as it was.
+    while (op->getPrevNode() != before)
+      rewriter.eraseOp(op->getPrevNode());
+    op->emitError(error.what());
+    return mlir::failure();
+  }
+  // What the instructions read: the operands, and what a group reads from
+  // outside.
+  llvm::SetVector<Value> inputs(op->getOperands().begin(), op->getOperands().end());
+  for (mlir::Region &region : op->getRegions())
+    mlir::getUsedValuesDefinedAbove(region, inputs);
+  rewriter.setInsertionPoint(op);
+  llvm::SmallVector<Value> stored;
+  for (Value result : op->getResults())
+    stored.push_back(rewriter.create<mlir::tpu::StoredOp>(op->getLoc(), result.getType(),
+                                                          int64_t(*mlir::tpu::dramAddress(result)),
+                                                          inputs.getArrayRef()));
+  rewriter.replaceOp(op, stored);
+  return mlir::success();
+}
+
+mlir::LogicalResult lowerOperations(mlir::func::FuncOp function,
+                                    const mlir::FrozenRewritePatternSet &patterns,
+                                    llvm::function_ref<bool(mlir::Operation *)> lowers) {
+  // Each selected operation once, in program order, and nothing else: no
+  // folding, no dead-code removal.
+  llvm::SmallVector<mlir::Operation *> ops;
+  for (mlir::Operation &op : function.getBody().front())
+    if (lowers(&op))
+      ops.push_back(&op);
+  mlir::PatternApplicator applicator(patterns);
+  applicator.applyDefaultCostModel();
+  mlir::PatternRewriter rewriter(function.getContext());
+  bool lowered = true;
+  for (mlir::Operation *op : ops)
+    lowered &= mlir::succeeded(applicator.matchAndRewrite(op, rewriter));
+  return mlir::success(lowered); // an operation that stays: its pattern reported why
+}
+
+} // namespace tpu::codegen

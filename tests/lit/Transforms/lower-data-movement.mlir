@@ -1,0 +1,61 @@
+// RUN: tpu-opt %s --tpu-lower-data-movement | FileCheck %s
+
+// Data movement, planned by hand for the tpu-8x8 target, to DMA transfers
+// through the scratchpad.
+#target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #target} {
+// A transpose: the DMA moves rows of contiguous elements, so a column of
+// the input (a strided run, one element per DRAM row) becomes a row of the
+// result; a batch's loads, one token, its stores.
+// CHECK-LABEL: func.func @transpose
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=0 sram_stride=1 rows=4 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x4 dram_stride=2 space=sp sram_addr=4 sram_stride=1 rows=4 cols=1 dtype=f32
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 dram_stride=4 space=sp sram_addr=0 sram_stride=4 rows=1 cols=4 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x50 dram_stride=4 space=sp sram_addr=4 sram_stride=4 rows=1 cols=4 dtype=f32
+// CHECK-NEXT: tpu.stored 0x40 from %arg0
+  func.func @transpose(%x: tensor<4x2xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
+    %t = tpu.transpose %x {perms = array<i64: 1, 0>, tpu.dram_address = 64 : i64} : tensor<4x2xf32> -> tensor<2x4xf32>
+    return %t : tensor<2x4xf32>
+  }
+// A pad: the fill row comes into the top of the scratchpad, is stored
+// (sram_stride=0) over every row of the result, then the input into its box
+// (row 1 on).
+// CHECK-LABEL: func.func @pad
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=3 space=sp sram_addr=16381 sram_stride=3 rows=1 cols=3 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=1 cols=6 dtype=f32
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x80 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x8c dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x98 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x8c dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=1 cols=6 dtype=f32
+  func.func @pad(%x: tensor<2x3xf32> {tpu.dram_address = 64 : i64}) -> tensor<3x3xf32> {
+    %fill = tpu.dram_constant 0x0 dense<1.5> : tensor<1x3xf32>
+    %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>, tpu.dram_address = 128 : i64} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
+    return %p : tensor<3x3xf32>
+  }
+// im2col of a 1x2 window with one column of left padding on a 3x3 image:
+// per tap, the output rows whose input is inside the image are one strided
+// copy, the rest get the fill value (tap 0's first column of each row).
+// CHECK-LABEL: func.func @im2col
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=1 space=sp sram_addr=16383 sram_stride=1 rows=1 cols=1 dtype=f32
+// CHECK-COUNT-3: tpu.inst dma.ld dram_addr={{.*}} rows=1 cols=2 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=9 space=sp sram_addr=6 sram_stride=9 rows=1 cols=9 dtype=f32
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-COUNT-3: tpu.inst dma.st {{.*}} sram_stride=1 rows=2 cols=1 dtype=f32
+// CHECK-COUNT-3: tpu.inst dma.st {{.*}} sram_addr=16383 sram_stride=0 rows=1 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x84 dram_stride=2 space=sp sram_addr=6 sram_stride=1 rows=9 cols=1 dtype=f32
+  func.func @im2col(%x: tensor<1x3x3x1xf32> {tpu.dram_address = 64 : i64}) -> tensor<9x2xf32> {
+    %zeros = tpu.dram_constant 0x0 dense<0.0> : tensor<1x1xf32>
+    %r = tpu.im2col %x, %zeros {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>, tpu.dram_address = 128 : i64} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
+    return %r : tensor<9x2xf32>
+  }
+}

@@ -1,0 +1,86 @@
+// RUN: tpu-opt %s --tpu-lower-vector-ops | FileCheck %s
+// RUN: tpu-opt %s --tpu-lower-vector-ops --tpu-lower-vector-ops | FileCheck %s
+
+// The vector unit's operations, planned by hand for the tpu-8x8 target (the
+// DRAM places as tpu-plan-memory writes them), to instructions, each result
+// then the tensor the program stored. Running the pass again changes
+// nothing.
+#target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #target} {
+
+// One vector op: the clamp's bounds at 0, the input at 64, the result at
+// 320. A tile is loaded once its buffer's earlier readers and DRAM's earlier
+// writers are done; the unit waits for the loads, the store for the unit.
+// CHECK-LABEL: func.func @clamp
+// CHECK-NEXT: %[[BOUNDS:.*]] = tpu.dram_constant 0x0 dense<{{\[\[}}0.000000e+00, 6.000000e+00]]> : tensor<1x2xf32>
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=64 sram_stride=2 rows=1 cols=2 dtype=f32
+// CHECK-NEXT: tpu.depend load -> compute
+// CHECK-NEXT: tpu.depend store -> compute
+// CHECK-NEXT: tpu.inst v.clamp dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=64 broadcast=scalar
+// CHECK-NEXT: tpu.depend compute -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x140 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x140 from %arg0, %[[BOUNDS]] : tensor<8x8xf32>, tensor<1x2xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: return %[[Y]]
+  func.func @clamp(%x: tensor<8x8xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x8xf32> {
+    %bounds = tpu.dram_constant 0x0 dense<[[0.0, 6.0]]> : tensor<1x2xf32>
+    %y = tpu.clamp %x, %bounds {tpu.dram_address = 320 : i64} : tensor<8x8xf32>, tensor<1x2xf32>
+    return %y : tensor<8x8xf32>
+  }
+
+
+// A row-local group (a softmax's tail: x - max, exp): each tile of whole
+// rows is loaded once with the column it needs, the members run on
+// scratchpad buffers (the column spread by one instruction per row), and only
+// the group's value is stored.
+// CHECK-LABEL: func.func @row_group
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=4 cols=6 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1 dtype=f32
+// CHECK-NEXT: tpu.depend load -> compute
+// CHECK-NEXT: tpu.depend store -> compute
+// CHECK-COUNT-4: tpu.inst v.sub {{.*}} rows=1 cols=6 {{.*}} broadcast=scalar
+// CHECK-NEXT: tpu.inst v.exp {{.*}} rows=4 cols=6
+// CHECK-NEXT: tpu.depend compute -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=6 {{.*}} rows=4 cols=6 dtype=f32
+// CHECK-NEXT: tpu.stored 0xc0 from %arg0, %arg1
+  func.func @row_group(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
+    %e = tpu.fused attributes {tpu.dram_address = 192 : i64} -> tensor<4x6xf32> {
+      %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+      %exp = tpu.unary exp %d : tensor<4x6xf32>
+      tpu.yield %exp : tensor<4x6xf32>
+    }
+    return %e : tensor<4x6xf32>
+  }
+
+// A row reduction: the tile of whole rows, then each row's sum into a
+// column after it.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=6 {{.*}} sram_addr=0 {{.*}} rows=4 cols=6
+// CHECK: tpu.inst v.rowsum dst_space=sp dst_addr=24 src_space=sp src_addr=0 rows=4 cols=6
+// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1
+  func.func @row_sum(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}) -> tensor<4x1xf32> {
+    %s = tpu.row_reduce sum %x {tpu.dram_address = 128 : i64} : tensor<4x6xf32> -> tensor<4x1xf32>
+    return %s : tensor<4x1xf32>
+  }
+
+// A copy (an output that was an input, as tpu-plan-memory makes it) goes
+// through the scratchpad: a load, the store waits for it, the store.
+// CHECK-LABEL: func.func @copy
+// CHECK: tpu.inst dma.ld dram_addr=0x0 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 {{.*}} rows=2 cols=4
+// CHECK-NEXT: %[[COPY:.*]] = tpu.stored 0x40 from %arg0 : tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK: return %[[COPY]]
+  func.func @copy(%x: tensor<2x4xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
+    %c = tpu.unary copy %x {tpu.dram_address = 64 : i64} : tensor<2x4xf32>
+    return %c : tensor<2x4xf32>
+  }
+}
