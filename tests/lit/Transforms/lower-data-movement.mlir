@@ -1,7 +1,8 @@
 // RUN: tpu-opt %s --tpu-lower-data-movement | FileCheck %s
 
 // Data movement, planned by hand for the tpu-8x8 target, to DMA transfers
-// through the scratchpad.
+// through the scratchpad: the copies staged below the fill row, where the
+// plan says.
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -23,7 +24,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x50 dram_stride=4 space=sp sram_addr=4 sram_stride=4 rows=1 cols=4 dtype=f32
 // CHECK-NEXT: tpu.stored 0x40 from %arg0
   func.func @transpose(%x: tensor<4x2xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
-    %t = tpu.transpose %x {perms = array<i64: 1, 0>, tpu.dram_address = 64 : i64} : tensor<4x2xf32> -> tensor<2x4xf32>
+    %t = tpu.transpose %x {perms = array<i64: 1, 0>, tpu.dram_address = 64 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16384>} : tensor<4x2xf32> -> tensor<2x4xf32>
     return %t : tensor<2x4xf32>
   }
 // A pad: the fill row comes into the top of the scratchpad, is stored
@@ -39,7 +40,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x8c dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=1 cols=6 dtype=f32
   func.func @pad(%x: tensor<2x3xf32> {tpu.dram_address = 64 : i64}) -> tensor<3x3xf32> {
     %fill = tpu.dram_constant 0x0 dense<1.5> : tensor<1x3xf32>
-    %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>, tpu.dram_address = 128 : i64} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
+    %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>, tpu.dram_address = 128 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16381, fill = 16381>} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
     return %p : tensor<3x3xf32>
   }
 // im2col of a 1x2 window with one column of left padding on a 3x3 image:
@@ -55,7 +56,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x84 dram_stride=2 space=sp sram_addr=6 sram_stride=1 rows=9 cols=1 dtype=f32
   func.func @im2col(%x: tensor<1x3x3x1xf32> {tpu.dram_address = 64 : i64}) -> tensor<9x2xf32> {
     %zeros = tpu.dram_constant 0x0 dense<0.0> : tensor<1x1xf32>
-    %r = tpu.im2col %x, %zeros {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>, tpu.dram_address = 128 : i64} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
+    %r = tpu.im2col %x, %zeros {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>, tpu.dram_address = 128 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16383, fill = 16383>} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
     return %r : tensor<9x2xf32>
   }
 }

@@ -1,7 +1,7 @@
 // RUN: tpu-opt %s --tpu-lower-vector-ops --split-input-file --verify-diagnostics
 
-// What a tile cannot hold is an error on the operation, and the operation
-// stays as it was.
+// An operation the plans did not reach is an error on it, and it stays as it
+// was.
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -10,8 +10,8 @@
     energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #target} {
-  func.func @long_row(%x: tensor<2x5000xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x1xf32> {
-    // expected-error @+1 {{a row reduction over 5000 columns is not supported (at most 4095)}}
+  func.func @unplanned(%x: tensor<2x5000xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x1xf32> {
+    // expected-error @+1 {{has no tiling; run tpu-plan-tiles first}}
     %s = tpu.row_reduce sum %x {tpu.dram_address = 40000 : i64} : tensor<2x5000xf32> -> tensor<2x1xf32>
     return %s : tensor<2x1xf32>
   }

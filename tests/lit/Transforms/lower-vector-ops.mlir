@@ -2,9 +2,9 @@
 // RUN: tpu-opt %s --tpu-lower-vector-ops --tpu-lower-vector-ops | FileCheck %s
 
 // The vector unit's operations, planned by hand for the tpu-8x8 target (the
-// DRAM places as tpu-plan-memory writes them), to instructions, each result
-// then the tensor the program stored. Running the pass again changes
-// nothing.
+// tiles as tpu-plan-tiles writes them, the DRAM places as tpu-plan-memory
+// does), to instructions, each result then the tensor the program stored.
+// Running the pass again changes nothing.
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -32,7 +32,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: return %[[Y]]
   func.func @clamp(%x: tensor<8x8xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x8xf32> {
     %bounds = tpu.dram_constant 0x0 dense<[[0.0, 6.0]]> : tensor<1x2xf32>
-    %y = tpu.clamp %x, %bounds {tpu.dram_address = 320 : i64} : tensor<8x8xf32>, tensor<1x2xf32>
+    %y = tpu.clamp %x, %bounds {tpu.dram_address = 320 : i64, tpu.tiling = #tpu.vector_tiling<rows = 8, cols = 8, input = 0, operand = 64, output = 0>} : tensor<8x8xf32>, tensor<1x2xf32>
     return %y : tensor<8x8xf32>
   }
 
@@ -52,7 +52,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=6 {{.*}} rows=4 cols=6 dtype=f32
 // CHECK-NEXT: tpu.stored 0xc0 from %arg0, %arg1
   func.func @row_group(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
-    %e = tpu.fused attributes {tpu.dram_address = 192 : i64} -> tensor<4x6xf32> {
+    %e = tpu.fused attributes {tpu.dram_address = 192 : i64, tpu.tiling = #tpu.row_group_tiling<rows = 4, inputs = [0, 24], results = [28, 0]>} -> tensor<4x6xf32> {
       %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
       %exp = tpu.unary exp %d : tensor<4x6xf32>
       tpu.yield %exp : tensor<4x6xf32>
@@ -67,7 +67,7 @@ module attributes {tpu.target = #target} {
 // CHECK: tpu.inst v.rowsum dst_space=sp dst_addr=24 src_space=sp src_addr=0 rows=4 cols=6
 // CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1
   func.func @row_sum(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}) -> tensor<4x1xf32> {
-    %s = tpu.row_reduce sum %x {tpu.dram_address = 128 : i64} : tensor<4x6xf32> -> tensor<4x1xf32>
+    %s = tpu.row_reduce sum %x {tpu.dram_address = 128 : i64, tpu.tiling = #tpu.vector_tiling<rows = 4, cols = 6, input = 0, output = 24>} : tensor<4x6xf32> -> tensor<4x1xf32>
     return %s : tensor<4x1xf32>
   }
 
@@ -80,7 +80,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: %[[COPY:.*]] = tpu.stored 0x40 from %arg0 : tensor<2x4xf32> -> tensor<2x4xf32>
 // CHECK: return %[[COPY]]
   func.func @copy(%x: tensor<2x4xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
-    %c = tpu.unary copy %x {tpu.dram_address = 64 : i64} : tensor<2x4xf32>
+    %c = tpu.unary copy %x {tpu.dram_address = 64 : i64, tpu.tiling = #tpu.vector_tiling<rows = 2, cols = 4, input = 0, output = 0>} : tensor<2x4xf32>
     return %c : tensor<2x4xf32>
   }
 }

@@ -79,4 +79,41 @@ func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf
   }
   return %c : tensor<8x1xf32>
 }
+
+// One vector op: tiles of as many whole rows as fit with the operand's part
+// (2 words of clamp bounds here), the op in place.
+// CHECK-LABEL: func.func @vector_ops
+// CHECK: tpu.clamp {{.*}} {tpu.tiling = #tpu.vector_tiling<rows = 700, cols = 20, input = 0, operand = 14000, output = 0>}
+// CHECK: tpu.binary add {{.*}} {tpu.tiling = #tpu.vector_tiling<rows = 409, cols = 20, input = 0, operand = 8180, output = 0>}
+// CHECK: tpu.row_reduce max {{.*}} {tpu.tiling = #tpu.vector_tiling<rows = 700, cols = 20, input = 0, output = 14000>}
+func.func @vector_ops(%x: tensor<700x20xf32>, %bounds: tensor<1x2xf32>) -> (tensor<700x20xf32>, tensor<700x20xf32>, tensor<700x1xf32>) {
+  %c = tpu.clamp %x, %bounds : tensor<700x20xf32>, tensor<1x2xf32>
+  %s = tpu.binary add %x, %c : tensor<700x20xf32>, tensor<700x20xf32> -> tensor<700x20xf32>
+  %m = tpu.row_reduce max %x : tensor<700x20xf32> -> tensor<700x1xf32>
+  return %c, %s, %m : tensor<700x20xf32>, tensor<700x20xf32>, tensor<700x1xf32>
+}
+
+// A row group (x - rowmax(x), exp): the row's 40 words of x, its column,
+// then the difference; exp's result takes x's words, free by then. 41 words
+// per row, so all 8 rows in one tile: x at 0, the column at 8 * 40.
+// CHECK-LABEL: func.func @row_group
+// CHECK: tpu.fused attributes {tpu.tiling = #tpu.row_group_tiling<rows = 8, inputs = [0, 320], results = [328, 0]>}
+func.func @row_group(%x: tensor<8x40xf32>, %max: tensor<8x1xf32>) -> tensor<8x40xf32> {
+  %e = tpu.fused -> tensor<8x40xf32> {
+    %d = tpu.binary sub %x, %max : tensor<8x40xf32>, tensor<8x1xf32> -> tensor<8x40xf32>
+    %exp = tpu.unary exp %d : tensor<8x40xf32>
+    tpu.yield %exp : tensor<8x40xf32>
+  }
+  return %e : tensor<8x40xf32>
+}
+
+// Copies stage in the scratchpad below the fill row that pads.
+// CHECK-LABEL: func.func @copies
+// CHECK: tpu.transpose {{.*}}tpu.tiling = #tpu.copy_tiling<staging = 16384>
+// CHECK: tpu.pad {{.*}}tpu.tiling = #tpu.copy_tiling<staging = 16381, fill = 16381>
+func.func @copies(%x: tensor<4x3xf32>, %fill: tensor<1x3xf32>) -> (tensor<3x4xf32>, tensor<5x3xf32>) {
+  %t = tpu.transpose %x {perms = array<i64: 1, 0>} : tensor<4x3xf32> -> tensor<3x4xf32>
+  %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>} : tensor<4x3xf32>, tensor<1x3xf32> -> tensor<5x3xf32>
+  return %t, %p : tensor<3x4xf32>, tensor<5x3xf32>
+}
 }

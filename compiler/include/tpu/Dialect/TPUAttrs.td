@@ -126,4 +126,38 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
                         TPU_AddressesParameter:$accumulators);
 }
 
+def TPU_VectorTilingAttr : TPU_Attr<"VectorTiling", "vector_tiling"> {
+  let summary = "How one vector-unit operation runs on tiles in the scratchpad";
+  let description = [{
+    Tiles of up to `rows` x `cols`; the word addresses in the scratchpad of
+    the input tile, of the second operand's part (an elementwise op with
+    one), and of the output (the input's, for an op in place). Set by
+    `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$input,
+                        OptionalParameter<"std::optional<int64_t>">:$operand,
+                        "int64_t":$output);
+}
+
+def TPU_RowGroupTilingAttr : TPU_Attr<"RowGroupTiling", "row_group_tiling"> {
+  let summary = "How a row-local fusion group runs on tiles of whole rows";
+  let description = [{
+    Tiles of up to `rows` whole rows; the word addresses in the scratchpad of
+    each value the group reads from outside (`inputs`, in order of first
+    use) and of each member's result (`results`, in order). A buffer is
+    reused once its value is dead. Set by `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$rows, TPU_AddressesParameter:$inputs,
+                        TPU_AddressesParameter:$results);
+}
+
+def TPU_CopyTilingAttr : TPU_Attr<"CopyTiling", "copy_tiling"> {
+  let summary = "How a data-moving operation stages its copies in the scratchpad";
+  let description = [{
+    Copies go through the scratchpad's first `staging` words in batches; a
+    padding fill row waits at word `fill`. Set by `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$staging, OptionalParameter<"std::optional<int64_t>">:$fill);
+}
+
 #endif // TPU_ATTRS

@@ -227,7 +227,7 @@ public:
     for (int64_t from : op.getPerms())
       source.strides.push_back(inputStrides[from]);
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
-    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    CopyBatcher batcher(builder, *this, planOf<mlir::tpu::CopyTilingAttr>(op).getStaging());
     emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
     batcher.flush();
   }
@@ -263,24 +263,18 @@ public:
     llvm::ArrayRef<int64_t> in = shapeOf(op.getInput()); // N, H, W, C
     int64_t outH = op.getOutputHeight(), outW = op.getOutputWidth();
     int64_t channels = in[3];
-    if (channels > kMaxCols)
-      throw Error(
-          fmt::format("im2col of {} channels is not supported (at most {})", channels, kMaxCols));
     int64_t windowCols = op.getKernel()[0] * op.getKernel()[1] * channels;
+    auto plan = planOf<mlir::tpu::CopyTilingAttr>(op);
     std::optional<Matrix> padRow;
     if (op.getFill())
       padRow = matrixOf(op.getFill());
     int64_t fillCols = padRow ? padRow->cols : 0;
-    int64_t capacity = int64_t(config.scratchpad.words()) - fillCols;
-    if (capacity < channels)
-      throw Error(fmt::format("config '{}' has too little scratchpad for im2col of {} channels",
-                              config.name, channels));
-    uint64_t fillAddress = uint64_t(capacity);
+    uint64_t fillAddress = uint64_t(plan.getFill().value_or(0));
     if (fillCols > 0) {
       builder.beforeLoad();
       builder.load(*padRow, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
     }
-    CopyBatcher batcher(builder, *this, capacity);
+    CopyBatcher batcher(builder, *this, plan.getStaging());
     uint64_t inputAddress = matrixOf(op.getInput()).address;
     llvm::SmallVector<int64_t, 6> targetStrides{outH * outW * windowCols, outW * windowCols,
                                                 windowCols, 1};
@@ -329,7 +323,7 @@ public:
     for (auto [start, stride] : llvm::zip(op.getStart(), source.strides))
       source.address += uint64_t(start * stride) * kWordBytes;
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
-    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    CopyBatcher batcher(builder, *this, planOf<mlir::tpu::CopyTilingAttr>(op).getStaging());
     emitStridedCopy(shape, source, {output.address, denseStrides(shape)}, batcher);
     batcher.flush();
   }
@@ -338,7 +332,7 @@ public:
   void emitConcat(mlir::tpu::ConcatOp op, const Matrix &output) {
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
     StridedView target{output.address, denseStrides(shape)};
-    CopyBatcher batcher(builder, *this, int64_t(config.scratchpad.words()));
+    CopyBatcher batcher(builder, *this, planOf<mlir::tpu::CopyTilingAttr>(op).getStaging());
     for (Value input : op.getInputs()) {
       llvm::ArrayRef<int64_t> inputShape = shapeOf(input);
       emitStridedCopy(inputShape, {matrixOf(input).address, denseStrides(inputShape)}, target,
@@ -355,11 +349,11 @@ public:
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
     llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
     const Matrix padRow = matrixOf(op.getFill());
-    int64_t capacity = int64_t(config.scratchpad.words()) - padRow.cols;
-    uint64_t fillAddress = uint64_t(capacity);
+    auto plan = planOf<mlir::tpu::CopyTilingAttr>(op);
+    uint64_t fillAddress = uint64_t(*plan.getFill());
     builder.beforeLoad();
     builder.load(padRow, 0, 0, 1, padRow.cols, isa::Space::Scratchpad, fillAddress);
-    CopyBatcher batcher(builder, *this, capacity);
+    CopyBatcher batcher(builder, *this, plan.getStaging());
     StridedView target{output.address, denseStrides(shape)};
     emitFill(shape, target, fillAddress, padRow.cols, batcher);
     for (auto [low, stride] : llvm::zip(op.getLow(), target.strides))

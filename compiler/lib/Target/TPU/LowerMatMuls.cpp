@@ -57,15 +57,7 @@ public:
       chain = member.getResult(0);
     }
     emitMatMul(matrixOf(matmul.getLhs()), matrixOf(matmul.getRhs()), matrixOf(fused.getResult(0)),
-               planOf(*matmul), steps);
-  }
-
-  // The tiling tpu-plan-tiles chose for a matmul.
-  static mlir::tpu::MatMulTilingAttr planOf(mlir::Operation &op) {
-    auto plan = op.getAttrOfType<mlir::tpu::MatMulTilingAttr>(mlir::tpu::kTilingAttr);
-    if (!plan)
-      throw Error(fmt::format("matmul has no tiling; run tpu-plan-tiles first"));
-    return plan;
+               planOf<mlir::tpu::MatMulTilingAttr>(matmul), steps);
   }
 
   // Buffers that one queue fills and another drains, used in turn, so that
@@ -228,7 +220,7 @@ public:
     auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
       return Matrix{all.address + uint64_t(batch * rows * cols) * kWordBytes, rows, cols};
     };
-    mlir::tpu::MatMulTilingAttr plan = planOf(*op);
+    mlir::tpu::MatMulTilingAttr plan = planOf<mlir::tpu::MatMulTilingAttr>(op);
     for (int64_t b = 0; b < lhs[0]; ++b)
       emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
                  batchOf(y, b, lhs[1], rhs[2]), plan);
@@ -248,7 +240,7 @@ template <typename Op> struct LowerWithMatrixUnit : mlir::OpRewritePattern<Op> {
       MatMulLowering lowering(config, builder);
       if constexpr (std::is_same_v<Op, mlir::tpu::MatMulOp>)
         lowering.emitMatMul(matrixOf(op.getLhs()), matrixOf(op.getRhs()), matrixOf(op.getResult()),
-                            lowering.planOf(*op));
+                            planOf<mlir::tpu::MatMulTilingAttr>(op));
       else if constexpr (std::is_same_v<Op, mlir::tpu::BatchMatMulOp>)
         lowering.emitBatchMatMul(op, matrixOf(op.getResult()));
       else

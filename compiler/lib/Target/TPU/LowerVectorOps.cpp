@@ -4,6 +4,7 @@
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
+#include "tpu/Target/TPU/VectorPlan.h"
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
@@ -30,132 +31,43 @@ public:
   VectorLowering(const HardwareConfig &config, ProgramBuilder &builder)
       : config(config), builder(builder) {}
 
-  // Word offsets in a row, first fit: what the row-group buffers take of
-  // each tile row.
-  class FirstFitRows {
-  public:
-    uint64_t allocate(int64_t words) {
-      for (auto it = free_.begin(); it != free_.end(); ++it)
-        if (it->second >= words) {
-          uint64_t offset = it->first;
-          if (it->second > words)
-            free_[offset + words] = it->second - words;
-          free_.erase(it);
-          return offset;
-        }
-      uint64_t offset = end_;
-      end_ += words;
-      peak_ = std::max(peak_, int64_t(end_));
-      return offset;
-    }
-    void release(uint64_t offset, int64_t words) {
-      auto it = free_.emplace(offset, words).first;
-      if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
-        it->second += next->second;
-        free_.erase(next);
-      }
-      if (it != free_.begin())
-        if (auto previous = std::prev(it); previous->first + previous->second == it->first) {
-          previous->second += it->second;
-          free_.erase(it);
-        }
-    }
-    int64_t peak() const { return peak_; }
-
-  private:
-    std::map<uint64_t, int64_t> free_; // offset -> words
-    uint64_t end_ = 0;
-    int64_t peak_ = 0;
-  };
-
   // A group of row-local ops (elementwise, row reductions) over the same rows,
   // such as a whole softmax or layer normalization: per tile of whole rows,
-  // the operands from outside come in once, every op runs on scratchpad
-  // buffers (one per value, dense), and only the last value is stored.
-  void emitRowGroup(llvm::ArrayRef<mlir::Operation *> members, const Matrix &output) {
-    llvm::DenseSet<Value> inside;
-    for (mlir::Operation *op : members)
-      inside.insert(op->getResult(0));
-    // Buffers: values with the group's rows get tileRows x cols words, others
-    // (one row, one element, clamp bounds) a fixed place loaded each tile.
-    struct Buffer {
-      Matrix matrix; // where it comes from in DRAM (outside values)
-      int64_t cols = 0;
-      bool perRow = true;
-      uint64_t offset = 0; // fixed: address; per row: offset in tile-row words
-      bool load = false;
-    };
-    llvm::MapVector<Value, Buffer> buffers;
-    // Per-row buffers are reused once their value is dead: each lives from
-    // its definition (the tile's loads, for values from outside) to its last
-    // reader; the group's value to the store.
-    llvm::DenseMap<Value, size_t> lastUse;
-    for (auto [index, op] : llvm::enumerate(members))
-      for (Value operand : op->getOperands())
-        lastUse[operand] = index;
-    lastUse[members.back()->getResult(0)] = members.size();
-    FirstFitRows perRowWords;
-    int64_t fixed = 0;
-    // Clamp bounds are two words however many rows the group has.
-    auto isBounds = [](mlir::OpOperand &use) {
-      return llvm::isa<mlir::tpu::ClampOp>(use.getOwner()) && use.getOperandNumber() == 1;
-    };
-    auto place = [&](Value value, bool outside) {
-      if (buffers.count(value))
-        return;
-      auto [rows, cols] = matrixShape(value);
-      if (cols > kMaxCols)
-        throw Error(
-            fmt::format("a fused row of {} columns is not supported (at most {})", cols, kMaxCols));
-      Buffer buffer{outside ? matrixOf(value) : Matrix{}, cols,
-                    rows == output.rows && llvm::none_of(value.getUses(), isBounds), 0, outside};
-      if (buffer.perRow) {
-        buffer.offset = perRowWords.allocate(cols);
-      } else {
-        buffer.offset = uint64_t(fixed);
-        fixed += rows * cols;
-      }
-      buffers.insert({value, buffer});
-    };
-    for (mlir::Operation *op : members)
-      for (Value operand : op->getOperands())
-        if (!inside.contains(operand))
-          place(operand, true);
-    for (auto [index, op] : llvm::enumerate(members)) {
-      place(op->getResult(0), false);
-      for (Value operand : op->getOperands()) {
-        const Buffer &buffer = buffers.find(operand)->second;
-        if (buffer.perRow && lastUse.lookup(operand) == index)
-          perRowWords.release(buffer.offset, buffer.cols);
-      }
-    }
-    int64_t perRow = perRowWords.peak();
-    int64_t tileRows =
-        std::min({output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixed) / perRow});
-    if (tileRows < 1)
-      throw Error(fmt::format("config '{}' has too little scratchpad for one row of {} words",
-                              config.name, perRow));
-    auto address = [&](Value value) {
-      const Buffer &buffer = buffers.find(value)->second;
-      return buffer.perRow ? uint64_t(fixed) + buffer.offset * uint64_t(tileRows) : buffer.offset;
-    };
+  // the operands from outside come in once, every op runs on its planned
+  // scratchpad buffers, and only the last value is stored.
+  void emitRowGroup(mlir::tpu::FusedOp group, const Matrix &output) {
+    auto plan = planOf<mlir::tpu::RowGroupTilingAttr>(group);
+    llvm::DenseMap<Value, uint64_t> buffers;
+    llvm::SmallVector<Value> inputs;
+    for (mlir::Operation &op : group.getMembers())
+      for (Value operand : op.getOperands())
+        if (operand.getParentRegion() != &group.getBody() && !buffers.count(operand)) {
+          buffers[operand] = uint64_t(plan.getInputs()[inputs.size()]);
+          inputs.push_back(operand);
+        }
+    for (auto [op, address] : llvm::zip(group.getMembers(), plan.getResults()))
+      buffers[op.getResult(0)] = uint64_t(address);
+    auto address = [&](Value value) { return buffers.lookup(value); };
+    const int64_t tileRows = plan.getRows();
     const mlir::Location head = builder.sourceLocation();
     for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
       int64_t rows = std::min(tileRows, output.rows - r0);
       builder.beforeLoad();
-      for (auto &[value, buffer] : buffers)
-        if (buffer.load)
-          builder.load(buffer.matrix, buffer.perRow ? r0 : 0, 0, buffer.perRow ? rows : 1,
-                       buffer.cols, isa::Space::Scratchpad, address(value));
+      for (Value input : inputs) {
+        Matrix source = matrixOf(input);
+        bool perRow = loadsPerTileRow(input, output.rows);
+        builder.load(source, perRow ? r0 : 0, 0, perRow ? rows : 1, source.cols,
+                     isa::Space::Scratchpad, address(input));
+      }
       builder.beforeCompute();
-      for (mlir::Operation *op : members) {
-        builder.setSource(op);
-        emitRowLocal(*op, rows, address);
+      for (mlir::Operation &op : group.getMembers()) {
+        builder.setSource(&op);
+        emitRowLocal(op, rows, address);
       }
       builder.setSource(head);
       builder.beforeStore();
       builder.store(output, r0, 0, rows, output.cols, isa::Space::Scratchpad,
-                    address(members.back()->getResult(0)));
+                    address(group.getBody().front().getTerminator()->getOperand(0)));
     }
   }
 
@@ -187,24 +99,14 @@ public:
 
   // Vector unit, one op: tiles of rows x cols in the scratchpad (columns
   // split when a row is longer than the cols field), operated on in place.
-  void emitElementwise(const Matrix &input, const Matrix &output, const VectorStep &step) {
-    int64_t tileCols = std::min<int64_t>(output.cols, kMaxCols);
-    bool binary = step.operand.rows > 0;
-    // Scratchpad words per tile row, and independent of the tile's rows.
-    int64_t perRow = tileCols + (!binary                         ? 0
-                                 : step.spread == Spread::Same   ? tileCols
-                                 : step.spread == Spread::Column ? 1
-                                                                 : 0);
-    int64_t fixedWords = !binary                         ? 0
-                         : step.spread == Spread::Row    ? tileCols
-                         : step.spread == Spread::Scalar ? 2
-                                                         : 0;
-    int64_t tileRows = std::min(
-        {output.rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
-    if (tileRows < 1)
-      throw Error(fmt::format("config '{}' has too little scratchpad for one row of {} words",
-                              config.name, perRow));
-    const uint64_t tileAddress = 0, operandAddress = uint64_t(tileRows * tileCols);
+  void emitElementwise(const Matrix &input, const Matrix &output, const VectorStep &step,
+                       mlir::tpu::VectorTilingAttr plan) {
+    const int64_t tileRows = plan.getRows(), tileCols = plan.getCols();
+    const bool binary = step.operand.rows > 0;
+    const uint64_t tileAddress = uint64_t(plan.getInput());
+    const uint64_t operandAddress = uint64_t(plan.getOperand().value_or(0));
+    // A copy stores what was loaded.
+    const uint64_t resultAddress = step.opcode ? uint64_t(plan.getOutput()) : tileAddress;
     for (int64_t c0 = 0; c0 < output.cols; c0 += tileCols) {
       int64_t cols = std::min(tileCols, output.cols - c0);
       for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
@@ -214,13 +116,13 @@ public:
         if (binary)
           loadOperand(builder, step, r0, c0, rows, cols, operandAddress);
         if (!step.opcode) {
-          builder.dependsOn(Queue::Load, Queue::Store); // a copy stores what was loaded
+          builder.dependsOn(Queue::Load, Queue::Store);
         } else {
           builder.beforeCompute();
-          emitStep(builder, step, tileAddress, tileAddress, operandAddress, rows, cols);
+          emitStep(builder, step, resultAddress, tileAddress, operandAddress, rows, cols);
           builder.beforeStore();
         }
-        builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
+        builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, resultAddress);
       }
     }
   }
@@ -228,17 +130,11 @@ public:
   // Vector unit row reduction (v.rowsum / v.rowmax): whole rows, as many as
   // fit in the scratchpad with their results; the row must fit the cols
   // field, as splitting it would change the order of the sum.
-  void emitRowReduce(const Matrix &input, const Matrix &output, Opcode opcode) {
-    if (input.cols > kMaxCols)
-      throw Error(fmt::format("a row reduction over {} columns is not supported (at most {})",
-                              input.cols, kMaxCols));
-    int64_t tileRows =
-        std::min({input.rows, kMaxDmaRows, int64_t(config.scratchpad.words()) / (input.cols + 1)});
-    if (tileRows < 1)
-      throw Error(fmt::format("config '{}' has too little scratchpad for one row of {} words",
-                              config.name, input.cols + 1));
-    const uint64_t tileAddress = 0;
-    const uint64_t resultAddress = tileRows * input.cols;
+  void emitRowReduce(const Matrix &input, const Matrix &output, Opcode opcode,
+                     mlir::tpu::VectorTilingAttr plan) {
+    const int64_t tileRows = plan.getRows();
+    const uint64_t tileAddress = uint64_t(plan.getInput());
+    const uint64_t resultAddress = uint64_t(plan.getOutput());
     for (int64_t r0 = 0; r0 < input.rows; r0 += tileRows) {
       int64_t rows = std::min(tileRows, input.rows - r0);
       builder.beforeLoad();
@@ -273,15 +169,14 @@ template <typename Op> struct LowerWithVectorUnit : mlir::OpRewritePattern<Op> {
       if constexpr (std::is_same_v<Op, mlir::tpu::RowReduceOp>) {
         lowering.emitRowReduce(matrixOf(op.getInput()), matrixOf(op.getResult()),
                                op.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
-                                                                          : Opcode::VRowMax);
+                                                                          : Opcode::VRowMax,
+                               planOf<mlir::tpu::VectorTilingAttr>(op));
       } else if constexpr (std::is_same_v<Op, mlir::tpu::FusedOp>) {
-        llvm::SmallVector<mlir::Operation *> members;
-        for (mlir::Operation &member : op.getMembers())
-          members.push_back(&member);
-        lowering.emitRowGroup(members, matrixOf(op.getResult(0)));
+        lowering.emitRowGroup(op, matrixOf(op.getResult(0)));
       } else {
         lowering.emitElementwise(matrixOf(op->getOperand(0)), matrixOf(op->getResult(0)),
-                                 elementwiseStep(*op, op->getOperand(0)));
+                                 elementwiseStep(*op, op->getOperand(0)),
+                                 planOf<mlir::tpu::VectorTilingAttr>(op));
       }
     });
   }

@@ -1,9 +1,15 @@
-// tpu-plan-tiles: the tiling of every matmul for a hardware config,
-// recorded as `tpu.tiling` for the program emitter (tpu/Target/TPU/MatMulPlan.h).
-#include "tpu/Target/TPU/MatMulPlan.h"
+// tpu-plan-tiles: how every operation runs on the array and the on-chip
+// memories of the target, recorded as its `tpu.tiling` for the lowering to
+// instructions: matmuls (MatMulPlan.h), vector-unit ops and row groups
+// (VectorPlan.h), and the staging of copies.
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/VectorPlan.h"
 #include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_PLANTILES
@@ -46,6 +52,32 @@ namespace {
   return needs;
 }
 
+// A data-moving op stages its copies in the scratchpad, below the fill row
+// it stores into padding (a DMA row of the padding value), if it has one.
+mlir::tpu::CopyTilingAttr planCopies(MLIRContext *context, Value fill,
+                                     const ::tpu::HardwareConfig &config) {
+  int64_t words = int64_t(config.scratchpad.words());
+  if (!fill)
+    return mlir::tpu::CopyTilingAttr::get(context, words, std::nullopt);
+  int64_t fillWords =
+      mlir::tpu::matrixType(llvm::cast<RankedTensorType>(fill.getType())).getShape()[1];
+  return mlir::tpu::CopyTilingAttr::get(context, words - fillWords, words - fillWords);
+}
+
+// im2col copies one run of a pixel's channels at a time.
+mlir::tpu::CopyTilingAttr planIm2Col(mlir::tpu::Im2ColOp op, const ::tpu::HardwareConfig &config) {
+  int64_t channels = op.getInput().getType().getShape()[3];
+  if (channels > ::tpu::codegen::kMaxCols)
+    throw ::tpu::Error(fmt::format("im2col of {} channels is not supported (at most {})", channels,
+                                   ::tpu::codegen::kMaxCols));
+  mlir::tpu::CopyTilingAttr plan = planCopies(op.getContext(), op.getFill(), config);
+  if (plan.getStaging() < channels)
+    throw ::tpu::Error(fmt::format("config '{}' has too little scratchpad for im2col of {} "
+                                   "channels",
+                                   config.name, channels));
+  return plan;
+}
+
 class PlanTiles : public mlir::tpu::impl::PlanTilesBase<PlanTiles> {
 public:
   void runOnOperation() override {
@@ -54,36 +86,87 @@ public:
       return signalPassFailure();
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
     WalkResult walk = getOperation().walk([&](Operation *op) {
-      int64_t M, K, N;
-      if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
-        auto lhs = mlir::tpu::matrixType(matmul.getLhs().getType()).getShape();
-        auto rhs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape();
-        M = lhs[0], K = lhs[1], N = rhs[1];
-      } else if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
-        auto lhs = batched.getLhs().getType().getShape();
-        auto rhs = batched.getRhs().getType().getShape();
-        M = lhs[1], K = lhs[2], N = rhs[2];
-      } else {
-        return WalkResult::advance();
-      }
-      std::optional<::tpu::codegen::MatMulPlan> plan =
-          ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware);
-      if (!plan) {
-        op->emitOpError() << "config '" << hardware.name
-                          << "' has too little scratchpad or accumulator memory for one "
-                          << std::min<int64_t>(K, hardware.array.rows) << "x"
-                          << std::min<int64_t>(N, hardware.array.cols)
-                          << " weight tile and one row";
+      try {
+        if (Attribute plan = planOf(op, hardware))
+          op->setAttr(mlir::tpu::kTilingAttr, plan);
+      } catch (const ::tpu::Error &error) {
+        op->emitOpError() << error.what();
         return WalkResult::interrupt();
       }
-      op->setAttr(mlir::tpu::kTilingAttr,
-                  mlir::tpu::MatMulTilingAttr::get(
-                      &getContext(), plan->tileM, plan->tileN, plan->tileK, plan->kBlock,
-                      plan->activations, plan->weights, plan->operands, plan->accumulators));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       signalPassFailure();
+  }
+
+private:
+  // The plan for `op`, if it is one the target runs as a whole (members of a
+  // group run with their group); throws tpu::Error when it cannot fit.
+  Attribute planOf(Operation *op, const ::tpu::HardwareConfig &hardware) {
+    MLIRContext *context = &getContext();
+    auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp());
+    bool memberOfRowGroup = fused && !llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
+    if (memberOfRowGroup)
+      return {};
+    if (auto group = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
+      if (llvm::isa<mlir::tpu::MatMulOp>(group.getHead()))
+        return {}; // planned with its matmul
+      return ::tpu::codegen::planRowGroup(group, hardware);
+    }
+    if (llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(op))
+      return planMatMul(op, hardware);
+    if (fused)
+      return {}; // in an epilogue, which runs on the matmul's tiles
+    auto [rows, cols] = [&] {
+      if (op->getNumResults() != 1 || !llvm::isa<RankedTensorType>(op->getResult(0).getType()))
+        return std::pair<int64_t, int64_t>{0, 0};
+      auto shape = mlir::tpu::matrixType(llvm::cast<RankedTensorType>(op->getResult(0).getType()))
+                       .getShape();
+      return std::pair<int64_t, int64_t>{shape[0], shape[1]};
+    }();
+    if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
+      return ::tpu::codegen::planElementwise(
+          context, rows, cols, mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), hardware);
+    if (llvm::isa<mlir::tpu::UnaryOp>(op))
+      return ::tpu::codegen::planElementwise(context, rows, cols, std::nullopt, hardware);
+    if (llvm::isa<mlir::tpu::ClampOp>(op))
+      return ::tpu::codegen::planElementwise(context, rows, cols, mlir::tpu::Spread::Scalar,
+                                             hardware);
+    if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
+      auto input = mlir::tpu::matrixType(reduce.getInput().getType()).getShape();
+      return ::tpu::codegen::planRowReduce(context, input[0], input[1], hardware);
+    }
+    if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op))
+      return planIm2Col(im2col, hardware);
+    if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))
+      return planCopies(context, pad.getFill(), hardware);
+    if (llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::SliceOp, mlir::tpu::ConcatOp>(op))
+      return planCopies(context, Value(), hardware);
+    return {};
+  }
+
+  Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
+    int64_t M, K, N;
+    if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
+      auto lhs = mlir::tpu::matrixType(matmul.getLhs().getType()).getShape();
+      auto rhs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape();
+      M = lhs[0], K = lhs[1], N = rhs[1];
+    } else {
+      auto batched = llvm::cast<mlir::tpu::BatchMatMulOp>(op);
+      auto lhs = batched.getLhs().getType().getShape();
+      auto rhs = batched.getRhs().getType().getShape();
+      M = lhs[1], K = lhs[2], N = rhs[2];
+    }
+    std::optional<::tpu::codegen::MatMulPlan> plan =
+        ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware);
+    if (!plan)
+      throw ::tpu::Error(fmt::format("config '{}' has too little scratchpad or accumulator "
+                                     "memory for one {}x{} weight tile and one row",
+                                     hardware.name, std::min<int64_t>(K, hardware.array.rows),
+                                     std::min<int64_t>(N, hardware.array.cols)));
+    return mlir::tpu::MatMulTilingAttr::get(&getContext(), plan->tileM, plan->tileN, plan->tileK,
+                                            plan->kBlock, plan->activations, plan->weights,
+                                            plan->operands, plan->accumulators);
   }
 };
 

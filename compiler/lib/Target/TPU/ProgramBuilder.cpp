@@ -208,6 +208,8 @@ void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uin
   }
 }
 
+void throwNoPlan() { throw Error("has no tiling; run tpu-plan-tiles first"); }
+
 //===----------------------------------------------------------------------===//
 // Lowering in place
 //===----------------------------------------------------------------------===//

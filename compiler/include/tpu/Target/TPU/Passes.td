@@ -47,27 +47,36 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
 }
 
 def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
-  let summary = "Tile every matmul for the array and the on-chip memories of a config";
+  let summary = "Tile every operation for the array and the on-chip memories of the target";
   let description = [{
-    Records on each `tpu.matmul` and `tpu.batch_matmul` how the program
-    emitter runs it on the config's R x C array (`tpu.tiling`): output tiles
-    of `tile_m` rows x `tile_n` (<= C) columns accumulated over K in steps of
-    `tile_k` (<= R), activation blocks of `tile_m x k_block` (all of K when a
-    block fits, so that one block serves every column tile) and weight
-    panels of `k_block x tile_n`, double-buffered, and the word addresses of
-    those buffers in the scratchpad (two activation blocks, two weight panels,
-    two epilogue operands) and in the accumulators (two output tiles), each
-    in a bank of its own when they all fit that way. The rows per tile are
-    the most that fit with all of K, down to R rows; failing that, the most
-    rows with the widest block. A fused epilogue (`tpu-fuse`) needs room for
-    its operand. It runs after `tpu-fuse`. A matmul that cannot have one
-    weight tile and one row on chip is an error.
+    Decides how each operation runs on the module's target and records it as
+    the operation's `tpu.tiling`, which the lowering to instructions follows;
+    tile sizes are chosen by what fits, so this is also where the on-chip
+    buffers are placed (word addresses in the scratchpad and the
+    accumulators):
 
-    The hardware is the module's `tpu.target`.
+    * a matmul (`#tpu.matmul_tiling`): output tiles of `tile_m` rows x
+      `tile_n` (<= C) columns accumulated over K in steps of `tile_k` (<= R),
+      activation blocks of `tile_m x k_block` (all of K when a block fits, so
+      that one block serves every column tile) and weight panels of
+      `k_block x tile_n`, each role double-buffered, in a bank of its own
+      when they all fit that way; the rows per tile are the most that fit
+      with all of K, down to R rows, else the most rows with the widest
+      block. A fused epilogue needs room for its operand.
+    * a vector op (`#tpu.vector_tiling`): tiles of whole columns up to the
+      DMA's limit and as many rows as fit with the operand's part.
+    * a row-local group (`#tpu.row_group_tiling`): tiles of whole rows, each
+      value in a buffer of its own while it lives.
+    * a copy (`#tpu.copy_tiling`): the scratchpad words it stages through,
+      below the fill row that pads.
+
+    What cannot fit (not one weight tile and one row, not one row of a
+    group) is an error on the operation.
 
     Before (on the `tpu-8x8` target):
     ```mlir
     %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
+    %c = tpu.clamp %y, %bounds : tensor<700x20xf32>, tensor<1x2xf32>
     ```
 
     After:
@@ -75,6 +84,8 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8,
         tile_k = 8, k_block = 64, activations = [0, 512], weights = [4096, 8192],
         operands = [8704, 8704], accumulators = [0, 2048]>} : ...
+    %c = tpu.clamp %y, %bounds {tpu.tiling = #tpu.vector_tiling<rows = 700, cols = 20,
+        input = 0, operand = 14000, output = 0>} : ...
     ```
   }];
 }

@@ -113,6 +113,16 @@ void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, in
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
               uint64_t operand, int64_t rows, int64_t cols);
 
+[[noreturn]] void throwNoPlan();
+// The plan tpu-plan-tiles recorded on `op`; throws tpu::Error when it has
+// none.
+template <typename Plan> Plan planOf(mlir::Operation *op) {
+  auto plan = op->getAttrOfType<Plan>(mlir::tpu::kTilingAttr);
+  if (!plan)
+    throwNoPlan();
+  return plan;
+}
+
 // Writes `op`'s instructions before it with `lower`, then replaces its
 // results by the tensors the program stored where tpu-plan-memory put them.
 // A tpu::Error becomes an error on `op`, and `op` stays.

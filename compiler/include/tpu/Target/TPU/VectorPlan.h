@@ -1,0 +1,36 @@
+// How vector-unit operations and row-local groups are tiled for a hardware
+// config: the decisions tpu-plan-tiles records (#tpu.vector_tiling,
+// #tpu.row_group_tiling) and tpu-lower-vector-ops follows.
+#pragma once
+
+#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/isa/HardwareConfig.h"
+
+#include <optional>
+
+namespace tpu::codegen {
+
+// One elementwise op on a rows x cols value whose second operand spreads as
+// `operand` (none for a unary op; clamp bounds are a scalar spread): tiles
+// of whole columns up to the DMA's limit, as many rows as fit with the
+// operand's part; the op runs in place. Throws tpu::Error when one row does
+// not fit.
+mlir::tpu::VectorTilingAttr planElementwise(mlir::MLIRContext *context, int64_t rows, int64_t cols,
+                                            std::optional<mlir::tpu::Spread> operand,
+                                            const HardwareConfig &config);
+
+// A row reduction: tiles of whole rows (a row must fit one instruction, as
+// splitting it would change the order of the sum) and their column of
+// results.
+mlir::tpu::VectorTilingAttr planRowReduce(mlir::MLIRContext *context, int64_t rows, int64_t cols,
+                                          const HardwareConfig &config);
+
+// A row-local group: tiles of whole rows, every value in a scratchpad buffer
+// of its own while it lives.
+mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const HardwareConfig &config);
+
+// Whether a row group loads `value` from outside once per tile, its rows of
+// the tile (else once, whole: a row, a scalar, clamp bounds).
+bool loadsPerTileRow(mlir::Value value, int64_t groupRows);
+
+} // namespace tpu::codegen

@@ -1,0 +1,178 @@
+#include "tpu/Target/TPU/VectorPlan.h"
+
+#include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/isa/Error.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace tpu::codegen {
+namespace {
+
+using mlir::tpu::Spread;
+
+std::pair<int64_t, int64_t> shapeAsMatrix(mlir::Value value) {
+  auto shape =
+      mlir::tpu::matrixType(llvm::cast<mlir::RankedTensorType>(value.getType())).getShape();
+  return {shape[0], shape[1]};
+}
+
+[[noreturn]] void noRoomForOneRow(const HardwareConfig &config, int64_t words) {
+  throw Error(fmt::format("config '{}' has too little scratchpad for one row of {} words",
+                          config.name, words));
+}
+
+// Word offsets in a row, first fit: what the row-group buffers take of each
+// tile row.
+class FirstFitRows {
+public:
+  int64_t allocate(int64_t words) {
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->second >= words) {
+        int64_t offset = it->first;
+        if (it->second > words)
+          free_[offset + words] = it->second - words;
+        free_.erase(it);
+        return offset;
+      }
+    int64_t offset = end_;
+    end_ += words;
+    return offset;
+  }
+  void release(int64_t offset, int64_t words) {
+    auto it = free_.emplace(offset, words).first;
+    if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin())
+      if (auto previous = std::prev(it); previous->first + previous->second == it->first) {
+        previous->second += it->second;
+        free_.erase(it);
+      }
+  }
+  int64_t peak() const { return end_; }
+
+private:
+  std::map<int64_t, int64_t> free_; // offset -> words
+  int64_t end_ = 0;
+};
+
+} // namespace
+
+mlir::tpu::VectorTilingAttr planElementwise(mlir::MLIRContext *context, int64_t rows, int64_t cols,
+                                            std::optional<Spread> operand,
+                                            const HardwareConfig &config) {
+  int64_t tileCols = std::min(cols, kMaxCols);
+  // Scratchpad words per tile row, and independent of the tile's rows.
+  int64_t perRow = tileCols + (!operand                     ? 0
+                               : *operand == Spread::Same   ? tileCols
+                               : *operand == Spread::Column ? 1
+                                                            : 0);
+  int64_t fixedWords = !operand                     ? 0
+                       : *operand == Spread::Row    ? tileCols
+                       : *operand == Spread::Scalar ? 2 // clamp bounds take two
+                                                    : 0;
+  int64_t tileRows =
+      std::min({rows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixedWords) / perRow});
+  if (tileRows < 1)
+    noRoomForOneRow(config, perRow);
+  std::optional<int64_t> operandAddress;
+  if (operand)
+    operandAddress = tileRows * tileCols;
+  return mlir::tpu::VectorTilingAttr::get(context, tileRows, tileCols, 0, operandAddress, 0);
+}
+
+mlir::tpu::VectorTilingAttr planRowReduce(mlir::MLIRContext *context, int64_t rows, int64_t cols,
+                                          const HardwareConfig &config) {
+  if (cols > kMaxCols)
+    throw Error(fmt::format("a row reduction over {} columns is not supported (at most {})", cols,
+                            kMaxCols));
+  int64_t tileRows = std::min({rows, kMaxDmaRows, int64_t(config.scratchpad.words()) / (cols + 1)});
+  if (tileRows < 1)
+    noRoomForOneRow(config, cols + 1);
+  return mlir::tpu::VectorTilingAttr::get(context, tileRows, cols, 0, std::nullopt,
+                                          tileRows * cols);
+}
+
+bool loadsPerTileRow(mlir::Value value, int64_t groupRows) {
+  // Clamp bounds are two words however many rows the group has.
+  auto isBounds = [](mlir::OpOperand &use) {
+    return llvm::isa<mlir::tpu::ClampOp>(use.getOwner()) && use.getOperandNumber() == 1;
+  };
+  return shapeAsMatrix(value).first == groupRows && llvm::none_of(value.getUses(), isBounds);
+}
+
+mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const HardwareConfig &config) {
+  llvm::SmallVector<mlir::Operation *> members;
+  llvm::DenseSet<mlir::Value> inside;
+  for (mlir::Operation &op : group.getMembers()) {
+    members.push_back(&op);
+    inside.insert(op.getResult(0));
+  }
+  const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
+  // Values with the group's rows get tileRows x cols words, at an offset in
+  // words of a tile row; the others a fixed place, loaded each tile.
+  struct Buffer {
+    bool perRow;
+    int64_t offset;
+  };
+  llvm::DenseMap<mlir::Value, Buffer> buffers;
+  llvm::SmallVector<mlir::Value> inputs, results;
+  // A per-row buffer is reused once its value is dead: each lives from its
+  // definition (the tile's loads, for values from outside) to its last
+  // reader; the group's value to the store.
+  llvm::DenseMap<mlir::Value, size_t> lastUse;
+  for (auto [index, op] : llvm::enumerate(members))
+    for (mlir::Value operand : op->getOperands())
+      lastUse[operand] = index;
+  lastUse[members.back()->getResult(0)] = members.size();
+  FirstFitRows perRowWords;
+  int64_t fixed = 0;
+  auto place = [&](mlir::Value value) {
+    auto [rows, cols] = shapeAsMatrix(value);
+    if (cols > kMaxCols)
+      throw Error(
+          fmt::format("a fused row of {} columns is not supported (at most {})", cols, kMaxCols));
+    bool perRow = loadsPerTileRow(value, groupRows);
+    buffers[value] = {perRow, perRow ? perRowWords.allocate(cols) : fixed};
+    if (!perRow)
+      fixed += rows * cols;
+  };
+  for (mlir::Operation *op : members)
+    for (mlir::Value operand : op->getOperands())
+      if (!inside.contains(operand) && !buffers.count(operand)) {
+        place(operand);
+        inputs.push_back(operand);
+      }
+  for (auto [index, op] : llvm::enumerate(members)) {
+    place(op->getResult(0));
+    results.push_back(op->getResult(0));
+    for (mlir::Value operand : op->getOperands()) {
+      const Buffer &buffer = buffers.find(operand)->second;
+      if (buffer.perRow && lastUse.lookup(operand) == index)
+        perRowWords.release(buffer.offset, shapeAsMatrix(operand).second);
+    }
+  }
+  int64_t perRow = perRowWords.peak();
+  int64_t tileRows =
+      std::min({groupRows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixed) / perRow});
+  if (tileRows < 1)
+    noRoomForOneRow(config, perRow);
+  // Fixed places first, then the per-row buffers of `tileRows` rows each.
+  auto addresses = [&](llvm::ArrayRef<mlir::Value> values) {
+    llvm::SmallVector<int64_t> words;
+    for (mlir::Value value : values) {
+      const Buffer &buffer = buffers.find(value)->second;
+      words.push_back(buffer.perRow ? fixed + buffer.offset * tileRows : buffer.offset);
+    }
+    return words;
+  };
+  return mlir::tpu::RowGroupTilingAttr::get(group.getContext(), tileRows, addresses(inputs),
+                                            addresses(results));
+}
+
+} // namespace tpu::codegen
