@@ -51,3 +51,22 @@ func.func @satisfied() {
   tpu.depend load -> compute
   return
 }
+
+// A signal nobody awaits is no instruction: a push would hold its queue
+// until everything before it completes, for no one. Tokens are numbered
+// over the pushes there are.
+// CHECK-LABEL: func.func @unawaited
+// CHECK-NEXT: tpu.inst mxu.ldw
+// CHECK-NEXT: tpu.inst dma.ld
+// CHECK-NEXT: tpu.inst sync.push from=load to=compute
+// CHECK-NEXT: tpu.inst sync.pop from=load to=compute
+// CHECK-NEXT: return
+func.func @unawaited() {
+  tpu.inst mxu.ldw src_addr=0 src_stride=8 rows=8 cols=8
+  %released = tpu.signal compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %unused = tpu.signal load -> compute
+  %loaded = tpu.signal load -> compute
+  tpu.await %loaded
+  return
+}

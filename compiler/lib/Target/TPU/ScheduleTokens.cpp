@@ -75,9 +75,12 @@ public:
       if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op)) {
         scheduler.issued(inst);
       } else if (auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op)) {
+        // A token nobody waits for is no instruction: a push on a queue
+        // holds it until all that queue issued before has completed.
         isa::Queue from = mlir::tpu::isaQueue(signal.getFrom()),
                    to = mlir::tpu::isaQueue(signal.getTo());
-        tokens[signal.getToken()] = {from, to, scheduler.push(op.getLoc(), from, to)};
+        if (!signal.getToken().use_empty())
+          tokens[signal.getToken()] = {from, to, scheduler.push(op.getLoc(), from, to)};
       } else if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op)) {
         auto [from, to, token] = tokens.lookup(await.getToken());
         scheduler.popUpTo(op.getLoc(), from, to, token);

@@ -254,7 +254,8 @@ def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
     `sync.pop`s on the `to` queue up to that token (tokens are taken in
     order, so waiting for one waits for all before it); `tpu.depend` is both,
     and nothing at all when `from` has issued nothing since its last token to
-    `to`.
+    `to`. A signal nobody awaits is no instruction: a push would hold its
+    queue until everything before it completes, for no one.
 
     Before:
     ```mlir
