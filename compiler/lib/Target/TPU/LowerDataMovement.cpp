@@ -1,7 +1,6 @@
 // tpu-lower-data-movement: transposes, im2col, slices, concatenations and
 // pads as rewrite patterns to DMA transfers through the scratchpad: strided
 // copies, and stores of a padding value from a fill row.
-#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -369,12 +368,11 @@ private:
 };
 
 // The lowerings as patterns, one per data-moving operation.
-template <typename Op> struct LowerWithDma : mlir::OpRewritePattern<Op> {
-  LowerWithDma(mlir::MLIRContext *context, const HardwareConfig &config)
-      : mlir::OpRewritePattern<Op>(context), config(config) {}
+template <typename Op> struct LowerWithDma : LoweringPattern<Op> {
+  using LoweringPattern<Op>::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rewriter) const override {
     return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
-      DataMovement lowering(config, builder);
+      DataMovement lowering(this->config, builder);
       Matrix output = matrixOf(op.getResult());
       if constexpr (std::is_same_v<Op, mlir::tpu::TransposeOp>)
         lowering.emitTranspose(op, output);
@@ -388,7 +386,6 @@ template <typename Op> struct LowerWithDma : mlir::OpRewritePattern<Op> {
         lowering.emitPad(op, output);
     });
   }
-  const HardwareConfig &config;
 };
 
 } // namespace
@@ -399,21 +396,16 @@ namespace {
 class LowerDataMovement : public mlir::tpu::impl::LowerDataMovementBase<LowerDataMovement> {
 public:
   void runOnOperation() override {
-    mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
-    if (mlir::failed(target))
-      return signalPassFailure();
-    tpu::HardwareConfig config = mlir::tpu::hardwareConfig(*target);
-    mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<tpu::codegen::LowerWithDma<mlir::tpu::TransposeOp>,
-                 tpu::codegen::LowerWithDma<mlir::tpu::Im2ColOp>,
-                 tpu::codegen::LowerWithDma<mlir::tpu::SliceOp>,
-                 tpu::codegen::LowerWithDma<mlir::tpu::ConcatOp>,
-                 tpu::codegen::LowerWithDma<mlir::tpu::PadOp>>(&getContext(), config);
-    if (mlir::failed(tpu::codegen::lowerOperations(
-            getOperation(), std::move(patterns), [](mlir::Operation *op) {
-              return llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::Im2ColOp, mlir::tpu::SliceOp,
-                               mlir::tpu::ConcatOp, mlir::tpu::PadOp>(op);
-            })))
+    if (mlir::failed(
+            tpu::codegen::lowerOperations<tpu::codegen::LowerWithDma<mlir::tpu::TransposeOp>,
+                                          tpu::codegen::LowerWithDma<mlir::tpu::Im2ColOp>,
+                                          tpu::codegen::LowerWithDma<mlir::tpu::SliceOp>,
+                                          tpu::codegen::LowerWithDma<mlir::tpu::ConcatOp>,
+                                          tpu::codegen::LowerWithDma<mlir::tpu::PadOp>>(
+                getOperation(), [](mlir::Operation *op) {
+                  return llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::Im2ColOp, mlir::tpu::SliceOp,
+                                   mlir::tpu::ConcatOp, mlir::tpu::PadOp>(op);
+                })))
       signalPassFailure();
   }
 };

@@ -8,7 +8,6 @@
 // kBlock x tileN; both are double-buffered, as are the accumulator tiles, so
 // loads, the array and stores overlap. A fused epilogue runs on each output
 // tile in the accumulators before its one store.
-#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -232,12 +231,11 @@ private:
 };
 
 // The lowerings as patterns, one per operation the matrix unit runs.
-template <typename Op> struct LowerWithMatrixUnit : mlir::OpRewritePattern<Op> {
-  LowerWithMatrixUnit(mlir::MLIRContext *context, const HardwareConfig &config)
-      : mlir::OpRewritePattern<Op>(context), config(config) {}
+template <typename Op> struct LowerWithMatrixUnit : LoweringPattern<Op> {
+  using LoweringPattern<Op>::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rewriter) const override {
     return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
-      MatMulLowering lowering(config, builder);
+      MatMulLowering lowering(this->config, builder);
       if constexpr (std::is_same_v<Op, mlir::tpu::MatMulOp>)
         lowering.emitMatMul(matrixOf(op.getLhs()), matrixOf(op.getRhs()), matrixOf(op.getResult()),
                             planOf<mlir::tpu::MatMulTilingAttr>(op));
@@ -247,7 +245,6 @@ template <typename Op> struct LowerWithMatrixUnit : mlir::OpRewritePattern<Op> {
         lowering.emitGroup(op);
     });
   }
-  const HardwareConfig &config;
 };
 
 bool isMatMulGroup(mlir::Operation *op) {
@@ -263,16 +260,11 @@ namespace {
 class LowerMatMuls : public mlir::tpu::impl::LowerMatMulsBase<LowerMatMuls> {
 public:
   void runOnOperation() override {
-    mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
-    if (mlir::failed(target))
-      return signalPassFailure();
-    tpu::HardwareConfig config = mlir::tpu::hardwareConfig(*target);
-    mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<tpu::codegen::LowerWithMatrixUnit<mlir::tpu::MatMulOp>,
-                 tpu::codegen::LowerWithMatrixUnit<mlir::tpu::BatchMatMulOp>,
-                 tpu::codegen::LowerWithMatrixUnit<mlir::tpu::FusedOp>>(&getContext(), config);
-    if (mlir::failed(tpu::codegen::lowerOperations(
-            getOperation(), std::move(patterns), [](mlir::Operation *op) {
+    if (mlir::failed(tpu::codegen::lowerOperations<
+                     tpu::codegen::LowerWithMatrixUnit<mlir::tpu::MatMulOp>,
+                     tpu::codegen::LowerWithMatrixUnit<mlir::tpu::BatchMatMulOp>,
+                     tpu::codegen::LowerWithMatrixUnit<mlir::tpu::FusedOp>>(
+            getOperation(), [](mlir::Operation *op) {
               return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(op) ||
                      tpu::codegen::isMatMulGroup(op);
             })))

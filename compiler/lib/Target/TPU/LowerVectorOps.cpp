@@ -1,6 +1,5 @@
 // tpu-lower-vector-ops: elementwise ops, row reductions and row-local fusion
 // groups to the vector unit's instructions, on tiles in the scratchpad.
-#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -157,15 +156,14 @@ bool isRowGroup(mlir::Operation *op) {
 }
 
 // The lowerings as patterns, one per operation the vector unit runs.
-template <typename Op> struct LowerWithVectorUnit : mlir::OpRewritePattern<Op> {
-  LowerWithVectorUnit(mlir::MLIRContext *context, const HardwareConfig &config)
-      : mlir::OpRewritePattern<Op>(context), config(config) {}
+template <typename Op> struct LowerWithVectorUnit : LoweringPattern<Op> {
+  using LoweringPattern<Op>::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rewriter) const override {
     if constexpr (std::is_same_v<Op, mlir::tpu::FusedOp>)
       if (!isRowGroup(op))
         return mlir::failure();
     return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
-      VectorLowering lowering(config, builder);
+      VectorLowering lowering(this->config, builder);
       if constexpr (std::is_same_v<Op, mlir::tpu::RowReduceOp>) {
         lowering.emitRowReduce(matrixOf(op.getInput()), matrixOf(op.getResult()),
                                op.getKind() == mlir::tpu::ReduceKind::sum ? Opcode::VRowSum
@@ -180,7 +178,6 @@ template <typename Op> struct LowerWithVectorUnit : mlir::OpRewritePattern<Op> {
       }
     });
   }
-  const HardwareConfig &config;
 };
 
 } // namespace
@@ -191,22 +188,17 @@ namespace {
 class LowerVectorOps : public mlir::tpu::impl::LowerVectorOpsBase<LowerVectorOps> {
 public:
   void runOnOperation() override {
-    mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
-    if (mlir::failed(target))
-      return signalPassFailure();
-    tpu::HardwareConfig config = mlir::tpu::hardwareConfig(*target);
-    mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<tpu::codegen::LowerWithVectorUnit<mlir::tpu::BinaryOp>,
-                 tpu::codegen::LowerWithVectorUnit<mlir::tpu::UnaryOp>,
-                 tpu::codegen::LowerWithVectorUnit<mlir::tpu::ClampOp>,
-                 tpu::codegen::LowerWithVectorUnit<mlir::tpu::RowReduceOp>,
-                 tpu::codegen::LowerWithVectorUnit<mlir::tpu::FusedOp>>(&getContext(), config);
-    if (mlir::failed(tpu::codegen::lowerOperations(
-            getOperation(), std::move(patterns), [](mlir::Operation *op) {
-              return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
-                               mlir::tpu::RowReduceOp>(op) ||
-                     tpu::codegen::isRowGroup(op);
-            })))
+    if (mlir::failed(
+            tpu::codegen::lowerOperations<tpu::codegen::LowerWithVectorUnit<mlir::tpu::BinaryOp>,
+                                          tpu::codegen::LowerWithVectorUnit<mlir::tpu::UnaryOp>,
+                                          tpu::codegen::LowerWithVectorUnit<mlir::tpu::ClampOp>,
+                                          tpu::codegen::LowerWithVectorUnit<mlir::tpu::RowReduceOp>,
+                                          tpu::codegen::LowerWithVectorUnit<mlir::tpu::FusedOp>>(
+                getOperation(), [](mlir::Operation *op) {
+                  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
+                                   mlir::tpu::RowReduceOp>(op) ||
+                         tpu::codegen::isRowGroup(op);
+                })))
       signalPassFailure();
   }
 };

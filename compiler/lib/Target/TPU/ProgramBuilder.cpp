@@ -244,11 +244,9 @@ mlir::LogicalResult lowerInPlace(mlir::Operation *op, mlir::PatternRewriter &rew
   return mlir::success();
 }
 
-mlir::LogicalResult lowerOperations(mlir::func::FuncOp function,
-                                    const mlir::FrozenRewritePatternSet &patterns,
-                                    llvm::function_ref<bool(mlir::Operation *)> lowers) {
-  // Each selected operation once, in program order, and nothing else: no
-  // folding, no dead-code removal.
+mlir::LogicalResult applyToEach(mlir::func::FuncOp function,
+                                const mlir::FrozenRewritePatternSet &patterns,
+                                llvm::function_ref<bool(mlir::Operation *)> lowers) {
   llvm::SmallVector<mlir::Operation *> ops;
   for (mlir::Operation &op : function.getBody().front())
     if (lowers(&op))

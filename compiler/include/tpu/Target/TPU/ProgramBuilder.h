@@ -6,6 +6,7 @@
 
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/isa/HardwareConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -129,10 +130,32 @@ template <typename Plan> Plan planOf(mlir::Operation *op) {
 mlir::LogicalResult lowerInPlace(mlir::Operation *op, mlir::PatternRewriter &rewriter,
                                  llvm::function_ref<void(ProgramBuilder &)> lower);
 
-// Applies `patterns` to every operation of `function` that `lowers` selects;
-// fails when one of them is still there (its error reported).
+// A lowering of `Op` to instructions for the target's hardware.
+template <typename Op> struct LoweringPattern : mlir::OpRewritePattern<Op> {
+  LoweringPattern(mlir::MLIRContext *context, const HardwareConfig &config)
+      : mlir::OpRewritePattern<Op>(context), config(config) {}
+  const HardwareConfig &config;
+};
+
+// Applies `patterns` to every operation of `function` that `lowers` selects,
+// once each in program order, and nothing else (no folding, no dead-code
+// removal); fails when one of them is still there (its error reported).
+mlir::LogicalResult applyToEach(mlir::func::FuncOp function,
+                                const mlir::FrozenRewritePatternSet &patterns,
+                                llvm::function_ref<bool(mlir::Operation *)> lowers);
+
+// Lowers the operations `lowers` selects with the patterns `Patterns`, each
+// built for the hardware of the function's target.
+template <typename... Patterns>
 mlir::LogicalResult lowerOperations(mlir::func::FuncOp function,
-                                    const mlir::FrozenRewritePatternSet &patterns,
-                                    llvm::function_ref<bool(mlir::Operation *)> lowers);
+                                    llvm::function_ref<bool(mlir::Operation *)> lowers) {
+  mlir::FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(function);
+  if (mlir::failed(target))
+    return mlir::failure();
+  HardwareConfig config = mlir::tpu::hardwareConfig(*target);
+  mlir::RewritePatternSet patterns(function.getContext());
+  patterns.add<Patterns...>(function.getContext(), config);
+  return applyToEach(function, std::move(patterns), lowers);
+}
 
 } // namespace tpu::codegen
