@@ -2,8 +2,8 @@
 //
 // Operations the accelerator executes natively, on 2-D row-major fp32 tensors:
 // a matrix-unit matmul and vector-unit row operations. The graph level (TOSA)
-// lowers into these; the program emitter tiles them onto the array and the
-// memories of a hardware config and writes the ISA.
+// lowers into these; the target's plans tile them onto the array and the
+// memories of a hardware config, and its lowering passes write instructions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,7 +110,7 @@ def TPU_BinaryOp : TPU_Op<"binary", [Pure]> {
     `result = lhs <kind> rhs`, where `rhs` has the shape of `lhs` (MxN), is
     one row (1xN) reused for every row, is one element (1x1), or is one
     column (Mx1) whose element r is used across row r. The vector unit has
-    no column broadcast: the emitter runs one instruction per row with that
+    no column broadcast: the lowering runs one instruction per row with that
     row's element as a scalar operand.
 
     ```mlir
@@ -189,7 +189,7 @@ def TPU_TransposeOp : TPU_Op<"transpose", [Pure]> {
   let summary = "Permute the axes of a tensor with strided DMA copies";
   let description = [{
     `result[i_0, ..., i_n] = input[j]` with `j[perms[d]] = i_d`, as TOSA's
-    transpose. The DMA moves rows of contiguous elements, so the emitter
+    transpose. The DMA moves rows of contiguous elements, so the lowering
     copies runs along the axis that is contiguous on one side and strided
     (one element per DMA row) on the other; axes that stay together move as
     whole blocks.
@@ -214,7 +214,7 @@ def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
     the padding value where that falls in the padding: `fill`, a row of that
     value (as long as a DMA row, up to C), which the DMA engine stores into
     the padding; without padding there is no `fill`. A convolution is then
-    a matmul with the `[KH*KW*C, O]` weights. The emitter writes it with
+    a matmul with the `[KH*KW*C, O]` weights. The lowering writes it with
     strided DMA copies, one block of output-row runs per (kh, kw, n, oh)
     span.
 
@@ -275,7 +275,7 @@ def TPU_PadOp : TPU_Op<"pad", [Pure]> {
     `result` has `low[d] + input[d] + high[d]` elements on axis `d`: the
     padding value everywhere except the box at `low`, which holds the input.
     `fill` is a row of the padding value (as long as a DMA row, up to the
-    last axis): the emitter stores it from the scratchpad (`sram_stride=0`),
+    last axis): the lowering stores it from the scratchpad (`sram_stride=0`),
     then copies the input into the box.
 
     ```mlir
@@ -296,7 +296,7 @@ def TPU_PadOp : TPU_Op<"pad", [Pure]> {
 def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let summary = "Reinterpret a row-major tensor with another shape";
   let description = [{
-    Same elements in the same row-major order, so no data moves: the emitter
+    Same elements in the same row-major order, so no data moves: the lowering
     gives the result the buffer of the input. Views of views and of
     constants fold away.
 

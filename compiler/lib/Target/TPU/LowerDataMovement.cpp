@@ -75,20 +75,20 @@ public:
   // kept in the scratchpad at `fillAddress` (sram_stride 0 repeats it).
   class CopyBatcher {
   public:
-    CopyBatcher(ProgramBuilder &builder, const DataMovement &emitter, int64_t scratchWords)
-        : builder(builder), emitter(emitter), scratchWords(scratchWords) {}
+    CopyBatcher(ProgramBuilder &builder, const DataMovement &movement, int64_t scratchWords)
+        : builder(builder), movement(movement), scratchWords(scratchWords) {}
     int64_t capacity() const { return scratchWords; }
 
     void copy(const Transfer &load, const Transfer &store) {
       int64_t words = load.rows * load.cols;
       if (used + words > scratchWords)
         flush();
-      loads.push_back(emitter.dmaTransfer(Opcode::DmaLoad, load, used, load.cols));
-      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, used, store.cols));
+      loads.push_back(movement.dmaTransfer(Opcode::DmaLoad, load, used, load.cols));
+      stores.push_back(movement.dmaTransfer(Opcode::DmaStore, store, used, store.cols));
       used += words;
     }
     void fill(const Transfer &store, uint64_t fillAddress) {
-      stores.push_back(emitter.dmaTransfer(Opcode::DmaStore, store, fillAddress, 0));
+      stores.push_back(movement.dmaTransfer(Opcode::DmaStore, store, fillAddress, 0));
     }
     void flush() {
       if (!loads.empty()) {
@@ -108,7 +108,7 @@ public:
 
   private:
     ProgramBuilder &builder;
-    const DataMovement &emitter;
+    const DataMovement &movement;
     int64_t scratchWords;
     int64_t used = 0;
     std::vector<isa::Instruction> loads, stores;

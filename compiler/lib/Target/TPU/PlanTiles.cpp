@@ -35,7 +35,7 @@ namespace {
     if (!binary)
       continue;
     // The chain's value is the full-shaped operand (the lhs, or both); the
-    // rhs is what the emitter loads, spread as the emitter sees it.
+    // rhs is what the lowering loads, spread as the lowering sees it.
     switch (*mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs())) {
     case mlir::tpu::Spread::Same:
       needs.tile = true;

@@ -1,5 +1,5 @@
 // How a matmul is tiled for a hardware config: the decision tpu-plan-tiles
-// records on each matmul (`tpu.tiling`) and the program emitter follows.
+// records on each matmul (`tpu.tiling`) and tpu-lower-matmuls follows.
 #pragma once
 
 #include "tpu/Target/TPU/IsaLimits.h"

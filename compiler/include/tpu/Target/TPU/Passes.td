@@ -16,7 +16,7 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     Rewrites the TOSA operations the accelerator supports into the `tpu`
     dialect on 2-D row-major tensors: `tosa.matmul` (batch 1) becomes
     `tpu.matmul`, elementwise arithmetic becomes `tpu.binary` (same shape,
-    one row, one element, or one column, which the emitter runs row by row),
+    one row, one element, or one column, which the lowering runs row by row),
     `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.exp`,
     `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
     and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
