@@ -1,0 +1,183 @@
+// tpu-lower-tosa, the window operations: convolutions as im2col and a matmul
+// (or taps on the vector unit for depthwise), pools as taps on the vector unit.
+#include "TosaLowering.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tpu;
+
+namespace {
+
+// The [N*OH*OW, KH*KW*C] window rows of an NHWC input (a view of the input
+// itself for a 1x1 window with stride 1 and no padding).
+Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<int64_t> kernel,
+                 ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation, ArrayRef<int64_t> pad,
+                 float padValue, RankedTensorType result) {
+  int64_t channels = llvm::cast<RankedTensorType>(input.getType()).getShape()[3];
+  auto type = RankedTensorType::get(
+      {result.getNumElements() / result.getShape()[3], kernel[0] * kernel[1] * channels},
+      rewriter.getF32Type());
+  bool identity = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
+                  llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
+                  llvm::all_of(pad, [](int64_t p) { return p == 0; });
+  if (identity)
+    return viewAs(rewriter, loc, input, type);
+  bool padded = llvm::any_of(pad, [](int64_t p) { return p > 0; });
+  return rewriter.create<Im2ColOp>(
+      loc, type, input, padded ? fillRow(rewriter, loc, channels, padValue) : Value(),
+      rewriter.getDenseI64ArrayAttr(kernel), rewriter.getDenseI64ArrayAttr(stride),
+      rewriter.getDenseI64ArrayAttr(dilation), rewriter.getDenseI64ArrayAttr(pad));
+}
+
+// Tap k of window rows [P, taps*C]: the [P, C] columns k*C ... k*C+C-1.
+Value windowTap(PatternRewriter &rewriter, Location loc, Value rows, int64_t tap,
+                int64_t channels) {
+  auto shape = llvm::cast<RankedTensorType>(rows.getType()).getShape();
+  if (shape[1] == channels)
+    return rows;
+  auto type = RankedTensorType::get({shape[0], channels}, rewriter.getF32Type());
+  return rewriter.create<SliceOp>(loc, type, rows,
+                                  rewriter.getDenseI64ArrayAttr({0, tap * channels}));
+}
+
+// A convolution's bias: one per output channel, or one for all.
+Value biasRow(PatternRewriter &rewriter, Location loc, Value bias) {
+  int64_t size = llvm::cast<RankedTensorType>(bias.getType()).getNumElements();
+  return viewAs(rewriter, loc, bias, RankedTensorType::get({1, size}, rewriter.getF32Type()));
+}
+
+// conv2d = im2col, then a matmul with the OHWI weights as [KH*KW*C, O] and
+// a bias row.
+struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::Conv2DOp op, PatternRewriter &rewriter) const override {
+    DenseElementsAttr weights;
+    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
+      return failure();
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // O, KH, KW, C
+    int64_t outputs = weightShape[0];
+    int64_t window = weightShape[1] * weightShape[2] * weightShape[3];
+    std::vector<float> ohwi(weights.getValues<float>().begin(), weights.getValues<float>().end());
+    std::vector<float> byColumn(ohwi.size());
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t r = 0; r < window; ++r)
+        byColumn[r * outputs + o] = ohwi[o * window + r];
+    Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.slice(1, 2), op.getStride(),
+                            op.getDilation(), op.getPad(), 0.0f, resultType);
+    Value weightMatrix = constantMatrix(rewriter, loc, {window, outputs}, byColumn);
+    auto productType =
+        RankedTensorType::get({llvm::cast<RankedTensorType>(rows.getType()).getShape()[0], outputs},
+                              rewriter.getF32Type());
+    Value product = rewriter.create<MatMulOp>(loc, productType, rows, weightMatrix);
+    Value bias = biasRow(rewriter, loc, op.getBias());
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, productType, BinaryKind::add, product, bias));
+    return success();
+  }
+};
+
+// depthwise_conv2d (multiplier 1) on the vector unit: the sum over the
+// KH*KW taps of each tap's [P, C] window columns times that tap's weight row,
+// plus the bias row.
+struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::DepthwiseConv2DOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr weights;
+    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
+      return failure();
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // KH, KW, C, 1
+    int64_t channels = weightShape[2];
+    std::vector<float> hwc(weights.getValues<float>().begin(), weights.getValues<float>().end());
+    Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.take_front(2), op.getStride(),
+                            op.getDilation(), op.getPad(), 0.0f, resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value sum;
+    for (int64_t tap = 0; tap < weightShape[0] * weightShape[1]; ++tap) {
+      Value weightRow = constantMatrix(rewriter, loc, {1, channels},
+                                       ArrayRef<float>(hwc).slice(tap * channels, channels));
+      Value product = rewriter.create<BinaryOp>(
+          loc, matrix, BinaryKind::mul, windowTap(rewriter, loc, rows, tap, channels), weightRow);
+      sum = sum ? rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, product) : product;
+    }
+    Value bias = biasRow(rewriter, loc, op.getBias());
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, bias));
+    return success();
+  }
+};
+
+// max_pool2d: im2col padded with the lowest float, then the maximum over the
+// taps on the vector unit.
+struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::MaxPool2dOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    int64_t channels = resultType.getShape()[3];
+    Value rows = windowRows(rewriter, loc, op.getInput(), op.getKernel(), op.getStride(), {1, 1},
+                            op.getPad(), std::numeric_limits<float>::lowest(), resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value result = windowTap(rewriter, loc, rows, 0, channels);
+    for (int64_t tap = 1; tap < op.getKernel()[0] * op.getKernel()[1]; ++tap)
+      result = rewriter.create<BinaryOp>(loc, matrix, BinaryKind::max, result,
+                                         windowTap(rewriter, loc, rows, tap, channels));
+    replaceWithView(rewriter, op, result);
+    return success();
+  }
+};
+
+// How many of the window's positions fall inside an input of `size` for
+// output `o` (TOSA's average counts only those).
+int64_t windowCount(int64_t o, int64_t stride, int64_t padBefore, int64_t kernel, int64_t size) {
+  int64_t first = o * stride - padBefore;
+  return std::min(first + kernel, size) - std::max<int64_t>(first, 0);
+}
+
+// avg_pool2d: the sum over the taps of zero-padded im2col rows, times one
+// over each position's count of inputs: one scalar without padding, else a
+// column with one value per output row.
+struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::AvgPool2dOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> shape = resultType.getShape(), in = op.getInput().getType().getShape();
+    ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(), pad = op.getPad();
+    Value rows =
+        windowRows(rewriter, loc, op.getInput(), kernel, stride, {1, 1}, pad, 0.0f, resultType);
+    RankedTensorType matrix = matrixType(resultType);
+    Value sum = windowTap(rewriter, loc, rows, 0, shape[3]);
+    for (int64_t tap = 1; tap < kernel[0] * kernel[1]; ++tap)
+      sum = rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum,
+                                      windowTap(rewriter, loc, rows, tap, shape[3]));
+    std::vector<float> reciprocals;
+    for (int64_t n = 0; n < shape[0]; ++n)
+      for (int64_t oh = 0; oh < shape[1]; ++oh)
+        for (int64_t ow = 0; ow < shape[2]; ++ow)
+          reciprocals.push_back(1.0f / float(windowCount(oh, stride[0], pad[0], kernel[0], in[1]) *
+                                             windowCount(ow, stride[1], pad[2], kernel[1], in[2])));
+    bool uniform = llvm::all_equal(reciprocals);
+    Value scale = uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
+                          : constantMatrix(rewriter, loc, {matrix.getShape()[0], 1}, reciprocals);
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::mul, sum, scale));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tpu::populateWindowLowerings(RewritePatternSet &patterns, llvm::Statistic &matmuls,
+                                        llvm::Statistic &vectorOps) {
+  patterns.add<LowerConv2D>(patterns.getContext(), matmuls);
+  patterns.add<LowerDepthwiseConv2D, LowerMaxPool, LowerAvgPool>(patterns.getContext(), vectorOps);
+}

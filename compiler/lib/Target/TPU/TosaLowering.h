@@ -1,0 +1,42 @@
+// What the TOSA-to-TPU lowering patterns share: views, constants and the
+// counted pattern base; the patterns live in LowerTosaToTPU.cpp (elementwise,
+// matmul, data movement, the pass) and LowerWindowOps.cpp (conv and pool).
+#ifndef TPU_TARGET_TPU_TOSALOWERING_H
+#define TPU_TARGET_TPU_TOSALOWERING_H
+
+#include "tpu/Dialect/TPUDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/Statistic.h"
+
+namespace mlir::tpu {
+
+Value viewAs(PatternRewriter &rewriter, Location loc, Value value, RankedTensorType type);
+Value asMatrix(PatternRewriter &rewriter, Location loc, Value value);
+Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape,
+                     ArrayRef<float> values);
+// What the DMA engine stores into padding: a row of the value, as long as a
+// DMA row can be and no longer than `length`.
+Value fillRow(PatternRewriter &rewriter, Location loc, int64_t length, float value);
+
+// A lowering that counts what it lowers (for the pass statistics) and
+// replaces the TOSA op with a view of a 2-D tpu result in the op's type.
+template <typename TosaOp> struct CountedLowering : OpRewritePattern<TosaOp> {
+  CountedLowering(MLIRContext *context, llvm::Statistic &count)
+      : OpRewritePattern<TosaOp>(context), count(count) {}
+  void replaceWithView(PatternRewriter &rewriter, TosaOp op, Value result) const {
+    rewriter.replaceOp(op, viewAs(rewriter, op.getLoc(), result,
+                                  llvm::cast<RankedTensorType>(op->getResult(0).getType())));
+    ++count;
+  }
+  llvm::Statistic &count;
+};
+
+// conv2d, depthwise_conv2d, max_pool2d and avg_pool2d, counting matmuls and
+// vector ops.
+void populateWindowLowerings(RewritePatternSet &patterns, llvm::Statistic &matmuls,
+                             llvm::Statistic &vectorOps);
+
+} // namespace mlir::tpu
+
+#endif // TPU_TARGET_TPU_TOSALOWERING_H
