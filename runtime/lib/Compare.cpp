@@ -9,44 +9,110 @@
 #include <cmath>
 
 namespace tpu::runtime {
+namespace {
 
-double outputTolerance(const HardwareConfig &config, const TensorInfo &output) {
-  if (config.array.dtype == isa::DType::I8)
-    return 0.0; // integer arithmetic is exact
-  constexpr double kBF16Roundoff = 0x1p-8;
-  constexpr double kFP32Roundoff = 0x1p-24;
-  double k = static_cast<double>(std::max<uint64_t>(output.reduction_length, 1));
-  return kBF16Roundoff * std::sqrt(k) + k * kFP32Roundoff;
+constexpr double kFP32Roundoff = 0x1p-24;
+constexpr double kBF16Roundoff = 0x1p-8;
+
+double reductionLength(const TensorInfo &output) {
+  return static_cast<double>(std::max<uint64_t>(output.reduction_length, 1));
 }
 
-Comparison compareTensors(const Tensor &got, const Tensor &expected, double tolerance) {
+// "[0, 3]" for flat index 3 of a [1, 10] tensor.
+std::string formatIndex(uint64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t axis = shape.size(); axis-- > 0;) {
+    int64_t size = std::max<int64_t>(shape[axis], 1);
+    index[axis] = static_cast<int64_t>(flat % size);
+    flat /= size;
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+std::string formatDiscrepancy(const Discrepancy &discrepancy, double tolerance,
+                              const std::vector<int64_t> &shape, const char *got,
+                              const char *expected) {
+  if (discrepancy.max_error == 0)
+    return fmt::format("max|{} - {}| = 0 (max|{}| = {:.3e}), allowed {:.2e} x", got, expected,
+                       expected, discrepancy.scale, tolerance);
+  return fmt::format("max|{0} - {1}| = {2:.2e} x max|{1}| (= {3:.3e}), allowed {4:.2e} x; "
+                     "worst at {5}: {0} {6:.9g}, {1} {7:.9g}",
+                     got, expected, discrepancy.relative, discrepancy.scale, tolerance,
+                     formatIndex(discrepancy.worst_index, shape), discrepancy.worst_got,
+                     discrepancy.worst_expected);
+}
+
+} // namespace
+
+bool Discrepancy::within(double tolerance) const {
+  return !std::isnan(max_error) && relative <= tolerance;
+}
+
+Discrepancy measure(const Tensor &got, const Tensor &expected) {
   if (got.shape != expected.shape || got.values.size() != expected.values.size())
     throw Error(fmt::format("'{}': shape {} differs from the expected {}", got.name,
                             formatShape(got.shape), formatShape(expected.shape)));
-  double maxAbsError = 0;
+  Discrepancy discrepancy;
   double maxExpected = 0;
-  bool nan = false;
   for (size_t i = 0; i < got.values.size(); ++i) {
     double error = std::fabs(got.values[i] - expected.values[i]);
-    // Also NaN when both are the same infinity: no finite error bound holds.
-    nan = nan || std::isnan(error);
-    maxAbsError = std::max(maxAbsError, error);
     maxExpected = std::max(maxExpected, std::fabs(expected.values[i]));
+    // NaN also when both are the same infinity: no finite error bound holds.
+    bool worse =
+        std::isnan(error) ? !std::isnan(discrepancy.max_error) : error > discrepancy.max_error;
+    if (worse) {
+      discrepancy.max_error = error;
+      discrepancy.worst_index = i;
+    }
   }
-  Comparison comparison;
-  comparison.name = got.name;
-  comparison.tolerance = tolerance;
-  comparison.max_abs_error = nan ? std::nan("") : maxAbsError;
-  double scale = std::max(maxExpected, static_cast<double>(FLT_MIN));
-  comparison.max_rel_error = comparison.max_abs_error / scale;
-  comparison.pass = !nan && maxAbsError <= tolerance * scale;
-  return comparison;
+  discrepancy.scale = std::max(maxExpected, static_cast<double>(FLT_MIN));
+  discrepancy.relative = discrepancy.max_error / discrepancy.scale;
+  if (!got.values.empty()) {
+    discrepancy.worst_got = got.values[discrepancy.worst_index];
+    discrepancy.worst_expected = expected.values[discrepancy.worst_index];
+  }
+  return discrepancy;
 }
 
-std::string formatComparison(const Comparison &comparison) {
-  return fmt::format("{}: max abs error {:.3e}, max rel error {:.3e}, tolerance {:.3e}: {}",
-                     comparison.name, comparison.max_abs_error, comparison.max_rel_error,
-                     comparison.tolerance, comparison.pass ? "PASS" : "FAIL");
+double programTolerance(const HardwareConfig &config, const TensorInfo &output) {
+  if (config.array.dtype == isa::DType::I8)
+    return 0.0;
+  return 16 * kFP32Roundoff * (std::sqrt(reductionLength(output)) + 1);
+}
+
+double roundingTolerance(const TensorInfo &output) {
+  double k = reductionLength(output);
+  return kBF16Roundoff * std::sqrt(k) + k * kFP32Roundoff;
+}
+
+OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
+                        const Tensor &hardware, const std::optional<Tensor> &reference,
+                        const Tensor &expected) {
+  OutputCheck check;
+  check.name = output.name;
+  check.shape = output.shape;
+  check.program = measure(reference ? *reference : hardware, expected);
+  check.program_tolerance = programTolerance(config, output);
+  check.pass = check.program.within(check.program_tolerance);
+  if (reference) {
+    check.rounding = measure(hardware, *reference);
+    check.rounding_tolerance = roundingTolerance(output);
+    check.pass = check.pass && check.rounding->within(check.rounding_tolerance);
+  }
+  return check;
+}
+
+std::string formatCheck(const OutputCheck &check) {
+  std::string text = fmt::format("{} {}: {}\n", check.name, formatShape(check.shape),
+                                 check.pass ? "PASS" : "FAIL");
+  text += fmt::format("  program:  {}\n",
+                      formatDiscrepancy(check.program, check.program_tolerance, check.shape,
+                                        check.rounding ? "fp32" : "got", "expected"));
+  if (check.rounding)
+    text +=
+        fmt::format("  rounding: {}\n", formatDiscrepancy(*check.rounding, check.rounding_tolerance,
+                                                          check.shape, "bf16", "fp32"));
+  return text;
 }
 
 } // namespace tpu::runtime

@@ -11,7 +11,7 @@ std::ostream &operator<<(std::ostream &out, const IssuedInstruction &issued) {
 }
 
 Machine::Machine(const Bundle &bundle, std::vector<uint8_t> &dramImage, const SimOptions &options)
-    : config(bundle.config), dramBytes(bundle.dram_bytes), mode(options.mode),
+    : config(bundle.config), dramBytes(bundle.dram_bytes), mode(options.mode), roundOperands(options.round_operands),
       clock(config.clock_ghz), scratchpad(config.scratchpad.words()),
       accumulator(config.accumulator.words()), dram(dramImage), profiler(bundle, options.trace),
       banks(config, clock, profiler), dramChannel(config) {}

@@ -62,6 +62,7 @@ public:
   const HardwareConfig &config;
   const uint64_t dramBytes;
   const Mode mode;
+  const bool roundOperands; // SimOptions::round_operands
   const Clock clock;
   WordMemory scratchpad;
   WordMemory accumulator;

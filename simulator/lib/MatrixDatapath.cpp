@@ -8,20 +8,25 @@
 namespace tpu::sim {
 namespace {
 
-// What a PE holds: bf16 values widened to float (their products are exact in
-// fp32, so a product never rounds; only the add does), or int8 values in
-// uint32_t, whose arithmetic wraps like int32's.
-template <typename T> struct Element;
-
-template <> struct Element<float> {
-  static float fromWord(uint32_t word) { return roundToBF16(bitsFloat(word)); }
+// What a PE holds and how it adds, one policy per kind of array: bf16 values
+// widened to float (their products are exact in fp32, so a product never
+// rounds; only the add does); fp32 words as they are, for the reference run
+// of docs/numerics.md; int8 values in uint32_t, whose arithmetic wraps like
+// int32's.
+template <float (*operand)(uint32_t)> struct FloatElement {
+  using Value = float;
+  static float fromWord(uint32_t word) { return operand(word); }
   static uint32_t toWord(float sum) { return floatBits(sum); }
   static uint32_t accumulate(uint32_t previous, float sum) {
     return floatBits(bitsFloat(previous) + sum);
   }
 };
+float bf16Operand(uint32_t word) { return roundToBF16(bitsFloat(word)); }
+using BF16Element = FloatElement<bf16Operand>;
+using FP32Element = FloatElement<bitsFloat>;
 
-template <> struct Element<uint32_t> {
+struct Int8Element {
+  using Value = uint32_t;
   static uint32_t fromWord(uint32_t word) {
     return static_cast<uint32_t>(saturateInt8(static_cast<int32_t>(word)));
   }
@@ -117,7 +122,9 @@ TPU_VECTOR_CLONES void peCycle(uint32_t *psum, const uint32_t *zeroRow, const ui
   peCycleBody(psum, zeroRow, x, plane, xStride, weights0, weights1, rows, cols);
 }
 
-template <typename T> class Datapath final : public MatrixDatapath {
+template <typename Element> class Datapath final : public MatrixDatapath {
+  using T = typename Element::Value;
+
 public:
   explicit Datapath(const HardwareConfig &config)
       : rows_(config.array.rows), cols_(config.array.cols),
@@ -131,7 +138,7 @@ public:
     std::fill(weights.begin(), weights.end(), T{});
     for (uint64_t i = 0; i < source.rows; ++i)
       for (uint64_t j = 0; j < source.cols; ++j)
-        weights[i * cols_ + j] = Element<T>::fromWord(scratchpad.read(source.at(i, j)));
+        weights[i * cols_ + j] = Element::fromWord(scratchpad.read(source.at(i, j)));
   }
 
   void multiply(const MatMulOp &op, const WordMemory &scratchpad,
@@ -140,7 +147,7 @@ public:
     activations_.resize(m * k);
     for (size_t r = 0; r < m; ++r)
       for (size_t i = 0; i < k; ++i)
-        activations_[r * k + i] = Element<T>::fromWord(scratchpad.read(op.source.at(r, i)));
+        activations_[r * k + i] = Element::fromWord(scratchpad.read(op.source.at(r, i)));
     sums_.resize(m * n);
     gemm(activations_.data(), m, k, planes_[op.plane].data(), cols_, n, sums_.data());
     for (size_t r = 0; r < m; ++r)
@@ -172,9 +179,8 @@ private:
 
   void writeResult(const MatMulOp &op, uint64_t r, uint64_t j, T sum, WordMemory &accumulator) {
     uint64_t address = op.destination.at(r, j);
-    accumulator.write(address, op.accumulate
-                                   ? Element<T>::accumulate(accumulator.read(address), sum)
-                                   : Element<T>::toWord(sum));
+    accumulator.write(address, op.accumulate ? Element::accumulate(accumulator.read(address), sum)
+                                             : Element::toWord(sum));
   }
 
   // Activation row r of an op enters array row i at op.start + r + i and then
@@ -195,7 +201,7 @@ private:
       const MatMulOp *op = feeding(static_cast<int64_t>(cycle) - static_cast<int64_t>(i));
       T value{};
       if (op && i < op->source.cols)
-        value = Element<T>::fromWord(scratchpad.read(op->source.at(cycle - i - op->start, i)));
+        value = Element::fromWord(scratchpad.read(op->source.at(cycle - i - op->start, i)));
       history_[i * historyLength_ + head_] = value;
       historyPlane_[i * historyLength_ + head_] = static_cast<uint8_t>(op ? op->plane : 0);
     }
@@ -256,10 +262,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<MatrixDatapath> MatrixDatapath::create(const HardwareConfig &config) {
+std::unique_ptr<MatrixDatapath> MatrixDatapath::create(const HardwareConfig &config,
+                                                       bool roundOperands) {
   if (config.array.dtype == isa::DType::I8)
-    return std::make_unique<Datapath<uint32_t>>(config);
-  return std::make_unique<Datapath<float>>(config);
+    return std::make_unique<Datapath<Int8Element>>(config);
+  if (!roundOperands)
+    return std::make_unique<Datapath<FP32Element>>(config);
+  return std::make_unique<Datapath<BF16Element>>(config);
 }
 
 } // namespace tpu::sim

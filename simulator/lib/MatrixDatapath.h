@@ -37,7 +37,9 @@ struct Completion {
 
 class MatrixDatapath {
 public:
-  static std::unique_ptr<MatrixDatapath> create(const HardwareConfig &config);
+  // A bf16 array rounds its operands to bf16 unless `roundOperands` is false
+  // (the reference run of docs/numerics.md).
+  static std::unique_ptr<MatrixDatapath> create(const HardwareConfig &config, bool roundOperands);
   virtual ~MatrixDatapath() = default;
 
   // mxu.ldw: the rows x cols tile at `source` into plane `plane`, the rest of

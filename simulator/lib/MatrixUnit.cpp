@@ -6,7 +6,7 @@ using isa::Field;
 
 MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
     : sc_module(name), banks("banks"), machine_(machine),
-      datapath_(MatrixDatapath::create(machine.config)), weightTiles_(machine.config) {
+      datapath_(MatrixDatapath::create(machine.config, machine.roundOperands)), weightTiles_(machine.config) {
   SC_HAS_PROCESS(MatrixUnit);
   SC_THREAD(completeInOrder);
   if (machine.mode == Mode::Cycle)

@@ -1,4 +1,5 @@
-// The output tolerance of docs/numerics.md and the comparison against it.
+// The output check of docs/numerics.md: its tolerances, the measurement and
+// the verdict.
 #include "RuntimeTestUtil.h"
 
 #include "tpu/isa/Error.h"
@@ -10,74 +11,104 @@
 namespace tpu::runtime::test {
 namespace {
 
-TEST(Tolerance, FollowsTheFormula) {
+TEST(Tolerance, FollowsTheFormulas) {
   Bundle bundle = reluBundle();
   TensorInfo &output = bundle.outputs.at(0);
   output.reduction_length = 0; // treated as 1
-  EXPECT_DOUBLE_EQ(outputTolerance(bundle.config, output),
-                   std::ldexp(1.0, -8) + std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(programTolerance(bundle.config, output), 32 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(roundingTolerance(output), std::ldexp(1.0, -8) + std::ldexp(1.0, -24));
   output.reduction_length = 1024;
-  EXPECT_DOUBLE_EQ(outputTolerance(bundle.config, output),
+  EXPECT_DOUBLE_EQ(programTolerance(bundle.config, output), 16 * 33 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(roundingTolerance(output),
                    32 * std::ldexp(1.0, -8) + 1024 * std::ldexp(1.0, -24));
   bundle.config.array.dtype = isa::DType::I8;
-  EXPECT_EQ(outputTolerance(bundle.config, output), 0.0);
+  EXPECT_EQ(programTolerance(bundle.config, output), 0.0);
 }
 
-TEST(Compare, PassesWithinTheToleranceRelativeToTheLargestExpectedValue) {
-  Tensor expected = floatTensor("y", {4}, {10, -20, 0.5, 0});
-  // tolerance 0.01 of max|expected| = 20: errors up to 0.2 anywhere pass.
-  Tensor got = floatTensor("y", {4}, {10.2, -20, 0.3, -0.2});
-  Comparison pass = compareTensors(got, expected, 0.01);
+TEST(Measure, RelativeToTheLargestExpectedValueWithTheWorstElement) {
+  Tensor expected = floatTensor("y", {2, 2}, {10, -20, 0.5, 0});
+  Discrepancy discrepancy = measure(floatTensor("y", {2, 2}, {10.2, -20, 0.3, -0.25}), expected);
+  EXPECT_DOUBLE_EQ(discrepancy.max_error, 0.25);
+  EXPECT_DOUBLE_EQ(discrepancy.scale, 20);
+  EXPECT_DOUBLE_EQ(discrepancy.relative, 0.0125);
+  EXPECT_EQ(discrepancy.worst_index, 3u);
+  EXPECT_EQ(discrepancy.worst_got, -0.25);
+  EXPECT_EQ(discrepancy.worst_expected, 0);
+  EXPECT_TRUE(discrepancy.within(0.0125));
+  EXPECT_FALSE(discrepancy.within(0.0124));
+}
+
+TEST(Measure, AllZeroExpectedUsesFltMin) {
+  Tensor zeros = floatTensor("z", {2}, {0, 0});
+  EXPECT_TRUE(measure(zeros, zeros).within(0));
+  Discrepancy discrepancy = measure(floatTensor("z", {2}, {0, 1e-30}), zeros);
+  EXPECT_DOUBLE_EQ(discrepancy.relative, 1e-30 / FLT_MIN);
+  EXPECT_FALSE(discrepancy.within(0.01));
+}
+
+TEST(Measure, NaNIsNeverWithinAnyTolerance) {
+  Tensor expected = floatTensor("y", {3}, {1, 2, 3});
+  Discrepancy discrepancy = measure(floatTensor("y", {3}, {1, std::nan(""), 100}), expected);
+  EXPECT_TRUE(std::isnan(discrepancy.max_error));
+  EXPECT_EQ(discrepancy.worst_index, 1u);
+  EXPECT_FALSE(discrepancy.within(1e6));
+  Tensor infinite = floatTensor("y", {2}, {1, INFINITY});
+  EXPECT_FALSE(measure(infinite, infinite).within(1e6));
+}
+
+TEST(Measure, ShapeMismatchIsAnError) {
+  EXPECT_THROW(measure(floatTensor("y", {2}, {1, 2}), floatTensor("y", {1, 2}, {1, 2})), Error);
+}
+
+TEST(Check, TheProgramRunDecidesAgainstTheExpectedAndTheHardwareRunAgainstIt) {
+  Bundle bundle = reluBundle();
+  const TensorInfo &output = bundle.outputs.at(0); // K = 1
+  Tensor expected = floatTensor("y", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor reference = expected;
+  Tensor hardware = expected;
+  hardware.values[0] = 1.01; // rounding: 0.01 / 8 = 1.25e-3 of the scale, allowed 3.9e-3
+  OutputCheck pass = checkOutput(bundle.config, output, hardware, reference, expected);
   EXPECT_TRUE(pass.pass);
-  EXPECT_NEAR(pass.max_abs_error, 0.2, 1e-12);
-  EXPECT_NEAR(pass.max_rel_error, 0.01, 1e-12);
-  EXPECT_EQ(pass.tolerance, 0.01);
-  EXPECT_EQ(pass.name, "y");
+  ASSERT_TRUE(pass.rounding.has_value());
+  EXPECT_NEAR(pass.rounding->relative, 0.01 / 8, 1e-15);
 
-  got.values[3] = 0.21;
-  Comparison fail = compareTensors(got, expected, 0.01);
+  // 1.5 ulps of 8 off in the program run is within 32 ulps of the scale...
+  reference.values[7] = 8 + 1.5 * std::ldexp(8.0, -24);
+  EXPECT_TRUE(checkOutput(bundle.config, output, hardware, reference, expected).pass);
+  // ...a 1e-4 relative error is not, although the rounding bound would take it.
+  reference.values[7] = 8 * (1 + 1e-4);
+  OutputCheck fail = checkOutput(bundle.config, output, hardware, reference, expected);
   EXPECT_FALSE(fail.pass);
-  EXPECT_NEAR(fail.max_abs_error, 0.21, 1e-12);
+  EXPECT_TRUE(fail.rounding->within(fail.rounding_tolerance));
+
+  // The hardware run far from the program run fails even when the latter is right.
+  hardware.values[0] = 2;
+  EXPECT_FALSE(checkOutput(bundle.config, output, hardware, expected, expected).pass);
 }
 
-TEST(Compare, ExactWhenTheToleranceIsZero) {
-  Tensor expected{"q", ElementType::Int8, {3}, {-128, 5, 127}};
-  EXPECT_TRUE(compareTensors(expected, expected, 0).pass);
+TEST(Check, AnIntegerArrayHasOneExactRun) {
+  Bundle bundle = reluBundle();
+  bundle.config.array.dtype = isa::DType::I8;
+  Tensor expected{"y", ElementType::Int8, {2, 4}, {-128, 5, 127, 0, 1, 2, 3, 4}};
+  OutputCheck pass = checkOutput(bundle.config, bundle.outputs[0], expected, {}, expected);
+  EXPECT_TRUE(pass.pass);
+  EXPECT_FALSE(pass.rounding.has_value());
   Tensor offByOne = expected;
   offByOne.values[1] = 6;
-  EXPECT_FALSE(compareTensors(offByOne, expected, 0).pass);
+  EXPECT_FALSE(checkOutput(bundle.config, bundle.outputs[0], offByOne, {}, expected).pass);
 }
 
-TEST(Compare, AllZeroExpectedUsesFltMin) {
-  Tensor zeros = floatTensor("z", {2}, {0, 0});
-  EXPECT_TRUE(compareTensors(zeros, zeros, 0.01).pass);
-  Tensor tiny = floatTensor("z", {2}, {0, 1e-30});
-  Comparison comparison = compareTensors(tiny, zeros, 0.01);
-  EXPECT_FALSE(comparison.pass);
-  EXPECT_DOUBLE_EQ(comparison.max_rel_error, 1e-30 / FLT_MIN);
-}
-
-TEST(Compare, NaNIsAMismatch) {
-  Tensor expected = floatTensor("y", {2}, {1, 2});
-  Tensor got = floatTensor("y", {2}, {1, std::nan("")});
-  Comparison comparison = compareTensors(got, expected, 1e6);
-  EXPECT_FALSE(comparison.pass);
-  EXPECT_TRUE(std::isnan(comparison.max_abs_error));
-  EXPECT_EQ(formatComparison(comparison),
-            "y: max abs error nan, max rel error nan, tolerance 1.000e+06: FAIL");
-  Tensor infinite = floatTensor("y", {2}, {1, INFINITY});
-  EXPECT_FALSE(compareTensors(infinite, infinite, 1e6).pass);
-}
-
-TEST(Compare, ShapeMismatchIsAnError) {
-  EXPECT_THROW(compareTensors(floatTensor("y", {2}, {1, 2}), floatTensor("y", {1, 2}, {1, 2}), 0),
-               Error);
-}
-
-TEST(Compare, Format) {
-  Comparison comparison{"logits", 1.5e-3, 2.5e-4, 7.8125e-3, true};
-  EXPECT_EQ(formatComparison(comparison),
-            "logits: max abs error 1.500e-03, max rel error 2.500e-04, tolerance 7.812e-03: PASS");
+TEST(Check, FormatNamesTheWorstElementAndTheRelativeFigures) {
+  Bundle bundle = reluBundle();
+  Tensor expected = floatTensor("y", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor hardware = expected;
+  hardware.values[5] = 6.5;
+  OutputCheck check = checkOutput(bundle.config, bundle.outputs[0], hardware, expected, expected);
+  EXPECT_EQ(formatCheck(check),
+            "y [2, 4]: FAIL\n"
+            "  program:  max|fp32 - expected| = 0 (max|expected| = 8.000e+00), allowed 1.91e-06 x\n"
+            "  rounding: max|bf16 - fp32| = 6.25e-02 x max|fp32| (= 8.000e+00), allowed 3.91e-03 "
+            "x; worst at [1, 1]: bf16 6.5, fp32 6\n");
 }
 
 } // namespace

@@ -57,8 +57,9 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
   EXPECT_EQ(result.exitCode, 0) << result.out << result.err;
   EXPECT_EQ(result.err, "");
   EXPECT_NE(result.out.find("total cycles: "), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("y: max abs error 0.000e+00, max rel error 0.000e+00, tolerance "
-                            "3.906e-03: PASS"),
+  EXPECT_NE(result.out.find("y [2, 4]: PASS\n"
+                            "  program:  max|fp32 - expected| = 0 (max|expected| = 7.000e+00), "
+                            "allowed 1.91e-06 x\n"),
             std::string::npos)
       << result.out;
   nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
@@ -69,6 +70,9 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
     EXPECT_TRUE(report.contains(key)) << key;
   EXPECT_EQ(report["dram_bytes_read"], 32);
   EXPECT_EQ(report["outputs"][0]["pass"], true);
+  EXPECT_EQ(report["outputs"][0]["program"]["relative_error"], 0.0);
+  EXPECT_EQ(report["outputs"][0]["rounding"]["tolerance"],
+            std::ldexp(1.0, -8) + std::ldexp(1.0, -24));
   EXPECT_EQ(report["mode"], "fast");
   // Every unit's cycles add up to the total.
   uint64_t total = report["total_cycles"];
@@ -167,9 +171,11 @@ TEST_F(Tpusim, MismatchExitsOne) {
   writeCase({1, 0, 3, 0, 0.5, 0, 0, 7.5});
   Result result = run(directory.file("relu.tpub") + " --data " + directory.file("data"));
   EXPECT_EQ(result.exitCode, 1);
-  EXPECT_NE(result.out.find("y: max abs error 5.000e-01, max rel error 6.667e-02, tolerance "
-                            "3.906e-03: FAIL"),
-            std::string::npos)
+  EXPECT_NE(
+      result.out.find("y [2, 4]: FAIL\n"
+                      "  program:  max|fp32 - expected| = 6.67e-02 x max|expected| (= "
+                      "7.500e+00), allowed 1.91e-06 x; worst at [1, 3]: fp32 7, expected 7.5"),
+      std::string::npos)
       << result.out;
 }
 

@@ -123,6 +123,10 @@ struct SimOptions {
   Mode mode = Mode::Fast;
   bool trace = false;      // record SimStats::events
   uint64_t max_cycles = 0; // watchdog: fail past this many cycles (0: no limit)
+  // false: a bf16 array multiplies the fp32 words as they are, the reference
+  // run that the output check compares with the expected outputs
+  // (docs/numerics.md); cycles are the same either way.
+  bool round_operands = true;
   // Called about once a second of host time while the simulation runs.
   std::function<void(const Progress &)> progress;
 };
