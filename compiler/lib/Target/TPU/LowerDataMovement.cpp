@@ -241,6 +241,12 @@ public:
     llvm::SmallVector<int64_t, 6> shape(shapeIn.begin(), shapeIn.end());
     llvm::SmallVector<StridedView *, 1> views{&target};
     simplifyAxes(shape, views);
+    // A fill row is contiguous: when the innermost axis left is strided (a
+    // single channel, whose size-1 axis was dropped), each element is a row.
+    if (target.strides.back() != 1) {
+      shape.push_back(1);
+      target.strides.push_back(1);
+    }
     int64_t last = int64_t(shape.size()) - 1, rowAxis = last - 1;
     int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
     int64_t stride = rowAxis >= 0 ? target.strides[rowAxis] : 0;

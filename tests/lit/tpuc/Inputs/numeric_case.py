@@ -54,9 +54,12 @@ def conv():
 def pool():
     """Max pooling with padding over negative values (the padding must not
     win), average pooling with and without the padding in the count, a slice
-    and a channel concat, on a 1x3x7x6 input."""
+    and a channel concat, on a 1x3x7x6 input; on one channel, ceil-mode
+    average and padded max pooling (whose padding rows are strided: one
+    element each)."""
     x = (RNG.standard_normal((1, 3, 7, 6)) - 3.0).astype(np.float32)
     y = RNG.standard_normal((1, 2, 7, 6)).astype(np.float32)
+    z = (RNG.standard_normal((1, 1, 4, 5)) - 3.0).astype(np.float32)
     nodes = [helper.make_node("MaxPool", ["x"], ["max"], kernel_shape=[3, 3], strides=[2, 2],
                               pads=[1, 1, 1, 1]),
              helper.make_node("AveragePool", ["x"], ["avg"], kernel_shape=[3, 2],
@@ -65,18 +68,24 @@ def pool():
                               strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=1),
              helper.make_node("GlobalAveragePool", ["x"], ["global"]),
              helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["slice"]),
-             helper.make_node("Concat", ["x", "y"], ["concat"], axis=1)]
+             helper.make_node("Concat", ["x", "y"], ["concat"], axis=1),
+             helper.make_node("AveragePool", ["z"], ["avg_ceil"], kernel_shape=[3, 3],
+                              strides=[2, 2], ceil_mode=1),
+             helper.make_node("MaxPool", ["z"], ["max_one_channel"], kernel_shape=[3, 3],
+                              pads=[2, 1, 2, 1])]
     outputs = {
         "max": ref.max_pool(x, (3, 3), (2, 2), (1, 1, 1, 1)),
         "avg": ref.avg_pool(x, (3, 2), (2, 2), (1, 1, 1, 1)),
         "avg_with_pad": ref.avg_pool(x, (3, 3), (1, 1), (1, 1, 1, 1), count_include_pad=True),
         "global": ref.global_avg_pool(x),
         "slice": x[:, 1:3, 2:6, 1:5],
-        "concat": np.concatenate([x, y], axis=1)}
+        "concat": np.concatenate([x, y], axis=1),
+        "avg_ceil": ref.avg_pool(z, (3, 3), (2, 2), ceil_mode=True),
+        "max_one_channel": ref.max_pool(z, (3, 3), (1, 1), (2, 1, 2, 1))}
     initializers = [("starts", np.array([1, 2, 1], np.int64)),
                     ("ends", np.array([3, 6, 5], np.int64)),
                     ("axes", np.array([1, 2, 3], np.int64))]
-    return nodes, {"x": x, "y": y}, outputs, initializers
+    return nodes, {"x": x, "y": y, "z": z}, outputs, initializers
 
 
 TOSA_PAD = """func.func @main(%x: tensor<1x3x3x4xf32>) -> tensor<1x6x4x4xf32> {
