@@ -27,6 +27,10 @@ float minimum(float a, float b) {
   return b < a ? b : a;
 }
 
+// 1 / (1 + exp(-x)) in fp32: 0 for x below about -88 (exp overflows to
+// infinity), 1 above about 17.
+float sigmoidF32(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
 // Round to nearest even, saturate to int32; NaN converts to 0.
 int32_t convertToInt32(float value) {
   if (std::isnan(value))
@@ -60,6 +64,12 @@ float applyBinary(Opcode opcode, float a, float b) {
     return maximum(a, b);
   case Opcode::VMin:
     return minimum(a, b);
+  case Opcode::VGreater:
+    return a > b ? 1.0f : 0.0f;
+  case Opcode::VGreaterEqual:
+    return a >= b ? 1.0f : 0.0f;
+  case Opcode::VEqual:
+    return a == b ? 1.0f : 0.0f;
   default:
     throw Error("not a binary vector operation");
   }
@@ -78,6 +88,12 @@ uint32_t applyUnary(Opcode opcode, uint32_t word) {
     return floatBits(1.0f / x);
   case Opcode::VRsqrt:
     return floatBits(1.0f / std::sqrt(x));
+  case Opcode::VSigmoid:
+    return floatBits(sigmoidF32(x));
+  case Opcode::VTanh:
+    return floatBits(std::tanh(x));
+  case Opcode::VLog:
+    return floatBits(std::log(x));
   case Opcode::VCvtI2F:
     return floatBits(static_cast<float>(static_cast<int32_t>(word)));
   case Opcode::VCvtF2I:

@@ -85,11 +85,15 @@ TEST_P(VectorBinary, EveryBroadcast) {
 
 INSTANTIATE_TEST_SUITE_P(
     Ops, VectorBinary,
-    ::testing::Values(BinaryCase{Opcode::VAdd, [](float a, float b) { return a + b; }},
-                      BinaryCase{Opcode::VSub, [](float a, float b) { return a - b; }},
-                      BinaryCase{Opcode::VMul, [](float a, float b) { return a * b; }},
-                      BinaryCase{Opcode::VMax, [](float a, float b) { return a < b ? b : a; }},
-                      BinaryCase{Opcode::VMin, [](float a, float b) { return b < a ? b : a; }}),
+    ::testing::Values(
+        BinaryCase{Opcode::VAdd, [](float a, float b) { return a + b; }},
+        BinaryCase{Opcode::VSub, [](float a, float b) { return a - b; }},
+        BinaryCase{Opcode::VMul, [](float a, float b) { return a * b; }},
+        BinaryCase{Opcode::VMax, [](float a, float b) { return a < b ? b : a; }},
+        BinaryCase{Opcode::VMin, [](float a, float b) { return b < a ? b : a; }},
+        BinaryCase{Opcode::VGreater, [](float a, float b) { return a > b ? 1.0f : 0.0f; }},
+        BinaryCase{Opcode::VGreaterEqual, [](float a, float b) { return a >= b ? 1.0f : 0.0f; }},
+        BinaryCase{Opcode::VEqual, [](float a, float b) { return a == b ? 1.0f : 0.0f; }}),
     [](const auto &info) {
       std::string name(isa::opcodeInfo(info.param.opcode).mnemonic);
       return name.substr(2); // drop "v."
@@ -112,6 +116,23 @@ TEST(Vector, MaxMinAndRowMaxPropagateNaN) {
       runVector(vectorUnary(Opcode::VRowMax, kDstOp, kSrcOp, kRows, kCols), bitsOf(a), {}, kRows);
   EXPECT_TRUE(std::isnan(bitsFloat(rowMax[0])));
   EXPECT_EQ(bitsFloat(rowMax[1]), 1.0f);
+}
+
+TEST(Vector, ComparesAreFalseOnNaNAndEqualOnSignedZeros) {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> a(kElements, 1.0f), b(kElements, 1.0f);
+  a[0] = nan;
+  b[1] = nan;
+  a[2] = -0.0f;
+  b[2] = 0.0f;
+  for (Opcode opcode : {Opcode::VGreater, Opcode::VGreaterEqual, Opcode::VEqual}) {
+    std::vector<uint32_t> got =
+        runVector(vectorBinary(opcode, kDstOp, kSrcOp, kSrc2Op, isa::Broadcast::None, kRows, kCols),
+                  bitsOf(a), bitsOf(b), kElements);
+    EXPECT_EQ(bitsFloat(got[0]), 0.0f);
+    EXPECT_EQ(bitsFloat(got[1]), 0.0f);
+    EXPECT_EQ(bitsFloat(got[2]), opcode == Opcode::VGreater ? 0.0f : 1.0f);
+  }
 }
 
 TEST(Vector, ClampReadsLoAndHiFromSrc2) {
@@ -151,7 +172,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(UnaryCase{Opcode::VRelu, [](float x) { return x > 0 ? x : 0.0f; }},
                       UnaryCase{Opcode::VExp, [](float x) { return std::exp(x); }},
                       UnaryCase{Opcode::VRecip, [](float x) { return 1.0f / x; }},
-                      UnaryCase{Opcode::VRsqrt, [](float x) { return 1.0f / std::sqrt(x); }}),
+                      UnaryCase{Opcode::VRsqrt, [](float x) { return 1.0f / std::sqrt(x); }},
+                      UnaryCase{Opcode::VSigmoid,
+                                [](float x) { return 1.0f / (1.0f + std::exp(-x)); }},
+                      UnaryCase{Opcode::VTanh, [](float x) { return std::tanh(x); }},
+                      UnaryCase{Opcode::VLog, [](float x) { return std::log(x); }}),
     [](const auto &info) {
       std::string name(isa::opcodeInfo(info.param.opcode).mnemonic);
       return name.substr(2);

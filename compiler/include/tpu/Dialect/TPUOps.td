@@ -127,7 +127,8 @@ def TPU_BinaryOp : TPU_Op<"binary", [Pure]> {
 
 def TPU_UnaryKind : I32EnumAttr<"UnaryKind", "vector-unit unary operation", [
   I32EnumAttrCase<"relu", 0>, I32EnumAttrCase<"exp", 1>, I32EnumAttrCase<"reciprocal", 2>,
-  I32EnumAttrCase<"rsqrt", 3>, I32EnumAttrCase<"copy", 4>]> {
+  I32EnumAttrCase<"rsqrt", 3>, I32EnumAttrCase<"copy", 4>, I32EnumAttrCase<"sigmoid", 5>,
+  I32EnumAttrCase<"tanh", 6>, I32EnumAttrCase<"log", 7>]> {
   let cppNamespace = "::mlir::tpu";
 }
 

@@ -17,7 +17,8 @@ bool isVectorElementwise(Operation *op) {
   if (auto mul = llvm::dyn_cast<tosa::MulOp>(op))
     return mul.getShift() == 0;
   return llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp,
-                   tosa::ExpOp, tosa::ReciprocalOp, tosa::RsqrtOp>(op);
+                   tosa::ExpOp, tosa::ReciprocalOp, tosa::RsqrtOp, tosa::SigmoidOp, tosa::TanhOp,
+                   tosa::LogOp>(op);
 }
 
 // Reductions the vector unit does along a row (v.rowsum, v.rowmax).

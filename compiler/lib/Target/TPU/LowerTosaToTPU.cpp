@@ -108,7 +108,8 @@ LogicalResult checkSupported(Operation *op) {
                 tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::SliceOp,
                 tosa::ConcatOp, tosa::PadOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
-                tosa::RsqrtOp, tosa::ErfOp, tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
+                tosa::RsqrtOp, tosa::SigmoidOp, tosa::TanhOp, tosa::LogOp, tosa::ErfOp,
+                tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -324,7 +325,8 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
         LowerUnary<tosa::ExpOp, UnaryKind::exp>,
         LowerUnary<tosa::ReciprocalOp, UnaryKind::reciprocal>,
         LowerUnary<tosa::RsqrtOp, UnaryKind::rsqrt>,
-        LowerRowReduce<tosa::ReduceSumOp, ReduceKind::sum>,
+        LowerUnary<tosa::SigmoidOp, UnaryKind::sigmoid>, LowerUnary<tosa::TanhOp, UnaryKind::tanh>,
+        LowerUnary<tosa::LogOp, UnaryKind::log>, LowerRowReduce<tosa::ReduceSumOp, ReduceKind::sum>,
         LowerRowReduce<tosa::ReduceMaxOp, ReduceKind::max>>(context, numVectorOps);
     ConversionTarget target(*context);
     target.addIllegalDialect<tosa::TosaDialect>();

@@ -153,6 +153,12 @@ std::optional<Opcode> unaryOpcode(mlir::tpu::UnaryKind kind) {
     return Opcode::VRecip;
   case mlir::tpu::UnaryKind::rsqrt:
     return Opcode::VRsqrt;
+  case mlir::tpu::UnaryKind::sigmoid:
+    return Opcode::VSigmoid;
+  case mlir::tpu::UnaryKind::tanh:
+    return Opcode::VTanh;
+  case mlir::tpu::UnaryKind::log:
+    return Opcode::VLog;
   case mlir::tpu::UnaryKind::copy:
     return std::nullopt; // the DMA round trip is the copy
   }

@@ -55,6 +55,8 @@ enum class Opcode : uint8_t {
   VMax = 0x33,
   VMin = 0x34,
   VClamp = 0x35,
+  VGreater = 0x36,
+  VGreaterEqual = 0x37,
   VCopy = 0x38,
   VRelu = 0x39,
   VExp = 0x3a,
@@ -64,6 +66,10 @@ enum class Opcode : uint8_t {
   VRowMax = 0x3e,
   VCvtI2F = 0x3f,
   VCvtF2I = 0x40,
+  VSigmoid = 0x41,
+  VTanh = 0x42,
+  VLog = 0x43,
+  VEqual = 0x44,
 };
 
 // Every field any instruction can carry. Each opcode uses a subset, with its

@@ -113,7 +113,28 @@ def erf():
     return [helper.make_node("Erf", ["x"], ["erf"])], {"x": x}, {"erf": expected}, []
 
 
-CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf}
+TOSA_TRANSCENDENTALS = """func.func @main(%x: tensor<4x300xf32>, %p: tensor<4x300xf32>) -> (tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>) {
+  %s = tosa.sigmoid %x : (tensor<4x300xf32>) -> tensor<4x300xf32>
+  %t = tosa.tanh %x : (tensor<4x300xf32>) -> tensor<4x300xf32>
+  %l = tosa.log %p : (tensor<4x300xf32>) -> tensor<4x300xf32>
+  return %s, %t, %l : tensor<4x300xf32>, tensor<4x300xf32>, tensor<4x300xf32>
+}
+"""
+
+
+def transcendentals():
+    """v.sigmoid and v.tanh over [-30, 30], v.log over [1e-6, 1e6], as TOSA
+    MLIR (model.mlir), against float64 numpy."""
+    x = np.linspace(-30.0, 30.0, 1200).astype(np.float32).reshape(4, 300)
+    p = np.geomspace(1e-6, 1e6, 1200).astype(np.float32).reshape(4, 300)
+    x64, p64 = x.astype(np.float64), p.astype(np.float64)
+    outputs = {"output_0": 1 / (1 + np.exp(-x64)), "output_1": np.tanh(x64),
+               "output_2": np.log(p64)}
+    return TOSA_TRANSCENDENTALS, {"input_0": x, "input_1": p}, outputs, []
+
+
+CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf,
+         "transcendentals": transcendentals}
 
 
 def main():
