@@ -45,14 +45,15 @@ module attributes {tpu.target = #target} {
   }
 // im2col of a 1x2 window with one column of left padding on a 3x3 image:
 // per tap, the output rows whose input is inside the image are one strided
-// copy, the rest get the fill value (tap 0's first column of each row).
+// copy, the rest get the fill value (tap 0's first column of each row: one
+// element per row, 6 words apart).
 // CHECK-LABEL: func.func @im2col
 // CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=1 space=sp sram_addr=16383 sram_stride=1 rows=1 cols=1 dtype=f32
 // CHECK-COUNT-3: tpu.inst dma.ld dram_addr={{.*}} rows=1 cols=2 dtype=f32
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=9 space=sp sram_addr=6 sram_stride=9 rows=1 cols=9 dtype=f32
 // CHECK-NEXT: tpu.depend load -> store
 // CHECK-COUNT-3: tpu.inst dma.st {{.*}} sram_stride=1 rows=2 cols=1 dtype=f32
-// CHECK-COUNT-3: tpu.inst dma.st {{.*}} sram_addr=16383 sram_stride=0 rows=1 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x80 dram_stride=6 space=sp sram_addr=16383 sram_stride=0 rows=3 cols=1 dtype=f32
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x84 dram_stride=2 space=sp sram_addr=6 sram_stride=1 rows=9 cols=1 dtype=f32
   func.func @im2col(%x: tensor<1x3x3x1xf32> {tpu.dram_address = 64 : i64}) -> tensor<9x2xf32> {
     %zeros = tpu.dram_constant 0x0 dense<0.0> : tensor<1x1xf32>

@@ -25,8 +25,8 @@ func.func @sub_broadcast_lhs(%r: tensor<1x3xf32>, %x: tensor<4x3xf32>) -> tensor
 // -----
 
 func.func @unsupported(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{'tosa.tanh' op is not supported by the TPU lowering}}
-  %t = tosa.tanh %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // expected-error @+1 {{'tosa.floor' op is not supported by the TPU lowering}}
+  %t = tosa.floor %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return %t : tensor<4x3xf32>
 }
 
@@ -70,4 +70,20 @@ func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf
   // expected-error @+1 {{'tosa.pad' op with non-constant padding is not supported by the TPU lowering}}
   %y = tosa.pad %x, %p : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @compare_as_data(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xi1> {
+  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'func.return'}}
+  %gt = tosa.greater %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+  return %gt : tensor<4x8xi1>
+}
+
+// -----
+
+func.func @select_on_input(%c: tensor<4x8xi1>, %x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tosa.select' op is supported by the TPU lowering with a compare (greater, greater_equal, equal) as its condition only}}
+  %s = tosa.select %c, %x, %y : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
 }

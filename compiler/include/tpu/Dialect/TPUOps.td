@@ -100,7 +100,8 @@ def TPU_BatchMatMulOp : TPU_Op<"batch_matmul", [Pure]> {
 
 def TPU_BinaryKind : I32EnumAttr<"BinaryKind", "vector-unit binary operation", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
-  I32EnumAttrCase<"max", 3>, I32EnumAttrCase<"min", 4>]> {
+  I32EnumAttrCase<"max", 3>, I32EnumAttrCase<"min", 4>, I32EnumAttrCase<"gt", 5>,
+  I32EnumAttrCase<"ge", 6>, I32EnumAttrCase<"eq", 7>]> {
   let cppNamespace = "::mlir::tpu";
 }
 

@@ -40,12 +40,28 @@ Value mlir::tpu::fillRow(PatternRewriter &rewriter, Location loc, int64_t length
   return constantMatrix(rewriter, loc, {1, cols}, SmallVector<float>(cols, value));
 }
 
-namespace {
+namespace {} // namespace
 
-bool isF32Tensor(Type type) {
+bool mlir::tpu::isF32Tensor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
+
+LogicalResult mlir::tpu::checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutative) {
+  Value result = op->getResult(0);
+  auto shapeOf = [](Value value) {
+    return llvm::cast<RankedTensorType>(value.getType()).getShape();
+  };
+  bool direct = shapeOf(lhs) == shapeOf(result) && spreadOf(result, rhs);
+  bool swapped = commutative && shapeOf(rhs) == shapeOf(result) && spreadOf(result, lhs);
+  if (!direct && !swapped)
+    return op->emitOpError("broadcast is not supported by the vector unit: the smaller "
+                           "operand must match in shape, be one row of the last dimension, "
+                           "one column (size 1 in the last dimension only) or one element");
+  return success();
+}
+
+namespace {
 
 // Checks the forms this lowering handles, so that an unsupported model fails
 // with an error naming the operation instead of a generic legalization error.
@@ -54,6 +70,8 @@ LogicalResult checkSupported(Operation *op) {
     return success();
   if (llvm::isa<tosa::ConstOp>(op))
     return success(); // a non-f32 constant is reported where it is used
+  if (std::optional<LogicalResult> checked = checkMaskOp(op))
+    return *checked;
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());
   if (auto transpose = llvm::dyn_cast<tosa::TransposeOp>(op)) {
@@ -75,16 +93,10 @@ LogicalResult checkSupported(Operation *op) {
       return op->emitOpError("is supported on static-shape f32 tensors only, got ") << type;
   if (auto mul = llvm::dyn_cast<tosa::MulOp>(op); mul && mul.getShift() != 0)
     return op->emitOpError("with a non-zero shift is not supported on f32");
-  if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op)) {
-    Value result = op->getResult(0), lhs = op->getOperand(0), rhs = op->getOperand(1);
-    bool commutative = !llvm::isa<tosa::SubOp>(op);
-    bool direct = lhs.getType() == result.getType() && spreadOf(result, rhs);
-    bool swapped = commutative && rhs.getType() == result.getType() && spreadOf(result, lhs);
-    if (!direct && !swapped)
-      return op->emitOpError("broadcast is not supported by the vector unit: the smaller "
-                             "operand must match in shape, be one row of the last dimension, "
-                             "one column (size 1 in the last dimension only) or one element");
-  }
+  if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op) &&
+      failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1),
+                            /*commutative=*/!llvm::isa<tosa::SubOp>(op))))
+    return failure();
   if (llvm::isa<tosa::ReduceSumOp, tosa::ReduceMaxOp>(op)) {
     auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
@@ -318,6 +330,7 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     patterns.add<LowerMatMul>(context, numMatmuls);
     patterns.add<LowerErf>(context, numVectorOps);
     populateWindowLowerings(patterns, numMatmuls, numVectorOps);
+    populateMaskLowerings(patterns, numVectorOps);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,

@@ -139,6 +139,12 @@ Opcode binaryOpcode(mlir::tpu::BinaryKind kind) {
     return Opcode::VMax;
   case mlir::tpu::BinaryKind::min:
     return Opcode::VMin;
+  case mlir::tpu::BinaryKind::gt:
+    return Opcode::VGreater;
+  case mlir::tpu::BinaryKind::ge:
+    return Opcode::VGreaterEqual;
+  case mlir::tpu::BinaryKind::eq:
+    return Opcode::VEqual;
   }
   llvm_unreachable("unknown binary kind");
 }

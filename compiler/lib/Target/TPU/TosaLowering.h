@@ -32,6 +32,16 @@ template <typename TosaOp> struct CountedLowering : OpRewritePattern<TosaOp> {
   llvm::Statistic &count;
 };
 
+bool isF32Tensor(Type type);
+// The vector unit's broadcast: `rhs` (or, when commutative, `lhs`) spreads
+// over a full-shape other operand; else an error on `op`.
+LogicalResult checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutative);
+
+// The checks of the compares, selects and casts of compares
+// (LowerMaskOps.cpp); nullopt for other ops.
+std::optional<LogicalResult> checkMaskOp(Operation *op);
+void populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps);
+
 // conv2d, depthwise_conv2d, max_pool2d and avg_pool2d, counting matmuls and
 // vector ops.
 void populateWindowLowerings(RewritePatternSet &patterns, llvm::Statistic &matmuls,

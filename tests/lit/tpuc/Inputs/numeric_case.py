@@ -133,8 +133,32 @@ def transcendentals():
     return TOSA_TRANSCENDENTALS, {"input_0": x, "input_1": p}, outputs, []
 
 
+TOSA_SELECT = """func.func @main(%x: tensor<6x40xf32>, %y: tensor<6x40xf32>, %row: tensor<1x40xf32>) -> (tensor<6x40xf32>, tensor<6x40xf32>, tensor<6x40xf32>) {
+  %gt = tosa.greater %x, %y : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xi1>
+  %where = tosa.select %gt, %x, %row : (tensor<6x40xi1>, tensor<6x40xf32>, tensor<1x40xf32>) -> tensor<6x40xf32>
+  %ge = tosa.greater_equal %x, %row : (tensor<6x40xf32>, tensor<1x40xf32>) -> tensor<6x40xi1>
+  %mask = tosa.cast %ge : (tensor<6x40xi1>) -> tensor<6x40xf32>
+  %eq = tosa.equal %x, %y : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xi1>
+  %same = tosa.select %eq, %x, %y : (tensor<6x40xi1>, tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xf32>
+  return %where, %mask, %same : tensor<6x40xf32>, tensor<6x40xf32>, tensor<6x40xf32>
+}
+"""
+
+
+def select():
+    """Compares as 1.0/0.0 masks (v.gt, v.ge, v.eq) and selects on them, a
+    branch broadcast from one row; ties in x == y on purpose."""
+    x = RNG.standard_normal((6, 40)).astype(np.float32)
+    y = RNG.standard_normal((6, 40)).astype(np.float32)
+    y[:, ::3] = x[:, ::3]
+    row = RNG.standard_normal((1, 40)).astype(np.float32)
+    outputs = {"output_0": np.where(x > y, x, row), "output_1": (x >= row).astype(np.float32),
+               "output_2": np.where(x == y, x, y)}
+    return TOSA_SELECT, {"input_0": x, "input_1": y, "input_2": row}, outputs, []
+
+
 CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf,
-         "transcendentals": transcendentals}
+         "transcendentals": transcendentals, "select": select}
 
 
 def main():

@@ -1,0 +1,130 @@
+// tpu-lower-tosa, the boolean operations: a compare (tosa.greater,
+// greater_equal, equal) becomes a 1.0/0.0 mask from v.gt, v.ge or v.eq, the
+// vector unit having no boolean type; the compare's users, a select or a
+// cast to f32, take the mask.
+#include "TosaLowering.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+using namespace mlir;
+using namespace mlir::tpu;
+
+namespace {
+
+std::optional<BinaryKind> compareKind(Operation *op) {
+  if (llvm::isa_and_nonnull<tosa::GreaterOp>(op))
+    return BinaryKind::gt;
+  if (llvm::isa_and_nonnull<tosa::GreaterEqualOp>(op))
+    return BinaryKind::ge;
+  if (llvm::isa_and_nonnull<tosa::EqualOp>(op))
+    return BinaryKind::eq;
+  return std::nullopt;
+}
+
+bool isF32Cast(Operation *op) {
+  auto cast = llvm::dyn_cast<tosa::CastOp>(op);
+  return cast && cast.getType().getElementType().isF32();
+}
+
+// The mask of `compare` as a [rows, cols] f32 matrix in the shape of
+// `result` (the compare's broadcast is the vector unit's, checked before).
+Value maskOf(PatternRewriter &rewriter, Operation *compare, RankedTensorType result) {
+  Location loc = compare->getLoc();
+  auto type = RankedTensorType::get(result.getShape(), rewriter.getF32Type());
+  return rewriter.create<BinaryOp>(loc, matrixType(type), *compareKind(compare),
+                                   asMatrix(rewriter, loc, compare->getOperand(0)),
+                                   asMatrix(rewriter, loc, compare->getOperand(1)));
+}
+
+// select(c, x, y) = x * c + y * (1 - c) for a mask c of 1.0 and 0.0: exact
+// when x and y are finite (x * 1 + 0 = x, 0 + y * 1 = y); an infinity or
+// NaN in the branch not taken makes NaN, which the output check reports.
+struct LowerSelect : CountedLowering<tosa::SelectOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::SelectOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    RankedTensorType matrix = matrixType(resultType);
+    Value mask = maskOf(rewriter, op.getPred().getDefiningOp(), resultType);
+    auto binary = [&](BinaryKind kind, Value lhs, Value rhs) -> Value {
+      return rewriter.create<BinaryOp>(loc, matrix, kind, lhs, rhs);
+    };
+    auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
+    Value taken = binary(BinaryKind::mul, mask, asMatrix(rewriter, loc, op.getOnTrue()));
+    Value inverse =
+        binary(BinaryKind::add, binary(BinaryKind::mul, mask, scalar(-1.0f)), scalar(1.0f));
+    Value other = binary(BinaryKind::mul, inverse, asMatrix(rewriter, loc, op.getOnFalse()));
+    replaceWithView(rewriter, op, binary(BinaryKind::add, taken, other));
+    return success();
+  }
+};
+
+struct LowerMaskCast : CountedLowering<tosa::CastOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::CastOp op, PatternRewriter &rewriter) const override {
+    if (!compareKind(op.getInput().getDefiningOp()))
+      return failure();
+    replaceWithView(rewriter, op,
+                    maskOf(rewriter, op.getInput().getDefiningOp(),
+                           llvm::cast<RankedTensorType>(op.getType())));
+    return success();
+  }
+};
+
+// A compare is lowered with each of its users (checkMaskOp saw to it that
+// they are selects and casts), so it only goes once they have taken it.
+template <typename Compare> struct EraseCompare : OpRewritePattern<Compare> {
+  using OpRewritePattern<Compare>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Compare op, PatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+std::optional<LogicalResult> mlir::tpu::checkMaskOp(Operation *op) {
+  if (compareKind(op)) {
+    for (Operation *user : op->getUsers()) {
+      auto select = llvm::dyn_cast<tosa::SelectOp>(user);
+      if (!(select && select.getPred() == op->getResult(0)) && !isF32Cast(user))
+        return op->emitOpError("is supported by the TPU lowering as the condition of a select "
+                               "or cast to f32 only, not as an operand of '")
+               << user->getName() << "'";
+    }
+    for (Value operand : op->getOperands())
+      if (!isF32Tensor(operand.getType()))
+        return op->emitOpError("is supported on static-shape f32 tensors only, got ")
+               << operand.getType();
+    return checkBroadcast(op, op->getOperand(0), op->getOperand(1), /*commutative=*/false);
+  }
+  if (auto select = llvm::dyn_cast<tosa::SelectOp>(op)) {
+    if (!compareKind(select.getPred().getDefiningOp()))
+      return op->emitOpError("is supported by the TPU lowering with a compare (greater, "
+                             "greater_equal, equal) as its condition only");
+    Value result = select.getResult();
+    for (Value value : {result, Value(select.getOnTrue()), Value(select.getOnFalse())})
+      if (!isF32Tensor(value.getType()))
+        return op->emitOpError("is supported on static-shape f32 tensors only, got ")
+               << value.getType();
+    for (Value branch : {Value(select.getOnTrue()), Value(select.getOnFalse())})
+      if (!spreadOf(result, branch))
+        return op->emitOpError("broadcast is not supported by the vector unit: each branch must "
+                               "match the result's shape, be one row of the last dimension, one "
+                               "column or one element");
+    return success();
+  }
+  if (auto cast = llvm::dyn_cast<tosa::CastOp>(op);
+      cast && compareKind(cast.getInput().getDefiningOp())) {
+    if (!isF32Cast(op))
+      return op->emitOpError("of a compare is supported by the TPU lowering to f32 only");
+    return success();
+  }
+  return std::nullopt;
+}
+
+void mlir::tpu::populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps) {
+  patterns.add<LowerSelect, LowerMaskCast>(patterns.getContext(), vectorOps);
+  patterns.add<EraseCompare<tosa::GreaterOp>, EraseCompare<tosa::GreaterEqualOp>,
+               EraseCompare<tosa::EqualOp>>(patterns.getContext());
+}
