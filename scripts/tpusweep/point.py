@@ -1,0 +1,65 @@
+"""Running one point: tpuc compiles the model for the point's config, tpusim
+runs the bundle with the model's test data and checks its outputs. The
+result row holds the point, the whole report, and on failure the tool's
+one-line error."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from toolchain import tool
+
+
+def failure_line(completed):
+    """The one line a failed tool run is summed up by: its error on stderr,
+    else the outputs that did not match."""
+    mismatches = [line for line in completed.stdout.splitlines() if line.endswith(": FAIL")]
+    if mismatches:
+        return "outputs differ: " + "; ".join(mismatches)
+    lines = (completed.stderr or completed.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit status {completed.returncode}"
+
+
+def row_of(point):
+    """The part of a result row that describes the point."""
+    row = {key: point[key] for key in ("key", "model", "axes", "fusion", "mode", "config", "layer")}
+    row["checked"] = bool(point["data"])
+    return row
+
+
+def run_point(point, work_dir, timeout=None):
+    """Compiles and simulates `point` in WORK_DIR/KEY; returns its result row."""
+    directory = os.path.join(work_dir, point["key"])
+    os.makedirs(directory, exist_ok=True)
+    config_path = os.path.join(directory, "config.json")
+    with open(config_path, "w") as f:
+        json.dump(point["config"], f, indent=1)
+    bundle = os.path.join(directory, "model.tpub")
+    report_path = os.path.join(directory, "report.json")
+    simulate = [tool("tpusim"), bundle, "--mode", point["mode"], "--report", report_path]
+    if point["data"]:
+        simulate += ["--data", point["data"]]
+    steps = (("tpuc", [tool("tpuc"), point["model_path"], "-o", bundle, "--config", config_path,
+                       "--fusion", point["fusion"]]),
+             ("tpusim", simulate))
+    row = row_of(point)
+    started = time.time()
+    try:
+        for name, command in steps:
+            completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            if completed.returncode != 0:
+                line = failure_line(completed)
+                row.update(status="failed",
+                           error=line if line.startswith(name) else f"{name}: {line}")
+                break
+        else:
+            with open(report_path) as f:
+                row.update(status="ok", error="", report=json.load(f))
+    except subprocess.TimeoutExpired as expired:
+        row.update(status="failed", error=f"{os.path.basename(expired.cmd[0])}: timed out "
+                                          f"after {timeout} s")
+    row["seconds"] = round(time.time() - started, 3)
+    # Bundles of large models are large; the report is what the sweep keeps.
+    shutil.rmtree(directory, ignore_errors=True)
+    return row
