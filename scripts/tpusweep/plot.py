@@ -60,16 +60,6 @@ def axis_values(row):
     return values
 
 
-def swept_axes(rows):
-    """The axes that take more than one value, in the order the rows name them."""
-    axes = []
-    for row in rows:
-        for axis in axis_values(row):
-            if axis not in axes:
-                axes.append(axis)
-    return [axis for axis in axes if len({str(axis_values(row).get(axis)) for row in rows}) > 1]
-
-
 def determined_by(rows, axis, other):
     """Whether `other` follows from `axis` (zipped axes do): one value of it
     for each value of `axis`."""
@@ -79,6 +69,22 @@ def determined_by(rows, axis, other):
         if seen.setdefault(str(values.get(axis)), str(values.get(other))) != str(values.get(other)):
             return False
     return True
+
+
+def swept_axes(rows):
+    """The axes that take more than one value, in the order the rows name
+    them; of zipped axes (each determines the other) only the first."""
+    names = []
+    for row in rows:
+        names += [axis for axis in axis_values(row) if axis not in names]
+    axes = []
+    for axis in names:
+        if len({str(axis_values(row).get(axis)) for row in rows}) < 2:
+            continue
+        if not any(determined_by(rows, axis, kept) and determined_by(rows, kept, axis)
+                   for kept in axes):
+            axes.append(axis)
+    return axes
 
 
 def sort_key(value):
