@@ -156,8 +156,8 @@ public:
     } else if (!inputs.is_none()) {
       py::list list = py::list(inputs);
       if (list.size() > bundle.inputs.size())
-        throw Error(fmt::format("{} inputs given, the model has {}", list.size(),
-                                bundle.inputs.size()));
+        throw Error(
+            fmt::format("{} inputs given, the model has {}", list.size(), bundle.inputs.size()));
       for (size_t index = 0; index < list.size(); ++index)
         session_.setInput(index, toTensor(list[index]), fmt::format("input {}", index));
     }

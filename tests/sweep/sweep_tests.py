@@ -249,7 +249,7 @@ def case_bad_inputs(work):
         ("unreadable topology", ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg"),
                                  "binary.csv"], r"binary.csv: cannot read the topology"),
         ("missing topology", ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg"),
-                              "nope.csv"], r"nope.csv' is neither a zoo model nor"),
+                              "nope.csv"], r"nope.csv: cannot read the topology"),
         ("output-stationary config", ["--scalesim", "os.cfg",
                                       os.path.join(EXAMPLES, "small-cnn.csv")],
          r"os.cfg: Dataflow is 'os'.*weight-stationary"),
