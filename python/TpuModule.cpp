@@ -100,7 +100,7 @@ runtime::ElementType elementTypeOf(const py::dtype &dtype) {
   case 'b':
     break;
   }
-  throw Error(fmt::format("unsupported numpy dtype '{}'", py::str(dtype).cast<std::string>()));
+  throw Error(fmt::format("unsupported numpy dtype '{}'", dtype.attr("name").cast<std::string>()));
 }
 
 runtime::Tensor toTensor(const py::handle &value) {
@@ -151,15 +151,14 @@ public:
     const Bundle &bundle = session_.bundle();
     if (py::isinstance<py::dict>(inputs)) {
       for (auto [name, value] : inputs.cast<py::dict>())
-        session_.setInput(inputIndex(name.cast<std::string>()), toTensor(value),
-                          "input '" + name.cast<std::string>() + "'");
+        session_.setInput(inputIndex(name.cast<std::string>()), toTensor(value), "the numpy array");
     } else if (!inputs.is_none()) {
       py::list list = py::list(inputs);
       if (list.size() > bundle.inputs.size())
         throw Error(
             fmt::format("{} inputs given, the model has {}", list.size(), bundle.inputs.size()));
       for (size_t index = 0; index < list.size(); ++index)
-        session_.setInput(index, toTensor(list[index]), fmt::format("input {}", index));
+        session_.setInput(index, toTensor(list[index]), "the numpy array");
     }
     sim::SimOptions options;
     options.mode = mode == "cycle" ? sim::Mode::Cycle : sim::Mode::Fast;
@@ -199,6 +198,8 @@ private:
 
 PYBIND11_MODULE(tpu, module) {
   module.doc() = "Compile models for the TPU and run them on its simulator (docs/python.md).";
+  // compile() reads MLIR's options (pass manager, timing), which exist once registered.
+  compiler::parseMlirOptions("tpu", {});
   static py::exception<Error> error(module, "Error");
   // Whatever the tools would print as their one-line error is a tpu.Error.
   py::register_exception_translator([](std::exception_ptr pointer) {

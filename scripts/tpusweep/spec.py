@@ -126,15 +126,16 @@ def resolve_models(entries, spec_path, model_root):
     return models
 
 
-def check_values(spec_path, axis, values, allowed=None):
+def check_values(spec_path, where, values, allowed=None):
+    """`where` names the values in messages: "axes: fusion", "mode", ..."""
     if not isinstance(values, list) or not values:
-        raise SweepError(f"{spec_path}: axes: {axis}: a non-empty list of values")
+        raise SweepError(f"{spec_path}: {where}: a non-empty list of values")
     for value in values:
         if allowed and value not in allowed:
-            raise SweepError(f"{spec_path}: axes: {axis}: '{value}' is not one of "
+            raise SweepError(f"{spec_path}: {where}: '{value}' is not one of "
                              f"{', '.join(allowed)}")
         if isinstance(value, (dict, list)) or value is None:
-            raise SweepError(f"{spec_path}: axes: {axis}: '{value}' is not a single value")
+            raise SweepError(f"{spec_path}: {where}: '{value}' is not a single value")
 
 
 def axis_groups(spec_path, axes, zipped):
@@ -187,14 +188,9 @@ def expand_spec(spec, spec_path, out_dir=None):
         raise SweepError(f"{spec_path}: axes: a mapping of axis name to a list of values")
     known_keys = config_keys(base)
     for axis, values in axes.items():
-        if axis == "fusion":
-            check_values(spec_path, axis, values, FUSION_MODES)
-        elif axis == "mode":
-            check_values(spec_path, axis, values, SIM_MODES)
-        elif axis == "config":
-            check_values(spec_path, axis, values)
-        elif axis in known_keys:
-            check_values(spec_path, axis, values)
+        allowed = {"fusion": FUSION_MODES, "mode": SIM_MODES}.get(axis)
+        if axis in SPECIAL_AXES or axis in known_keys:
+            check_values(spec_path, f"axes: {axis}", values, allowed)
         else:
             raise SweepError(f"{spec_path}: axes: unknown config key '{axis}' (config keys: "
                              f"{', '.join(known_keys)}; also {', '.join(SPECIAL_AXES)})")
