@@ -9,3 +9,8 @@ class SweepError(Exception):
 
 def one_line(error):
     return " ".join(str(error).split())
+
+
+def tool_message(tool, line):
+    """A tool's message, prefixed with its name unless it says it already."""
+    return line if line.startswith(f"{tool}:") else f"{tool}: {line}"

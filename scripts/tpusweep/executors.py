@@ -10,7 +10,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from tpusweep import SweepError
+from tpusweep import SweepError, tool_message
 from tpusweep.point import row_of, run_point
 
 # Slurm's default MaxArraySize is 1001: larger sweeps give each task several points.
@@ -109,7 +109,7 @@ def run_slurm(points, out_dir, on_row, slurm_options, timeout=None, poll_seconds
     submitted = slurm_command("sbatch", command)
     if submitted.returncode != 0:
         lines = submitted.stderr.strip().splitlines() or [f"exit status {submitted.returncode}"]
-        raise SweepError(f"sbatch: {lines[-1]}")
+        raise SweepError(tool_message("sbatch", lines[-1]))
     job_id = submitted.stdout.strip().split(";")[0]
     print(f"tpu-sweep: Slurm job {job_id}: {len(points)} points in {tasks} array tasks, "
           f"logs in {logs_dir}", file=sys.stderr)

@@ -9,6 +9,7 @@ import subprocess
 import time
 
 from toolchain import tool
+from tpusweep import tool_message
 
 
 def failure_line(completed):
@@ -49,9 +50,7 @@ def run_point(point, work_dir, timeout=None):
         for name, command in steps:
             completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
             if completed.returncode != 0:
-                line = failure_line(completed)
-                row.update(status="failed",
-                           error=line if line.startswith(name) else f"{name}: {line}")
+                row.update(status="failed", error=tool_message(name, failure_line(completed)))
                 break
         else:
             with open(report_path) as f:
