@@ -208,48 +208,48 @@ def case_scalesim(work):
               f"{name}: cycles and closed form not printed side by side")
 
 
+# (what is wrong, a spec file's name and text, what its one-line error says)
+BAD_SPECS = [
+    ("invalid YAML", "broken.yaml", "models: [mlp\n", r"broken.yaml: invalid YAML"),
+    ("invalid JSON", "broken.json", '{"models": ["mlp"], ', r"broken.json: invalid JSON"),
+    ("not a mapping", "list.yaml", "- mlp\n", r"list.yaml: a spec is a mapping"),
+    ("unknown key", "unknown-key.yaml", "models: [mlp]\nrepeats: 3\n", r"unknown key 'repeats'"),
+    ("no models", "no-models.yaml", "base: tpu-8x8\n", r"models: missing"),
+    ("unknown model", "unknown-model.yaml", "models: [no-such-model]\n",
+     r"'no-such-model' is neither a zoo model"),
+    ("unknown config key", "unknown-config-key.yaml",
+     "models: [mlp]\naxes:\n  array.rowz: [8, 16]\n", r"unknown config key 'array.rowz'"),
+    ("empty axis", "empty-axis.yaml", "models: [mlp]\naxes:\n  array.rows: []\n",
+     r"array.rows: a non-empty list"),
+    ("bad fusion", "bad-fusion.yaml", "models: [mlp]\naxes:\n  fusion: [none, most]\n",
+     r"fusion: 'most' is not one of"),
+    ("zip lengths", "zip-lengths.yaml", "models: [mlp]\naxes:\n  array.rows: [8, 16]\n"
+     "  array.cols: [8]\nzip: [[array.rows, array.cols]]\n", r"different numbers of values"),
+    ("unknown preset", "unknown-preset.yaml", "models: [mlp]\nbase: tpu-9x9\n",
+     r"'tpu-9x9' is neither a config file"),
+    ("bad topology header", "bad-topology.yaml", "models: [bad-header.csv]\n",
+     r"bad-header.csv:1: expected a SCALE-Sim"),
+]
+
+
 def case_bad_inputs(work):
     """Every malformed input: one line on stderr naming the problem, exit 1."""
-    write_spec(work, "models: [mlp\n", "broken.yaml")
-    write_spec(work, '{"models": ["mlp"], ', "broken.json")
-    write_spec(work, "- mlp\n", "list.yaml")
-    write_spec(work, "models: [mlp]\nrepeats: 3\n", "unknown-key.yaml")
-    write_spec(work, "base: tpu-8x8\n", "no-models.yaml")
-    write_spec(work, "models: [no-such-model]\n", "unknown-model.yaml")
-    write_spec(work, "models: [mlp]\naxes:\n  array.rowz: [8, 16]\n", "unknown-config-key.yaml")
-    write_spec(work, "models: [mlp]\naxes:\n  array.rows: []\n", "empty-axis.yaml")
-    write_spec(work, "models: [mlp]\naxes:\n  fusion: [none, most]\n", "bad-fusion.yaml")
-    write_spec(work, "models: [mlp]\naxes:\n  array.rows: [8, 16]\n  array.cols: [8]\n"
-                     "zip: [[array.rows, array.cols]]\n", "zip-lengths.yaml")
-    write_spec(work, "models: [mlp]\nbase: tpu-9x9\n", "unknown-preset.yaml")
+    for _, name, text, _ in BAD_SPECS:
+        write_spec(work, text, name)
     write_spec(work, "Layer, M, N\nA, 1, 2\n", "bad-header.csv")
     write_spec(work, "Layer, M, N, K,\nA, 1, two, 3,\n", "bad-size.csv")
-    write_spec(work, "models: [bad-header.csv]\n", "bad-topology.yaml")
     with open(os.path.join(work, "binary.csv"), "wb") as f:
         f.write(b"\xff\xfe\x00garbage")
     with open(os.path.join(EXAMPLES, "ws-32x32.cfg")) as f:
         write_spec(work, f.read().replace("Dataflow : ws", "Dataflow : os"), "os.cfg")
     write_spec(work, "not json\n", "results.jsonl")
-    cases = [
-        ("invalid YAML", ["broken.yaml"], r"broken.yaml: invalid YAML"),
-        ("invalid JSON", ["broken.json"], r"broken.json: invalid JSON"),
-        ("not a mapping", ["list.yaml"], r"list.yaml: a spec is a mapping"),
-        ("unknown key", ["unknown-key.yaml"], r"unknown key 'repeats'"),
-        ("no models", ["no-models.yaml"], r"models: missing"),
-        ("unknown model", ["unknown-model.yaml"], r"'no-such-model' is neither a zoo model"),
-        ("unknown config key", ["unknown-config-key.yaml"], r"unknown config key 'array.rowz'"),
-        ("empty axis", ["empty-axis.yaml"], r"array.rows: a non-empty list"),
-        ("bad fusion", ["bad-fusion.yaml"], r"fusion: 'most' is not one of"),
-        ("zip lengths", ["zip-lengths.yaml"], r"different numbers of values"),
-        ("unknown preset", ["unknown-preset.yaml"], r"'tpu-9x9' is neither a config file"),
+    scalesim = ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg")]
+    cases = [(description, [name], pattern) for description, name, _, pattern in BAD_SPECS] + [
         ("missing spec", ["nope.yaml"], r"nope.yaml: cannot read the spec"),
-        ("bad topology header", ["bad-topology.yaml"], r"bad-header.csv:1: expected a SCALE-Sim"),
-        ("bad topology size", ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg"),
-                               "bad-size.csv"], r"bad-size.csv:2: the sizes must be integers"),
-        ("unreadable topology", ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg"),
-                                 "binary.csv"], r"binary.csv: cannot read the topology"),
-        ("missing topology", ["--scalesim", os.path.join(EXAMPLES, "ws-32x32.cfg"),
-                              "nope.csv"], r"nope.csv: cannot read the topology"),
+        ("bad topology size", scalesim + ["bad-size.csv"],
+         r"bad-size.csv:2: the sizes must be integers"),
+        ("unreadable topology", scalesim + ["binary.csv"], r"binary.csv: cannot read the topology"),
+        ("missing topology", scalesim + ["nope.csv"], r"nope.csv: cannot read the topology"),
         ("output-stationary config", ["--scalesim", "os.cfg",
                                       os.path.join(EXAMPLES, "small-cnn.csv")],
          r"os.cfg: Dataflow is 'os'.*weight-stationary"),
