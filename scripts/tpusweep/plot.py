@@ -87,6 +87,14 @@ def swept_axes(rows):
     return axes
 
 
+def log_scale_if_wide(panel, which, values):
+    """Log scale on an axis whose values span a factor of ten or more; a
+    narrower span reads better on a linear one."""
+    values = [value for value in values if value > 0]
+    if values and max(values) >= 10 * min(values):
+        getattr(panel, f"set_{which}scale")("log")
+
+
 def sort_key(value):
     return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
@@ -103,18 +111,20 @@ def plot_axis(rows, axis, axes, out_dir):
     numeric = all(isinstance(value, (int, float)) for value in ticks)
     figure, panels = plt.subplots(1, len(METRICS), figsize=(6 * len(METRICS), 4.5))
     for panel, (_, title, metric) in zip(panels, METRICS):
+        plotted = []
         for label, points in lines.items():
             points.sort(key=lambda point: sort_key(point[0]))
             xs = [value if numeric else ticks.index(value) for value, _ in points]
-            panel.plot(xs, [metric(report) for _, report in points], marker="o", label=label)
+            ys = [metric(report) for _, report in points]
+            panel.plot(xs, ys, marker="o", label=label)
+            plotted += ys
         panel.set_xlabel(axis)
         panel.set_ylabel(title)
         if numeric and min(ticks) > 0 and max(ticks) / min(ticks) >= 8:
             panel.set_xscale("log", base=2)
         if not numeric:
             panel.set_xticks(range(len(ticks)), [str(tick) for tick in ticks])
-        if title.startswith(("total", "energy")):
-            panel.set_yscale("log")
+        log_scale_if_wide(panel, "y", plotted)
         panel.grid(True, alpha=0.3)
     panels[0].legend(fontsize="small")
     figure.suptitle(f"against {axis}")
@@ -125,9 +135,10 @@ def plot_axis(rows, axis, axes, out_dir):
     return path
 
 
-def plot_pareto(rows, name, ylabel, cost, out_dir):
+def plot_pareto(rows, axes, name, ylabel, cost, out_dir):
     """PARETO-NAME.png: cycles against a cost, one panel per model, the
-    Pareto-optimal points marked and joined."""
+    Pareto-optimal points marked, joined and labelled with their values of
+    the swept AXES."""
     models = list(dict.fromkeys(row["model"] for row in rows))
     columns = min(3, len(models))
     count = math.ceil(len(models) / columns)
@@ -141,10 +152,11 @@ def plot_pareto(rows, name, ylabel, cost, out_dir):
         panel.plot(*zip(*(points[i] for i in front)), color="tab:red", marker="*", markersize=12,
                    drawstyle="steps-post", label="Pareto-optimal")
         for i in front:
-            panel.annotate(mine[i]["config"]["name"], points[i], fontsize=6,
-                           textcoords="offset points", xytext=(4, 4))
-        panel.set_xscale("log")
-        panel.set_yscale("log")
+            values = axis_values(mine[i])
+            panel.annotate(" ".join(str(values.get(axis)) for axis in axes), points[i],
+                           fontsize=7, textcoords="offset points", xytext=(4, 4))
+        log_scale_if_wide(panel, "x", [x for x, _ in points])
+        log_scale_if_wide(panel, "y", [y for _, y in points])
         panel.set_title(model)
         panel.set_xlabel("total cycles")
         panel.set_ylabel(ylabel)
@@ -152,6 +164,7 @@ def plot_pareto(rows, name, ylabel, cost, out_dir):
         panel.legend(fontsize="small")
     for panel in list(panels.flat)[len(models):]:
         panel.axis("off")
+    figure.suptitle(f"Pareto-optimal points labelled with {' '.join(axes)}")
     figure.tight_layout()
     path = os.path.join(out_dir, f"pareto-{name}.png")
     figure.savefig(path, dpi=100)
@@ -167,8 +180,8 @@ def plot(results, out_dir=None):
     os.makedirs(out_dir, exist_ok=True)
     axes = swept_axes(rows)
     charts = [plot_axis(rows, axis, axes, out_dir) for axis in axes]
-    charts.append(plot_pareto(rows, "energy", "energy (uJ)",
+    charts.append(plot_pareto(rows, axes, "energy", "energy (uJ)",
                               lambda row: row["report"]["energy_pj"]["total"] / 1e6, out_dir))
-    charts.append(plot_pareto(rows, "area", "area proxy: PEs + SRAM bytes",
+    charts.append(plot_pareto(rows, axes, "area", "area proxy: PEs + SRAM bytes",
                               lambda row: area_proxy(row["config"]), out_dir))
     return charts
