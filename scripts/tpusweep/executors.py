@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from tpusweep import SweepError, tool_message
-from tpusweep.point import row_of, run_point
+from tpusweep.point import row_of, run_point, stop_tools
 
 # Slurm's default MaxArraySize is 1001: larger sweeps give each task several points.
 MAX_ARRAY_TASKS = 1000
@@ -27,8 +27,10 @@ def run_local(points, work_dir, on_row, jobs, timeout=None):
             for future in as_completed(futures):
                 on_row(future.result())
         except KeyboardInterrupt:
-            for future in futures:
-                future.cancel()
+            # The points running now are not finished: kill their tools and
+            # record nothing more.
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_tools()
             raise
 
 

@@ -6,10 +6,51 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 
 from toolchain import tool
 from tpusweep import tool_message
+
+# The tool processes running now and whether the sweep is stopping: an
+# interrupted sweep kills them and starts no more, so that no point it
+# stopped is recorded as a failure.
+running = set()
+stopping = threading.Event()
+running_lock = threading.Lock()
+
+
+class Stopped(Exception):
+    """The sweep was interrupted while this point ran."""
+
+
+def run_tool(command, timeout):
+    with running_lock:
+        if stopping.is_set():
+            raise Stopped()
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        running.add(process)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    finally:
+        with running_lock:
+            running.discard(process)
+    if stopping.is_set():
+        raise Stopped()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def stop_tools():
+    """Kills the running tools; run_point raises Stopped from then on."""
+    with running_lock:
+        stopping.set()
+        for process in running:
+            process.kill()
 
 
 def failure_line(completed):
@@ -48,7 +89,7 @@ def run_point(point, work_dir, timeout=None):
     started = time.time()
     try:
         for name, command in steps:
-            completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            completed = run_tool(command, timeout)
             if completed.returncode != 0:
                 row.update(status="failed", error=tool_message(name, failure_line(completed)))
                 break
@@ -58,7 +99,8 @@ def run_point(point, work_dir, timeout=None):
     except subprocess.TimeoutExpired as expired:
         row.update(status="failed", error=f"{os.path.basename(expired.cmd[0])}: timed out "
                                           f"after {timeout} s")
+    finally:
+        # Bundles of large models are large; the report is what the sweep keeps.
+        shutil.rmtree(directory, ignore_errors=True)
     row["seconds"] = round(time.time() - started, 3)
-    # Bundles of large models are large; the report is what the sweep keeps.
-    shutil.rmtree(directory, ignore_errors=True)
     return row

@@ -2,10 +2,13 @@
 finish (what resuming reads), and OUT/results.csv, every scalar of those rows
 in the spec's point order, rewritten at the end of every run."""
 import csv
+import fcntl
 import json
 import os
 import sys
 import time
+
+from tpusweep import SweepError
 
 CSV_LEADING = ("key", "model", "fusion", "mode", "status", "error", "checked", "seconds")
 
@@ -39,6 +42,15 @@ class ResultFiles:
         self.jsonl = os.path.join(out_dir, "results.jsonl")
         self.csv = os.path.join(out_dir, "results.csv")
         os.makedirs(out_dir, exist_ok=True)
+
+    def lock(self):
+        """Holds OUT/.lock while this process lives: two sweeps writing the
+        same results would run points twice and trip over each other's files."""
+        self.lock_file = open(os.path.join(self.out_dir, ".lock"), "w")
+        try:
+            fcntl.flock(self.lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SweepError(f"{self.out_dir}: another tpu-sweep is running on these results")
 
     def load(self):
         """{key: row} of the points finished so far. A sweep killed while
