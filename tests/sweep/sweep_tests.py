@@ -8,6 +8,7 @@ tpusim run directly, closed forms computed here from the topology's fields,
 a brute-force Pareto front. Exit 77 tells ctest a case was skipped.
 """
 import csv
+import fcntl
 import json
 import math
 import os
@@ -152,6 +153,12 @@ def case_resume(work):
     check("9 done already, 0 to run" in third.stderr, third.stderr)
     with open(jsonl) as f:
         check(f.read() == after, "a finished sweep ran points again")
+    # As another sweep on the same results would.
+    with open(os.path.join(out, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fourth = sweep(spec, "--out", out, check_status=False)
+    check(fourth.returncode == 1 and fourth.stderr.strip().splitlines() == [
+        f"tpu-sweep: error: {out}: another tpu-sweep is running on these results"], fourth.stderr)
     print(f"killed after {done} points; the resumed run did the other {9 - done}")
 
 
