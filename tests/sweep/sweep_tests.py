@@ -107,6 +107,23 @@ def case_matches_tpusim(work):
         print(f"{cells['config']} {cells['fusion']}: {direct['total_cycles']} cycles, as tpusim")
 
 
+def case_failed_point(work):
+    """A value the config rejects fails its point with tpuc's one-line error;
+    the other points run, and the sweep exits 1."""
+    out = os.path.join(work, "out")
+    spec = write_spec(work, "models: [mlp]\nbase: tpu-8x8\naxes:\n  scratchpad.banks: [4, 6]\n")
+    completed = sweep(spec, "--out", out, check_status=False)
+    check(completed.returncode == 1, f"exit {completed.returncode}")
+    with open(os.path.join(out, "results.csv")) as f:
+        table = list(csv.DictReader(f))
+    check([(r["scratchpad.banks"], r["status"]) for r in table] == [("4", "ok"), ("6", "failed")],
+          f"rows {[(r['scratchpad.banks'], r['status']) for r in table]}")
+    check(re.fullmatch(r"tpuc: error: .*config.json: scratchpad.banks: must be a power of two "
+                       r"in \[1, 64\] \(got 6\)", table[1]["error"]), table[1]["error"])
+    check(table[0]["report.total_cycles"] and not table[1]["report.total_cycles"], "report cells")
+    print(f"failed point: {table[1]['error']}")
+
+
 RESUMABLE = """
 models: [lenet5]
 base: tpu-8x8
