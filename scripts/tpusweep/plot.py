@@ -99,6 +99,14 @@ def sort_key(value):
     return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
 
+def save(figure, title, path):
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
 def plot_axis(rows, axis, axes, out_dir):
     """BY-AXIS.png: a line per model and combination of the other free axes."""
     free = [other for other in axes if other != axis and not determined_by(rows, axis, other)]
@@ -127,12 +135,8 @@ def plot_axis(rows, axis, axes, out_dir):
         log_scale_if_wide(panel, "y", plotted)
         panel.grid(True, alpha=0.3)
     panels[0].legend(fontsize="small")
-    figure.suptitle(f"against {axis}")
-    figure.tight_layout()
-    path = os.path.join(out_dir, f"by-{axis.replace('.', '-')}.png")
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    chart = f"by-{axis.replace('.', '-')}.png"
+    return save(figure, f"against {axis}", os.path.join(out_dir, chart))
 
 
 def plot_pareto(rows, axes, name, ylabel, cost, out_dir):
@@ -164,12 +168,8 @@ def plot_pareto(rows, axes, name, ylabel, cost, out_dir):
         panel.legend(fontsize="small")
     for panel in list(panels.flat)[len(models):]:
         panel.axis("off")
-    figure.suptitle(f"Pareto-optimal points labelled with {' '.join(axes)}")
-    figure.tight_layout()
-    path = os.path.join(out_dir, f"pareto-{name}.png")
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save(figure, f"Pareto-optimal points labelled with {' '.join(axes)}",
+                os.path.join(out_dir, f"pareto-{name}.png"))
 
 
 def plot(results, out_dir=None):

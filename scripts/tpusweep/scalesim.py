@@ -42,7 +42,8 @@ def read_topology(path):
         with open(path, newline="") as f:
             rows = [[cell.strip() for cell in row] for row in csv.reader(f)]
     except (OSError, UnicodeDecodeError) as problem:
-        raise SweepError(f"{path}: cannot read the topology: {getattr(problem, 'strerror', problem)}")
+        reason = getattr(problem, "strerror", None) or problem
+        raise SweepError(f"{path}: cannot read the topology: {reason}")
     rows = [[cell for cell in row if cell] for row in rows]
     rows = [row for row in rows if row]
     if not rows:

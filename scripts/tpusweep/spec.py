@@ -204,7 +204,8 @@ def expand_spec(spec, spec_path, out_dir=None):
     models = resolve_models(spec["models"], spec_path, os.path.join(out_dir, "models"))
 
     points = []
-    for (model, model_path, data, layer), choice in itertools.product(models, itertools.product(*groups)):
+    choices = list(itertools.product(*groups))
+    for (model, model_path, data, layer), choice in itertools.product(models, choices):
         values = {axis: value for group in choice for axis, value in group.items()}
         config = copy.deepcopy(configs.get(values.get("config"), base))
         for axis, value in values.items():

@@ -222,7 +222,8 @@ def case_scalesim(work):
               f"{name}: closed form {figures['SCALE-Sim WS Cycles']}, expected {closed_form}")
         efficiency = 100 * k * n / (math.ceil(k / 32) * 32 * math.ceil(n / 32) * 32)
         check(abs(float(figures["Mapping Efficiency %"]) - efficiency) < 1e-3,
-              f"{name}: mapping efficiency {figures['Mapping Efficiency %']}, expected {efficiency}")
+              f"{name}: mapping efficiency {figures['Mapping Efficiency %']}, "
+              f"expected {efficiency}")
         cycles = int(figures["Total Cycles"])
         check(cycles == row["report"]["total_cycles"], f"{name}: total cycles")
         utilization = 100 * m * n * k / (32 * 32 * cycles)
