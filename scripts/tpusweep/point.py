@@ -2,6 +2,7 @@
 runs the bundle with the model's test data and checks its outputs. The
 result row holds the point, the whole report, and on failure the tool's
 one-line error."""
+import itertools
 import json
 import os
 import shutil
@@ -56,7 +57,12 @@ def stop_tools():
 def failure_line(completed):
     """The one line a failed tool run is summed up by: its error on stderr,
     else the outputs that did not match."""
-    mismatches = [line for line in completed.stdout.splitlines() if line.endswith(": FAIL")]
+    mismatches, lines = [], completed.stdout.splitlines()
+    for index, line in enumerate(lines):
+        if line.endswith(": FAIL"):
+            # tpusim may explain a failed check on the indented lines below it.
+            details = itertools.takewhile(lambda more: more.startswith(" "), lines[index + 1:])
+            mismatches.append(" ".join([line] + [detail.strip() for detail in details]))
     if mismatches:
         return "outputs differ: " + "; ".join(mismatches)
     lines = (completed.stderr or completed.stdout).strip().splitlines()

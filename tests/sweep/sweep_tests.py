@@ -108,20 +108,36 @@ def case_matches_tpusim(work):
 
 
 def case_failed_point(work):
-    """A value the config rejects fails its point with tpuc's one-line error;
-    the other points run, and the sweep exits 1."""
+    """A value the config rejects fails its point with tpuc's one-line error,
+    outputs unlike the expected ones fail theirs with tpusim's verdict; the
+    other points run, and the sweep exits 1."""
+    import numpy as np
+    from onnx import numpy_helper, TensorProto
+    wrong = os.path.join(work, "wrong-mlp")
+    shutil.copytree(MLP, wrong)
+    expected = os.path.join(wrong, "test_data_set_0", "output_0.pb")
+    with open(expected, "rb") as f:
+        tensor = TensorProto.FromString(f.read())
+    scaled = numpy_helper.from_array(numpy_helper.to_array(tensor) * np.float32(1.5), tensor.name)
+    with open(expected, "wb") as f:
+        f.write(scaled.SerializeToString())
     out = os.path.join(work, "out")
-    spec = write_spec(work, "models: [mlp]\nbase: tpu-8x8\naxes:\n  scratchpad.banks: [4, 6]\n")
+    spec = write_spec(work, "models: [mlp, wrong-mlp]\nbase: tpu-8x8\naxes:\n"
+                            "  scratchpad.banks: [4, 6]\n")
     completed = sweep(spec, "--out", out, check_status=False)
     check(completed.returncode == 1, f"exit {completed.returncode}")
     with open(os.path.join(out, "results.csv")) as f:
         table = list(csv.DictReader(f))
-    check([(r["scratchpad.banks"], r["status"]) for r in table] == [("4", "ok"), ("6", "failed")],
-          f"rows {[(r['scratchpad.banks'], r['status']) for r in table]}")
+    check([(r["model"], r["scratchpad.banks"], r["status"]) for r in table] ==
+          [("mlp", "4", "ok"), ("mlp", "6", "failed"), ("wrong-mlp", "4", "failed"),
+           ("wrong-mlp", "6", "failed")], f"rows {[tuple(r.values())[:6] for r in table]}")
     check(re.fullmatch(r"tpuc: error: .*config.json: scratchpad.banks: must be a power of two "
                        r"in \[1, 64\] \(got 6\)", table[1]["error"]), table[1]["error"])
+    check(table[2]["error"].startswith("tpusim: outputs differ: y") and
+          table[2]["error"].count("FAIL") == 1, table[2]["error"])
     check(table[0]["report.total_cycles"] and not table[1]["report.total_cycles"], "report cells")
-    print(f"failed point: {table[1]['error']}")
+    for row in table[1:3]:
+        print(f"failed point: {row['error']}")
 
 
 RESUMABLE = """
