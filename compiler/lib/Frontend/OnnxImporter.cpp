@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 
 namespace tpu::frontend {
 namespace detail {
@@ -388,8 +389,17 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIR
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(fmt::format("{}: cannot open the model file", path));
+  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (file.bad())
+    throw Error(fmt::format("{}: cannot read the model file", path));
+  return importOnnxBytes(bytes, path, context);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const std::string &path,
+                                                  mlir::MLIRContext &context) {
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&file) || !model.has_graph())
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !model.has_graph())
     throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
   return detail::Importer(context, path).run(model);
