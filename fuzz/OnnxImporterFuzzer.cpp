@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <random>
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
@@ -27,6 +28,16 @@ namespace {
 // just past a small shape, and the extremes.
 constexpr int64_t kInterestingInts[] = {0,  1,  -1, 2,       3,         4,         7,
                                         -2, -5, 64, 1 << 16, INT32_MAX, INT64_MIN, INT64_MAX};
+constexpr float kInterestingFloats[] = {0.0f,
+                                        1.0f,
+                                        -1.0f,
+                                        0.5f,
+                                        6.0f,
+                                        1e-30f,
+                                        1e30f,
+                                        -1e30f,
+                                        std::numeric_limits<float>::infinity(),
+                                        std::numeric_limits<float>::quiet_NaN()};
 // Operators the importer knows and some it does not; a node gets one of
 // these instead of its own, keeping its inputs and attributes.
 constexpr const char *kOpTypes[] = {"Add",
@@ -70,7 +81,8 @@ template <typename T> T pick(std::mt19937_64 &random, const T *items, size_t cou
 int64_t mutateInt(std::mt19937_64 &random, int64_t value) {
   if (random() % 2)
     return pick(random, kInterestingInts, std::size(kInterestingInts));
-  return value + (random() % 2 ? 1 : -1);
+  // One step up or down, wrapping around at the extremes.
+  return static_cast<int64_t>(static_cast<uint64_t>(value) + (random() % 2 ? 1 : ~uint64_t{0}));
 }
 
 // One structural change; false when the model has nothing of the kind picked.
@@ -89,7 +101,7 @@ bool mutateModel(onnx::ModelProto &model, std::mt19937_64 &random) {
       int element = index(attribute.ints_size());
       attribute.set_ints(element, mutateInt(random, attribute.ints(element)));
     } else if (attribute.has_f()) {
-      attribute.set_f(static_cast<float>(mutateInt(random, static_cast<int64_t>(attribute.f()))));
+      attribute.set_f(pick(random, kInterestingFloats, std::size(kInterestingFloats)));
     } else {
       attribute.set_i(mutateInt(random, attribute.i()));
     }

@@ -137,9 +137,15 @@ const onnx::AttributeProto *Node::attr(const std::string &name) const {
   return nullptr;
 }
 
+int64_t Node::checkedInt(const std::string &name, int64_t value) const {
+  if (value < INT32_MIN || value > INT32_MAX)
+    fail("attribute {} = {} is out of range (at most 32 bits)", name, value);
+  return value;
+}
+
 int64_t Node::intAttr(const std::string &name, int64_t fallback) const {
   const onnx::AttributeProto *attribute = attr(name);
-  return attribute ? attribute->i() : fallback;
+  return attribute ? checkedInt(name, attribute->i()) : fallback;
 }
 
 float Node::floatAttr(const std::string &name, float fallback) const {
@@ -156,7 +162,10 @@ std::optional<std::vector<int64_t>> Node::intsAttr(const std::string &name) cons
   const onnx::AttributeProto *attribute = attr(name);
   if (!attribute)
     return std::nullopt;
-  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+  std::vector<int64_t> values;
+  for (int64_t value : attribute->ints())
+    values.push_back(checkedInt(name, value));
+  return values;
 }
 
 int64_t Node::normalizeAxis(int64_t axis, int64_t rank) const {
