@@ -3,8 +3,9 @@
 
     onnx-importer  the zoo's small models and every importer test case
                    (tests/lit/import/Inputs/op_models.py)
-    bundle         the small zoo models compiled by tpuc for every preset
-    assembler      the same programs as assembly
+    bundle         the small zoo models compiled by tpuc for every preset,
+                   where the bundle is small too
+    assembler      the same programs as assembly, where it is small
 
     make_seeds.py [--tpuc TPUC] OUT
 
@@ -22,14 +23,15 @@ import onnx  # noqa: E402
 import op_models  # noqa: E402
 import toolchain  # noqa: E402
 
-# libFuzzer mutates small inputs best; the larger zoo models are mostly weights.
-MAX_MODEL_BYTES = 32 * 1024
+# libFuzzer mutates small inputs best, and fast: the larger zoo models are
+# mostly weights, their programs thousands of lines.
+MAX_SEED_BYTES = 32 * 1024
 
 
 def small_zoo_models():
     for name, directory in toolchain.model_dirs().items():
         path = os.path.join(directory, "model.onnx")
-        if os.path.getsize(path) <= MAX_MODEL_BYTES:
+        if os.path.getsize(path) <= MAX_SEED_BYTES:
             yield name, path
 
 
@@ -53,6 +55,8 @@ def write_program_seeds(tpuc, bundles, assembly):
             for emit, out in (("bundle", f"{bundles}/{stem}.tpub"), ("asm", f"{assembly}/{stem}.s")):
                 subprocess.run([tpuc, path, f"--config=tpu-{preset}", f"--emit={emit}", "-o", out],
                                check=True)
+                if os.path.getsize(out) > MAX_SEED_BYTES:
+                    os.remove(out)
 
 
 def main():
