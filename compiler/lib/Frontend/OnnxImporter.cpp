@@ -34,10 +34,9 @@ int64_t tensorElements(const onnx::TensorProto &tensor, const std::string &what)
   int64_t count = 1;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0)
-      throw Error(fmt::format("{}: tensor '{}' has a negative dimension", what, tensor.name()));
+      throw Error(fmt::format("{}: dimension {} is negative", what, dim));
     if (dim != 0 && count > kMaxElements / dim)
-      throw Error(fmt::format("{}: tensor '{}' has more than {} elements", what, tensor.name(),
-                              kMaxElements));
+      throw Error(fmt::format("{}: more than {} elements", what, kMaxElements));
     count *= dim;
   }
   return count;
@@ -70,24 +69,26 @@ std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::stri
                             tensor.data_type()));
   if (tensor.has_data_location() && tensor.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(fmt::format("{}: external tensor data is not supported", what));
-  int64_t count = tensorElements(tensor, what);
+  std::string where = fmt::format("{}: tensor '{}'", what, tensor.name());
+  int64_t count = tensorElements(tensor, where);
   if (tensor.has_raw_data())
-    return rawValues<float>(tensor.raw_data(), count, what);
-  return fieldValues<float>(tensor.float_data(), count, what);
+    return rawValues<float>(tensor.raw_data(), count, where);
+  return fieldValues<float>(tensor.float_data(), count, where);
 }
 
 // Integer tensors (shapes, axes, slice bounds) come as int64 or int32.
 std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::string &what) {
-  int64_t count = tensorElements(tensor, what);
+  std::string where = fmt::format("{}: tensor '{}'", what, tensor.name());
+  int64_t count = tensorElements(tensor, where);
   switch (tensor.data_type()) {
   case onnx::TensorProto::INT64:
     if (tensor.has_raw_data())
-      return rawValues<int64_t>(tensor.raw_data(), count, what);
-    return fieldValues<int64_t>(tensor.int64_data(), count, what);
+      return rawValues<int64_t>(tensor.raw_data(), count, where);
+    return fieldValues<int64_t>(tensor.int64_data(), count, where);
   case onnx::TensorProto::INT32: {
     std::vector<int32_t> values = tensor.has_raw_data()
-                                      ? rawValues<int32_t>(tensor.raw_data(), count, what)
-                                      : fieldValues<int32_t>(tensor.int32_data(), count, what);
+                                      ? rawValues<int32_t>(tensor.raw_data(), count, where)
+                                      : fieldValues<int32_t>(tensor.int32_data(), count, where);
     return {values.begin(), values.end()};
   }
   default:
