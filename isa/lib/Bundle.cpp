@@ -26,9 +26,6 @@ using isa::Instruction;
 using isa::Opcode;
 
 constexpr uint32_t kHeaderBytes = 48;
-constexpr size_t kCrcOffset = 12;
-// The CRC covers everything after its own field (see Bundle.h).
-constexpr size_t kCrcCoverageStart = kCrcOffset + 4;
 constexpr uint64_t kMaxDramBytes = uint64_t{1} << 34; // 16 GiB
 
 void appendLittleEndian(std::vector<uint8_t> &bytes, uint64_t value, unsigned size) {
@@ -265,8 +262,9 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
   bytes.insert(bytes.end(), metadata.begin(), metadata.end());
   bytes.insert(bytes.end(), bundle.constants.begin(), bundle.constants.end());
 
-  uint32_t crc = crc32(bytes.data() + kCrcCoverageStart, bytes.size() - kCrcCoverageStart);
-  writeLittleEndian(bytes.data() + kCrcOffset, 4, crc);
+  uint32_t crc =
+      crc32(bytes.data() + kBundleCrcCoverageStart, bytes.size() - kBundleCrcCoverageStart);
+  writeLittleEndian(bytes.data() + kBundleCrcOffset, 4, crc);
   return bytes;
 }
 
@@ -284,7 +282,7 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
   if (headerBytes != kHeaderBytes)
     throw Error(
         fmt::format("bundle header is {} bytes, this build reads {}", headerBytes, kHeaderBytes));
-  auto storedCrc = static_cast<uint32_t>(readLittleEndian(data + kCrcOffset, 4));
+  auto storedCrc = static_cast<uint32_t>(readLittleEndian(data + kBundleCrcOffset, 4));
   uint64_t numInstructions = readLittleEndian(data + 16, 4);
   uint64_t metadataBytes = readLittleEndian(data + 20, 4);
   uint64_t constantBytes = readLittleEndian(data + 24, 8);
@@ -303,7 +301,7 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
   }
   if (remaining != 0)
     throw Error(fmt::format("bundle has {} trailing bytes after the constants", remaining));
-  if (crc32(data + kCrcCoverageStart, bytes.size() - kCrcCoverageStart) != storedCrc)
+  if (crc32(data + kBundleCrcCoverageStart, bytes.size() - kBundleCrcCoverageStart) != storedCrc)
     throw Error("checksum mismatch: bundle is corrupt");
 
   Bundle bundle;

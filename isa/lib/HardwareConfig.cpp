@@ -101,15 +101,20 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::s
   return config;
 }
 
-HardwareConfig HardwareConfig::fromFile(const std::string &path) {
-  std::vector<uint8_t> bytes = detail::readFile(path, "config");
+HardwareConfig HardwareConfig::fromText(std::string_view text, const std::string &origin) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::parse_error &error) {
-    throw Error(fmt::format("{}: invalid JSON: {}", path, detail::jsonErrorText(error.what())));
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception &error) { // out_of_range too: a number like 1e999
+    throw Error(fmt::format("{}: invalid JSON: {}", origin, detail::jsonErrorText(error.what())));
   }
-  return fromJson(json, path);
+  return fromJson(json, origin);
+}
+
+HardwareConfig HardwareConfig::fromFile(const std::string &path) {
+  std::vector<uint8_t> bytes = detail::readFile(path, "config");
+  return fromText(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
+                  path);
 }
 
 void HardwareConfig::validate(const std::string &origin) const {
@@ -179,7 +184,7 @@ HardwareConfig HardwareConfig::load(const std::string &presetOrPath) {
     return fromFile(presetOrPath);
   for (const detail::Preset &preset : detail::kPresets)
     if (preset.name == presetOrPath)
-      return fromJson(nlohmann::json::parse(preset.json), presetOrPath);
+      return fromText(preset.json, presetOrPath);
   throw Error(fmt::format("no preset config named '{}' (presets: {}; or give a .json file)",
                           presetOrPath, fmt::join(presetNames(), ", ")));
 }

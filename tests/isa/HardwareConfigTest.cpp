@@ -223,3 +223,18 @@ TEST(HardwareConfig, FileErrorsNameTheFile) {
     EXPECT_THAT(error.what(), HasSubstr(invalid + ": "));
   }
 }
+
+// Found by fuzz-config: nlohmann's number overflow is an out_of_range error,
+// not a parse_error, and escaped as a bare JSON exception.
+TEST(HardwareConfig, NumberTooLargeForADoubleIsInvalidJson) {
+  json config = presetJson();
+  config["clock_ghz"] = "HUGE";
+  std::string text = config.dump();
+  text.replace(text.find("\"HUGE\""), 6, "1e999");
+  try {
+    HardwareConfig::fromText(text, "huge.json");
+    FAIL() << "accepted " << text;
+  } catch (const tpu::Error &error) {
+    EXPECT_STREQ(error.what(), "huge.json: invalid JSON: number overflow parsing '1e999'");
+  }
+}

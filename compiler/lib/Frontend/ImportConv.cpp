@@ -118,11 +118,11 @@ Tensor Importer::importConv(const Node &node) {
   requireImage(node, xs);
   Value weight = onnxInput(node, 1);
   Shape ws = shapeOf(weight);
-  int64_t channels = xs[1], outChannels = ws[0], group = node.intAttr("group", 1);
-  if (ws.size() != 4 || group < 1 || channels % group || outChannels % group ||
-      ws[1] != channels / group)
+  int64_t channels = xs[1], group = node.intAttr("group", 1);
+  if (ws.size() != 4 || group < 1 || channels % group || ws[0] % group || ws[1] != channels / group)
     node.fail("weights [{}] do not fit {} input channels in {} groups", fmt::join(ws, ","),
               channels, group);
+  int64_t outChannels = ws[0];
   std::array<int64_t, 2> kernel{ws[2], ws[3]};
   if (node.intsAttr("kernel_shape") && kernelShape(node) != kernel)
     node.fail("kernel_shape does not match the weights [{}]", fmt::join(ws, ","));

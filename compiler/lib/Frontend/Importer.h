@@ -68,6 +68,9 @@ public:
   void rejectOutputsFrom(int first, const char *what) const;
 
   const onnx::AttributeProto *attr(const std::string &name) const;
+  // Integer attributes (axes, sizes, strides, pads, flags) are bounded to 32
+  // bits, so that the importer's arithmetic on them cannot overflow int64.
+  int64_t checkedInt(const std::string &name, int64_t value) const;
   int64_t intAttr(const std::string &name, int64_t fallback) const;
   float floatAttr(const std::string &name, float fallback) const;
   std::string stringAttr(const std::string &name, const std::string &fallback) const;

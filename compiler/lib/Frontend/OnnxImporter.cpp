@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 
 namespace tpu::frontend {
 namespace detail {
@@ -23,6 +24,44 @@ namespace {
 
 constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 17;
+// The most elements a tensor can have: 16 GiB of float32, all the DRAM a
+// bundle addresses (Bundle.cpp). Bounding the shapes a model gives keeps the
+// importer's size arithmetic far from int64 overflow.
+constexpr int64_t kMaxElements = int64_t{1} << 32;
+
+// An initializer's element count from its dims.
+int64_t tensorElements(const onnx::TensorProto &tensor, const std::string &what) {
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      throw Error(fmt::format("{}: dimension {} is negative", what, dim));
+    if (dim != 0 && count > kMaxElements / dim)
+      throw Error(fmt::format("{}: more than {} elements", what, kMaxElements));
+    count *= dim;
+  }
+  return count;
+}
+
+// The values of raw_data, which must hold exactly `count` of them.
+template <typename T>
+std::vector<T> rawValues(const std::string &raw, int64_t count, const std::string &what) {
+  if (raw.size() != static_cast<size_t>(count) * sizeof(T))
+    throw Error(fmt::format("{}: raw data holds {} bytes, shape needs {}", what, raw.size(),
+                            count * sizeof(T)));
+  std::vector<T> values(count);
+  if (count != 0)
+    std::memcpy(values.data(), raw.data(), raw.size());
+  return values;
+}
+
+// The values of a typed field (float_data, int64_data, ...), which must hold
+// exactly `count` of them.
+template <typename T, typename Field>
+std::vector<T> fieldValues(const Field &field, int64_t count, const std::string &what) {
+  if (field.size() != count)
+    throw Error(fmt::format("{}: holds {} values, shape needs {}", what, field.size(), count));
+  return {field.begin(), field.end()};
+}
 
 std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::string &what) {
   if (tensor.data_type() != onnx::TensorProto::FLOAT)
@@ -30,39 +69,26 @@ std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::stri
                             tensor.data_type()));
   if (tensor.has_data_location() && tensor.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(fmt::format("{}: external tensor data is not supported", what));
-  int64_t count = elementCount({tensor.dims().begin(), tensor.dims().end()});
-  std::vector<float> values;
-  if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    if (raw.size() != static_cast<size_t>(count) * sizeof(float))
-      throw Error(fmt::format("{}: raw data holds {} bytes, shape needs {}", what, raw.size(),
-                              count * sizeof(float)));
-    values.resize(count);
-    std::memcpy(values.data(), raw.data(), raw.size());
-  } else {
-    values.assign(tensor.float_data().begin(), tensor.float_data().end());
-    if (values.size() != static_cast<size_t>(count))
-      throw Error(fmt::format("{}: holds {} values, shape needs {}", what, values.size(), count));
-  }
-  return values;
+  std::string where = fmt::format("{}: tensor '{}'", what, tensor.name());
+  int64_t count = tensorElements(tensor, where);
+  if (tensor.has_raw_data())
+    return rawValues<float>(tensor.raw_data(), count, where);
+  return fieldValues<float>(tensor.float_data(), count, where);
 }
 
 // Integer tensors (shapes, axes, slice bounds) come as int64 or int32.
 std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::string &what) {
-  const std::string &raw = tensor.raw_data();
+  std::string where = fmt::format("{}: tensor '{}'", what, tensor.name());
+  int64_t count = tensorElements(tensor, where);
   switch (tensor.data_type()) {
-  case onnx::TensorProto::INT64: {
-    if (!tensor.has_raw_data())
-      return {tensor.int64_data().begin(), tensor.int64_data().end()};
-    std::vector<int64_t> values(raw.size() / sizeof(int64_t));
-    std::memcpy(values.data(), raw.data(), values.size() * sizeof(int64_t));
-    return values;
-  }
+  case onnx::TensorProto::INT64:
+    if (tensor.has_raw_data())
+      return rawValues<int64_t>(tensor.raw_data(), count, where);
+    return fieldValues<int64_t>(tensor.int64_data(), count, where);
   case onnx::TensorProto::INT32: {
-    if (!tensor.has_raw_data())
-      return {tensor.int32_data().begin(), tensor.int32_data().end()};
-    std::vector<int32_t> values(raw.size() / sizeof(int32_t));
-    std::memcpy(values.data(), raw.data(), values.size() * sizeof(int32_t));
+    std::vector<int32_t> values = tensor.has_raw_data()
+                                      ? rawValues<int32_t>(tensor.raw_data(), count, where)
+                                      : fieldValues<int32_t>(tensor.int32_data(), count, where);
     return {values.begin(), values.end()};
   }
   default:
@@ -112,9 +138,15 @@ const onnx::AttributeProto *Node::attr(const std::string &name) const {
   return nullptr;
 }
 
+int64_t Node::checkedInt(const std::string &name, int64_t value) const {
+  if (value < INT32_MIN || value > INT32_MAX)
+    fail("attribute {} = {} is out of range (at most 32 bits)", name, value);
+  return value;
+}
+
 int64_t Node::intAttr(const std::string &name, int64_t fallback) const {
   const onnx::AttributeProto *attribute = attr(name);
-  return attribute ? attribute->i() : fallback;
+  return attribute ? checkedInt(name, attribute->i()) : fallback;
 }
 
 float Node::floatAttr(const std::string &name, float fallback) const {
@@ -131,7 +163,10 @@ std::optional<std::vector<int64_t>> Node::intsAttr(const std::string &name) cons
   const onnx::AttributeProto *attribute = attr(name);
   if (!attribute)
     return std::nullopt;
-  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+  std::vector<int64_t> values;
+  for (int64_t value : attribute->ints())
+    values.push_back(checkedInt(name, value));
+  return values;
 }
 
 int64_t Node::normalizeAxis(int64_t axis, int64_t rank) const {
@@ -201,11 +236,16 @@ Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   if (type.elem_type() != onnx::TensorProto::FLOAT)
     throw Error(fmt::format("{}: input '{}' must be float32", path, input.name()));
   Shape shape;
+  int64_t elements = 1;
   for (const auto &dim : type.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() <= 0)
       throw Error(fmt::format("{}: input '{}' has a dynamic or empty dimension; static shapes "
                               "are required",
                               path, input.name()));
+    if (dim.dim_value() > kMaxElements / elements)
+      throw Error(fmt::format("{}: input '{}' has more than {} elements", path, input.name(),
+                              kMaxElements));
+    elements *= dim.dim_value();
     shape.push_back(dim.dim_value());
   }
   return shape;
@@ -388,8 +428,17 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIR
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(fmt::format("{}: cannot open the model file", path));
+  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (file.bad())
+    throw Error(fmt::format("{}: cannot read the model file", path));
+  return importOnnxBytes(bytes, path, context);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const std::string &path,
+                                                  mlir::MLIRContext &context) {
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&file) || !model.has_graph())
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !model.has_graph())
     throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
   return detail::Importer(context, path).run(model);

@@ -126,6 +126,8 @@ Value newConstant(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> sha
 // The operands of a commutative elementwise op as (layer, per-channel values).
 std::optional<std::pair<Layer, std::vector<float>>> matchLayerAndConstant(Operation *op) {
   auto result = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  if (result.getRank() == 0)
+    return std::nullopt; // a scalar has no channel axis
   for (unsigned i = 0; i < 2; ++i) {
     Value input = op->getOperand(i), other = op->getOperand(1 - i);
     if (input.getType() != result)

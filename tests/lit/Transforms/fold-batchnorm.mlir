@@ -119,3 +119,15 @@ func.func @scale_not_per_channel(%x: tensor<1x3x3x2xf32>, %r: tensor<1x1x1x2xf32
   %m2 = tosa.mul %c2, %r {shift = 0 : i8} : (tensor<1x3x3x2xf32>, tensor<1x1x1x2xf32>) -> tensor<1x3x3x2xf32>
   return %m, %m2 : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>
 }
+
+// Scalars have no channel axis: nothing folds (found by fuzzing: reading the
+// channel count of a rank-0 product crashed).
+// CHECK-LABEL: func.func @scalar_products
+// CHECK: %[[P:.*]] = tosa.mul %arg0, %arg0
+// CHECK-NEXT: %[[Q:.*]] = tosa.mul %[[P]], %arg0
+// CHECK-NEXT: return %[[Q]]
+func.func @scalar_products(%x: tensor<f32>) -> tensor<f32> {
+  %p = tosa.mul %x, %x {shift = 0 : i8} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %q = tosa.mul %p, %x {shift = 0 : i8} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %q : tensor<f32>
+}

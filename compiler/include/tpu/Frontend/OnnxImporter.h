@@ -5,6 +5,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <string>
+#include <string_view>
 
 namespace tpu::frontend {
 
@@ -12,5 +13,9 @@ namespace tpu::frontend {
 // the model's inputs and outputs in order, named by `tpu.name` attributes.
 // Throws tpu::Error naming the file, node and op of anything unsupported.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context);
+// The same from a model file's bytes already in memory (the fuzzer's entry);
+// `path` only names the model in errors.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const std::string &path,
+                                                  mlir::MLIRContext &context);
 
 } // namespace tpu::frontend

@@ -13,6 +13,7 @@
 #include "tpu/isa/HardwareConfig.h"
 #include "tpu/isa/Isa.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ namespace tpu {
 
 constexpr char kBundleMagic[4] = {'T', 'P', 'U', 'B'};
 constexpr uint32_t kBundleVersion = 1;
+// The header's CRC-32 field, and where the bytes it covers start.
+constexpr size_t kBundleCrcOffset = 12;
+constexpr size_t kBundleCrcCoverageStart = kBundleCrcOffset + 4;
 
 struct TensorInfo {
   enum class Role { Input, Output };

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tpu {
@@ -50,6 +51,8 @@ struct HardwareConfig {
   // Throws tpu::Error "<origin>: <key path>: <problem>" on any missing,
   // unknown, mistyped or out-of-range field.
   static HardwareConfig fromJson(const nlohmann::json &json, const std::string &origin);
+  // JSON text, e.g. a config file's contents; errors start with `origin`.
+  static HardwareConfig fromText(std::string_view text, const std::string &origin);
   static HardwareConfig fromFile(const std::string &path);
   // A preset by name (`tpu-8x8`), or a JSON file: a path, or any argument
   // ending in `.json`. Throws tpu::Error listing the presets otherwise.
