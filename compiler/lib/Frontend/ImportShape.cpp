@@ -184,3 +184,126 @@ Tensor Importer::importSlice(const Node &node) {
 }
 
 } // namespace tpu::frontend::detail
+
+namespace tpu::frontend::detail {
+
+std::vector<int64_t> Importer::axesOperand(const Node &node, int64_t inputFromOpset) {
+  if (opset < inputFromOpset)
+    return node.intsAttr("axes").value_or(std::vector<int64_t>{});
+  return constantInts(node, 1);
+}
+
+// Axes attribute before opset 13, input from 13; no axes: every size-1 axis.
+Tensor Importer::importSqueeze(const Node &node) {
+  node.expectInputs(1, opset < 13 ? 1 : 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x), result;
+  int64_t rank = shape.size();
+  std::vector<bool> squeezed(rank, false);
+  std::vector<int64_t> axes = axesOperand(node, 13);
+  for (int64_t axis : axes) {
+    axis = node.normalizeAxis(axis, rank);
+    if (shape[axis] != 1)
+      node.fail("axis {} has size {}, not 1", axis, shape[axis]);
+    squeezed[axis] = true;
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (!(axes.empty() ? shape[i] == 1 : squeezed[i]))
+      result.push_back(shape[i]);
+  return {reshape(x, result, node.loc)};
+}
+
+// Axes (of the result) attribute before opset 13, input from 13.
+Tensor Importer::importUnsqueeze(const Node &node) {
+  node.expectInputs(1, opset < 13 ? 1 : 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  std::vector<int64_t> axes = axesOperand(node, 13);
+  if (axes.empty())
+    node.fail("axes are required");
+  int64_t rank = shape.size() + axes.size();
+  std::vector<bool> inserted(rank, false);
+  for (int64_t axis : axes) {
+    axis = node.normalizeAxis(axis, rank);
+    if (inserted[axis])
+      node.fail("axis {} repeats", axis);
+    inserted[axis] = true;
+  }
+  Shape result;
+  auto next = shape.begin();
+  for (int64_t i = 0; i < rank; ++i)
+    result.push_back(inserted[i] ? 1 : *next++);
+  return {reshape(x, result, node.loc)};
+}
+
+// Sizes from the split attribute (before opset 13) or input (13+), else
+// equal parts for the outputs; opset 18's num_outputs makes parts of
+// ceil(size / n) with a smaller last one.
+Outputs Importer::importSplit(const Node &node) {
+  node.expectInputs(1, 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  int64_t axis = node.normalizeAxis(node.intAttr("axis", 0), shape.size());
+  std::vector<int64_t> sizes = opset < 13 ? node.intsAttr("split").value_or(std::vector<int64_t>{})
+                                          : constantInts(node, 1);
+  int64_t outputs = node.proto.output_size(), dim = shape[axis];
+  if (sizes.empty()) {
+    int64_t parts = node.intAttr("num_outputs", outputs);
+    if (parts != outputs)
+      node.fail("num_outputs {} differs from the {} outputs", parts, outputs);
+    int64_t part = opset >= 18 ? (dim + parts - 1) / parts : dim / parts;
+    if (opset < 18 && dim % parts)
+      node.fail("axis {} of size {} does not split into {} equal parts", axis, dim, parts);
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::min(part, dim - i * part));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != dim ||
+      *std::min_element(sizes.begin(), sizes.end()) <= 0)
+    node.fail("split sizes [{}] do not divide axis {} of size {} into {} outputs",
+              fmt::join(sizes, ","), axis, dim, outputs);
+  std::vector<Tensor> results;
+  Shape begin(shape.size(), 0);
+  for (int64_t size : sizes) {
+    Shape part = shape;
+    part[axis] = size;
+    results.push_back({slice(x, begin, part, node.loc)});
+    begin[axis] += size;
+  }
+  return results;
+}
+
+// numpy broadcasting of the input and the constant shape, both ways.
+Tensor Importer::importExpand(const Node &node) {
+  node.expectInputs(2, 2);
+  Value x = onnxInput(node, 0);
+  Shape own = shapeOf(x);
+  std::optional<Shape> shape = broadcastShapes(own, constantInts(node, 1));
+  if (!shape)
+    node.fail("shape [{}] does not broadcast to [{}]", fmt::join(own, ","),
+              fmt::join(constantInts(node, 1), ","));
+  own.insert(own.begin(), shape->size() - own.size(), 1);
+  return {tileTo(reshape(x, own, node.loc), *shape, node.loc)};
+}
+
+// Shapes are static: Shape is a constant (start and end from opset 15).
+Tensor Importer::importShape(const Node &node) {
+  node.expectInputs(1, 1);
+  Shape shape = onnxShape(input(node, 0));
+  int64_t rank = shape.size();
+  auto bound = [&](const char *name, int64_t fallback) {
+    int64_t value = node.intAttr(name, fallback);
+    return std::clamp<int64_t>(value < 0 ? value + rank : value, 0, rank);
+  };
+  int64_t start = bound("start", 0), end = bound("end", rank);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  owned->set_data_type(onnx::TensorProto::INT64);
+  owned->add_dims(std::max<int64_t>(0, end - start));
+  for (int64_t i = start; i < end; ++i)
+    owned->add_int64_data(shape[i]);
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return lookup(node.proto.output(0), node.what);
+}
+
+} // namespace tpu::frontend::detail

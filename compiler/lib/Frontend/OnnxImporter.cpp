@@ -5,6 +5,7 @@
 #include "tpu/Frontend/OnnxImporter.h"
 
 #include "Importer.h"
+#include "UpgradeOpset.h"
 
 #include "tpu/Dialect/TPUDialect.h"
 
@@ -16,13 +17,18 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 
 namespace tpu::frontend {
 namespace detail {
 namespace {
 
+// Opsets imported directly; older models are first upgraded to
+// kUpgradeOpset by ONNX's own version converter (libonnx), so their operator
+// forms are never re-implemented here by hand.
 constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 18;
+constexpr int kUpgradeOpset = 13;
 
 std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::string &what) {
   if (tensor.data_type() != onnx::TensorProto::FLOAT)
@@ -70,7 +76,14 @@ std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::stri
   }
 }
 
-using ImportFn = std::function<Tensor(Importer &, const Node &)>;
+std::vector<int64_t> tensorBools(const onnx::TensorProto &tensor, const std::string &what) {
+  if (tensor.has_raw_data())
+    return {tensor.raw_data().begin(), tensor.raw_data().end()};
+  (void)what;
+  return {tensor.int32_data().begin(), tensor.int32_data().end()};
+}
+
+using ImportFn = std::function<Outputs(Importer &, const Node &)>;
 
 } // namespace
 
@@ -155,7 +168,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
     if (constants.count(input.name()))
       continue; // old exporters list initializers as inputs too
     graphInputs.push_back(&input);
-    argTypes.push_back(tensorType(graphInputShape(input)));
+    argTypes.push_back(tensorType(graphInputShape(input),
+                                  onnxElementType(input.type().tensor_type().elem_type(),
+                                                  fmt::format("{}: input '{}'", path, input.name()))));
   }
   auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
   module->push_back(func);
@@ -188,8 +203,9 @@ void Importer::checkOpset(const onnx::ModelProto &model) {
     if (!opsetId.domain().empty() && opsetId.domain() != "ai.onnx")
       continue;
     if (opsetId.version() < kMinOpset || opsetId.version() > kMaxOpset)
-      throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {})", path,
-                              opsetId.version(), kMinOpset, kMaxOpset));
+      throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {}, older ones "
+                              "through ONNX's version converter)",
+                              path, opsetId.version(), kMinOpset, kMaxOpset));
     opset = opsetId.version();
     return;
   }
@@ -198,8 +214,6 @@ void Importer::checkOpset(const onnx::ModelProto &model) {
 
 Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   const auto &type = input.type().tensor_type();
-  if (type.elem_type() != onnx::TensorProto::FLOAT)
-    throw Error(fmt::format("{}: input '{}' must be float32", path, input.name()));
   Shape shape;
   for (const auto &dim : type.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() <= 0)
@@ -211,51 +225,91 @@ Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   return shape;
 }
 
-void Importer::importNode(const onnx::NodeProto &proto, int index) {
-  // The opset-independent part of each operator's contract; opset
-  // differences are handled inside the import functions (`opset`).
-  static const std::map<std::string, ImportFn> table = {
-      {"Gemm", &Importer::importGemm},
-      {"MatMul", &Importer::importMatMul},
-      {"Add", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::AddOp>(n, 2, 2); }},
-      {"Sub", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::SubOp>(n, 2, 2); }},
-      {"Mul", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::MulOp>(n, 2, 2); }},
-      {"Pow", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::PowOp>(n, 2, 2); }},
-      {"Max",
-       [](Importer &im, const Node &n) {
-         return im.importElementwise<mlir::tosa::MaximumOp>(n, 1, INT_MAX);
-       }},
-      {"Min",
-       [](Importer &im, const Node &n) {
-         return im.importElementwise<mlir::tosa::MinimumOp>(n, 1, INT_MAX);
-       }},
-      {"Div", &Importer::importDiv},
-      {"Sigmoid", &Importer::importUnary<mlir::tosa::SigmoidOp>},
-      {"Tanh", &Importer::importUnary<mlir::tosa::TanhOp>},
-      {"Erf", &Importer::importUnary<mlir::tosa::ErfOp>},
-      {"Relu", &Importer::importRelu},
-      {"Clip", &Importer::importClip},
-      {"LeakyRelu", &Importer::importLeakyRelu},
-      {"Conv", &Importer::importConv},
-      {"MaxPool", &Importer::importMaxPool},
-      {"AveragePool", &Importer::importAveragePool},
-      {"GlobalAveragePool", &Importer::importGlobalAveragePool},
-      {"BatchNormalization", &Importer::importBatchNormalization},
-      {"Softmax", &Importer::importSoftmax},
-      {"LayerNormalization", &Importer::importLayerNormalization},
-      {"ReduceMean", &Importer::importReduceMean},
-      {"ReduceSum", &Importer::importReduceSum},
-      {"Identity", &Importer::importIdentity},
-      {"Reshape", &Importer::importReshape},
-      {"Flatten", &Importer::importFlatten},
-      {"Transpose", &Importer::importTranspose},
-      {"Concat", &Importer::importConcat},
-      {"Slice", &Importer::importSlice},
+namespace {
+
+// Binary operators with numpy broadcasting.
+template <typename TosaOp> ImportFn elementwise(int minInputs, int maxInputs) {
+  return [=](Importer &im, const Node &n) -> Outputs {
+    return im.importElementwise<TosaOp>(n, minInputs, maxInputs);
   };
+}
+
+// The opset-independent part of each operator's contract; opset differences
+// are handled inside the import functions (`opset`).
+const std::map<std::string, ImportFn> &operatorTable() {
+  using namespace mlir::tosa;
+  auto one = [](Tensor (Importer::*fn)(const Node &)) -> ImportFn {
+    return [fn](Importer &im, const Node &n) -> Outputs { return (im.*fn)(n); };
+  };
+  static const std::map<std::string, ImportFn> table = {
+      {"Gemm", one(&Importer::importGemm)},
+      {"MatMul", one(&Importer::importMatMul)},
+      {"Add", elementwise<AddOp>(2, 2)},
+      {"Sub", elementwise<SubOp>(2, 2)},
+      {"Mul", elementwise<MulOp>(2, 2)},
+      {"Max", elementwise<MaximumOp>(1, INT_MAX)},
+      {"Min", elementwise<MinimumOp>(1, INT_MAX)},
+      {"Sum", one(&Importer::importSum)},
+      {"Mean", one(&Importer::importMean)},
+      {"Pow", one(&Importer::importPow)},
+      {"Div", one(&Importer::importDiv)},
+      {"Relu", one(&Importer::importRelu)},
+      {"Clip", one(&Importer::importClip)},
+      {"PRelu", one(&Importer::importPRelu)},
+      {"Cast", one(&Importer::importCast)},
+      {"Dropout", one(&Importer::importDropout)},
+      {"Where", one(&Importer::importWhere)},
+      {"Conv", one(&Importer::importConv)},
+      {"ConvTranspose", one(&Importer::importConvTranspose)},
+      {"MaxPool", one(&Importer::importMaxPool)},
+      {"AveragePool", one(&Importer::importAveragePool)},
+      {"GlobalAveragePool", one(&Importer::importGlobalAveragePool)},
+      {"GlobalMaxPool", one(&Importer::importGlobalMaxPool)},
+      {"BatchNormalization", one(&Importer::importBatchNormalization)},
+      {"Softmax", one(&Importer::importSoftmax)},
+      {"LogSoftmax", one(&Importer::importSoftmax)},
+      {"LayerNormalization", one(&Importer::importLayerNormalization)},
+      {"ArgMax", one(&Importer::importArgExtremum)},
+      {"ArgMin", one(&Importer::importArgExtremum)},
+      {"Identity", one(&Importer::importIdentity)},
+      {"Reshape", one(&Importer::importReshape)},
+      {"Flatten", one(&Importer::importFlatten)},
+      {"Transpose", one(&Importer::importTranspose)},
+      {"Concat", one(&Importer::importConcat)},
+      {"Slice", one(&Importer::importSlice)},
+      {"Squeeze", one(&Importer::importSqueeze)},
+      {"Unsqueeze", one(&Importer::importUnsqueeze)},
+      {"Split", &Importer::importSplit},
+      {"Expand", one(&Importer::importExpand)},
+      {"Gather", one(&Importer::importGather)},
+      {"Pad", one(&Importer::importPad)},
+      {"Resize", one(&Importer::importResize)},
+      {"Shape", one(&Importer::importShape)},
+  };
+  static const std::map<std::string, ImportFn> withFamilies = [] {
+    std::map<std::string, ImportFn> all = table;
+    for (const std::string &op : activationOperators())
+      all[op] = [](Importer &im, const Node &n) -> Outputs { return im.importActivation(n); };
+    for (const std::string &op : reductionOperators())
+      all[op] = [](Importer &im, const Node &n) -> Outputs { return im.importReduction(n); };
+    for (const std::string &op : comparisonOperators())
+      all[op] = [](Importer &im, const Node &n) -> Outputs { return im.importComparison(n); };
+    return all;
+  }();
+  return withFamilies;
+}
+
+} // namespace
+
+std::vector<std::string> Importer::supportedOperators() {
+  std::vector<std::string> names{"Constant"};
+  for (const auto &entry : operatorTable())
+    names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Importer::importNode(const onnx::NodeProto &proto, int index) {
   const std::string &op = proto.op_type();
   std::string name = proto.name().empty() ? fmt::format("{}_{}", op, index) : proto.name();
   Node node(proto, fmt::format("{}: node '{}' ({})", path, name, op),
@@ -265,16 +319,49 @@ void Importer::importNode(const onnx::NodeProto &proto, int index) {
   if (!proto.domain().empty() && proto.domain() != "ai.onnx")
     node.fail("domain '{}' is not supported", proto.domain());
   if (op == "Constant") {
-    const onnx::AttributeProto *value = node.attr("value");
-    if (!value)
-      node.fail("only the 'value' form is supported");
-    constants[proto.output(0)] = &value->t();
+    importConstant(node);
     return;
   }
+  const auto &table = operatorTable();
   auto it = table.find(op);
   if (it == table.end())
-    node.fail("operator is not supported yet");
-  values[proto.output(0)] = it->second(*this, node);
+    node.fail("operator is not supported");
+  Outputs outputs = it->second(*this, node);
+  for (size_t i = 0; i < outputs.tensors.size(); ++i)
+    if (node.hasOutput(i))
+      values[proto.output(i)] = outputs.tensors[i];
+}
+
+// Constant's value forms: a tensor, or one number or list (opset 12+).
+void Importer::importConstant(const Node &node) {
+  const std::string &output = node.proto.output(0);
+  if (const onnx::AttributeProto *value = node.attr("value")) {
+    constants[output] = &value->t();
+    return;
+  }
+  auto owned = std::make_unique<onnx::TensorProto>();
+  owned->set_name(output);
+  if (const onnx::AttributeProto *a = node.attr("value_float")) {
+    owned->set_data_type(onnx::TensorProto::FLOAT);
+    owned->add_float_data(a->f());
+  } else if (const onnx::AttributeProto *a = node.attr("value_floats")) {
+    owned->set_data_type(onnx::TensorProto::FLOAT);
+    owned->add_dims(a->floats_size());
+    for (float v : a->floats())
+      owned->add_float_data(v);
+  } else if (const onnx::AttributeProto *a = node.attr("value_int")) {
+    owned->set_data_type(onnx::TensorProto::INT64);
+    owned->add_int64_data(a->i());
+  } else if (const onnx::AttributeProto *a = node.attr("value_ints")) {
+    owned->set_data_type(onnx::TensorProto::INT64);
+    owned->add_dims(a->ints_size());
+    for (int64_t v : a->ints())
+      owned->add_int64_data(v);
+  } else {
+    node.fail("only the value, value_float(s) and value_int(s) forms are supported");
+  }
+  constants[output] = owned.get();
+  ownedConstants.push_back(std::move(owned));
 }
 
 Tensor Importer::lookup(const std::string &name, const std::string &what) {
@@ -282,12 +369,44 @@ Tensor Importer::lookup(const std::string &name, const std::string &what) {
     return it->second;
   if (auto it = constants.find(name); it != constants.end()) {
     const onnx::TensorProto &tensor = *it->second;
-    Tensor result{constant({tensor.dims().begin(), tensor.dims().end()}, tensorFloats(tensor, what),
-                           builder.getUnknownLoc())};
+    Shape shape(tensor.dims().begin(), tensor.dims().end());
+    Tensor result;
+    if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+      result.value = constant(shape, tensorFloats(tensor, what), builder.getUnknownLoc());
+    } else {
+      // Indices and conditions: integer or boolean data.
+      mlir::Type element = onnxElementType(tensor.data_type(), what);
+      std::vector<int64_t> ints = tensor.data_type() == onnx::TensorProto::BOOL
+                                      ? tensorBools(tensor, what)
+                                      : tensorInts(tensor, what);
+      auto type = tensorType(shape, element);
+      std::vector<llvm::APInt> data;
+      for (int64_t v : ints)
+        data.emplace_back(element.getIntOrFloatBitWidth(), v, /*isSigned=*/true);
+      result.value = builder.create<mlir::tosa::ConstOp>(builder.getUnknownLoc(), type,
+                                                          mlir::DenseElementsAttr::get(type, data));
+    }
     values[name] = result;
     return result;
   }
   throw Error(fmt::format("{} uses '{}', which no earlier node produces", what, name));
+}
+
+mlir::Type Importer::onnxElementType(int32_t dataType, const std::string &what) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return builder.getF32Type();
+  case onnx::TensorProto::INT64:
+    return builder.getI64Type(); // indices (Gather)
+  case onnx::TensorProto::INT32:
+    return builder.getI32Type();
+  case onnx::TensorProto::BOOL:
+    return builder.getI1Type(); // conditions (Where)
+  default:
+    throw Error(fmt::format("{}: data type {} is not supported (float32, int64, int32 and bool are)",
+                            what, onnx::TensorProto::DataType_Name(
+                                      static_cast<onnx::TensorProto::DataType>(dataType))));
+  }
 }
 
 Value Importer::toOnnxLayout(const Tensor &tensor, mlir::Location loc) {
@@ -337,7 +456,7 @@ Value Importer::constant(const Shape &shape, llvm::ArrayRef<float> data, mlir::L
 Value Importer::reshape(Value input, const Shape &shape, mlir::Location loc) {
   if (shapeOf(input) == shape)
     return input;
-  return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape), input,
+  return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape, elementType(input)), input,
                                                builder.getDenseI64ArrayAttr(shape));
 }
 
@@ -349,13 +468,14 @@ Value Importer::transpose(Value input, llvm::ArrayRef<int32_t> perm, mlir::Locat
       mlir::RankedTensorType::get({static_cast<int64_t>(perm.size())}, builder.getI32Type());
   Value perms = builder.create<mlir::tosa::ConstOp>(loc, permsType,
                                                     mlir::DenseElementsAttr::get(permsType, perm));
-  return builder.create<mlir::tosa::TransposeOp>(loc, tensorType(permuted), input, perms);
+  return builder.create<mlir::tosa::TransposeOp>(loc, tensorType(permuted, elementType(input)),
+                                                 input, perms);
 }
 
 Value Importer::slice(Value input, const Shape &start, const Shape &size, mlir::Location loc) {
   if (shapeOf(input) == size)
     return input;
-  return builder.create<mlir::tosa::SliceOp>(loc, tensorType(size), input,
+  return builder.create<mlir::tosa::SliceOp>(loc, tensorType(size, elementType(input)), input,
                                              builder.getDenseI64ArrayAttr(start),
                                              builder.getDenseI64ArrayAttr(size));
 }
@@ -372,7 +492,8 @@ Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location
                                                  builder.getI32Type());
   Value paddingValue = builder.create<mlir::tosa::ConstOp>(
       loc, paddingType, mlir::DenseElementsAttr::get(paddingType, llvm::ArrayRef(padding)));
-  return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape), input, paddingValue);
+  return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape, elementType(input)), input,
+                                           paddingValue);
 }
 
 Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
@@ -384,6 +505,8 @@ Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
 
 } // namespace detail
 
+std::vector<std::string> supportedOperators() { return detail::Importer::supportedOperators(); }
+
 mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
@@ -392,6 +515,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIR
   if (!model.ParseFromIstream(&file) || !model.has_graph())
     throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
+    if ((opsetId.domain().empty() || opsetId.domain() == "ai.onnx") &&
+        opsetId.version() < detail::kMinOpset) {
+      onnx::ModelProto upgraded = upgradeOpset(model, detail::kUpgradeOpset, path);
+      return detail::Importer(context, path).run(upgraded);
+    }
   return detail::Importer(context, path).run(model);
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <string>
+#include <vector>
 
 namespace tpu::frontend {
 
@@ -12,5 +13,9 @@ namespace tpu::frontend {
 // the model's inputs and outputs in order, named by `tpu.name` attributes.
 // Throws tpu::Error naming the file, node and op of anything unsupported.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context);
+
+// The ONNX operators the importer has an import for, sorted (docs/compiler.md's
+// table is checked against this list).
+std::vector<std::string> supportedOperators();
 
 } // namespace tpu::frontend
