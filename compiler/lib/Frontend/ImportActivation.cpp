@@ -13,11 +13,11 @@ using namespace mlir::tosa;
 // y = f(x) with the node's attributes; the layout of x is kept.
 using Activation = std::function<Value(Importer &, Value, const Node &)>;
 
+template <typename TosaOp> Activation unaryOp() {
+  return [](Importer &im, Value x, const Node &n) { return im.unary<TosaOp>(x, n.loc); };
+}
+
 const std::map<std::string, Activation> &activationTable() {
-  auto unaryOp = [](auto tag) -> Activation {
-    using TosaOp = typename decltype(tag)::type;
-    return [](Importer &im, Value x, const Node &n) { return im.unary<TosaOp>(x, n.loc); };
-  };
   // Elu's negative branch: alpha * (exp(min(x, 0)) - 1), zero for x >= 0.
   auto eluNegative = [](Importer &im, Value x, float alpha, const Node &n) {
     size_t rank = Importer::shapeOf(x).size();
@@ -28,13 +28,13 @@ const std::map<std::string, Activation> &activationTable() {
   };
   static const std::map<std::string, Activation> table = {
       {"Neg", [](Importer &im, Value x, const Node &n) { return im.negate(x, n.loc); }},
-      {"Abs", unaryOp(std::type_identity<AbsOp>{})},
-      {"Exp", unaryOp(std::type_identity<ExpOp>{})},
-      {"Log", unaryOp(std::type_identity<LogOp>{})},
-      {"Reciprocal", unaryOp(std::type_identity<ReciprocalOp>{})},
-      {"Sigmoid", unaryOp(std::type_identity<SigmoidOp>{})},
-      {"Tanh", unaryOp(std::type_identity<TanhOp>{})},
-      {"Erf", unaryOp(std::type_identity<ErfOp>{})},
+      {"Abs", unaryOp<AbsOp>()},
+      {"Exp", unaryOp<ExpOp>()},
+      {"Log", unaryOp<LogOp>()},
+      {"Reciprocal", unaryOp<ReciprocalOp>()},
+      {"Sigmoid", unaryOp<SigmoidOp>()},
+      {"Tanh", unaryOp<TanhOp>()},
+      {"Erf", unaryOp<ErfOp>()},
       // TOSA has no sqrt: 1 / rsqrt(x), which is 0 at 0 (1 / inf) and NaN below.
       {"Sqrt",
        [](Importer &im, Value x, const Node &n) {
@@ -183,19 +183,19 @@ struct Comparison {
   std::function<Value(Importer &, Value, Value, mlir::Location)> make;
 };
 
+template <typename TosaOp> Comparison comparison(bool swap) {
+  return Comparison{swap, [](Importer &im, Value a, Value b, mlir::Location loc) {
+                      return im.compare<TosaOp>(a, b, loc);
+                    }};
+}
+
 const std::map<std::string, Comparison> &comparisonTable() {
-  auto of = [](auto tag, bool swap) {
-    using TosaOp = typename decltype(tag)::type;
-    return Comparison{swap, [](Importer &im, Value a, Value b, mlir::Location loc) {
-                        return im.compare<TosaOp>(a, b, loc);
-                      }};
-  };
   static const std::map<std::string, Comparison> table = {
-      {"Equal", of(std::type_identity<EqualOp>{}, false)},
-      {"Greater", of(std::type_identity<GreaterOp>{}, false)},
-      {"GreaterOrEqual", of(std::type_identity<GreaterEqualOp>{}, false)},
-      {"Less", of(std::type_identity<GreaterOp>{}, true)},
-      {"LessOrEqual", of(std::type_identity<GreaterEqualOp>{}, true)},
+      {"Equal", comparison<EqualOp>(false)},
+      {"Greater", comparison<GreaterOp>(false)},
+      {"GreaterOrEqual", comparison<GreaterEqualOp>(false)},
+      {"Less", comparison<GreaterOp>(true)},
+      {"LessOrEqual", comparison<GreaterEqualOp>(true)},
   };
   return table;
 }

@@ -330,9 +330,13 @@ Tensor Importer::importConvTranspose(const Node &node) {
   std::array<int64_t, 2> kernel{ws[2], ws[3]}, stride = pairAttr(node, "strides", 1, oneD),
                          dilation = pairAttr(node, "dilations", 1, oneD),
                          outputPadding = {0, 0};
-  if (std::optional<std::vector<int64_t>> op = node.intsAttr("output_padding"))
-    outputPadding = oneD && op->size() == 1 ? std::array<int64_t, 2>{0, (*op)[0]}
-                                            : pairAttr(node, "output_padding", 0, oneD);
+  if (std::optional<std::vector<int64_t>> op = node.intsAttr("output_padding")) {
+    if (op->size() != (oneD ? 1u : 2u) || *std::min_element(op->begin(), op->end()) < 0)
+      node.fail("output_padding [{}] must be {} non-negative values", fmt::join(*op, ","),
+                oneD ? 1 : 2);
+    outputPadding = oneD ? std::array<int64_t, 2>{0, (*op)[0]}
+                         : std::array<int64_t, 2>{(*op)[0], (*op)[1]};
+  }
   std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
   std::vector<int64_t> pads = padsAttr(node, oneD).value_or(std::vector<int64_t>(4, 0));
   if (pads.size() != 4)

@@ -5,6 +5,7 @@
 #include "Importer.h"
 
 #include <cmath>
+#include <numeric>
 
 namespace tpu::frontend::detail {
 
@@ -169,14 +170,7 @@ Tensor Importer::importPad(const Node &node) {
     lowHigh.insert(lowHigh.end(), {low[axis], high[axis]});
   if (std::all_of(lowHigh.begin(), lowHigh.end(), [](int64_t p) { return p == 0; }))
     return {x};
-  Value padded = pad(x, lowHigh, node.loc);
-  if (value != 0.0f) {
-    auto padOp = padded.getDefiningOp<mlir::tosa::PadOp>();
-    auto valueType = tensorType({});
-    padOp.getPadConstMutable().assign(builder.create<mlir::tosa::ConstOp>(
-        node.loc, valueType, mlir::DenseElementsAttr::get(valueType, value)));
-  }
-  return {padded};
+  return {pad(x, lowHigh, node.loc, value)};
 }
 
 namespace {

@@ -143,7 +143,7 @@ public:
                        mlir::Location loc);
   Value transpose(Value input, llvm::ArrayRef<int32_t> perm, mlir::Location loc);
   Value slice(Value input, const Shape &start, const Shape &size, mlir::Location loc);
-  Value pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc);
+  Value pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc, float value = 0.0f);
   Value clamp(Value input, float lo, float hi, mlir::Location loc);
   // Equal-rank elementwise op with TOSA's size-1 broadcasting.
   template <typename TosaOp> Value binary(Value a, Value b, mlir::Location loc);

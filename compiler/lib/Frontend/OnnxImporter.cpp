@@ -480,7 +480,8 @@ Value Importer::slice(Value input, const Shape &start, const Shape &size, mlir::
                                              builder.getDenseI64ArrayAttr(size));
 }
 
-Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc) {
+Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc,
+                    float value) {
   Shape shape = shapeOf(input);
   std::vector<int32_t> padding;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -492,8 +493,14 @@ Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location
                                                  builder.getI32Type());
   Value paddingValue = builder.create<mlir::tosa::ConstOp>(
       loc, paddingType, mlir::DenseElementsAttr::get(paddingType, llvm::ArrayRef(padding)));
+  if (value == 0.0f)
+    return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape, elementType(input)), input,
+                                             paddingValue);
+  auto valueType = tensorType({});
+  Value padConst = builder.create<mlir::tosa::ConstOp>(
+      loc, valueType, mlir::DenseElementsAttr::get(valueType, value));
   return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape, elementType(input)), input,
-                                           paddingValue);
+                                           paddingValue, padConst);
 }
 
 Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
