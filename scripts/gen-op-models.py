@@ -483,11 +483,15 @@ def transformer_export(opset):
               node("Transpose", ["at"], ["am"], perm=[0, 2, 1, 3]),
               node("Reshape", ["am", "flat_shape"], ["af"]), node("MatMul", ["af", "wo"], ["op"]),
               node("Add", ["op", "e"], ["o"])]
+    const["last"] = ints(-1)
+    def reduce_mean(src, out):
+        inputs, attrs = axes_form(opset, 18, [src], [-1])
+        return node("ReduceMean", inputs[:1] + ["last"] * (len(inputs) - 1), [out], **attrs)
     def layer_norm(src, out):
-        return [node("ReduceMean", [src], [out + "_m"], axes=[-1]),
+        return [reduce_mean(src, out + "_m"),
                 node("Sub", [src, out + "_m"], [out + "_c"]),
                 node("Pow", [out + "_c", "two"], [out + "_p"]),
-                node("ReduceMean", [out + "_p"], [out + "_v"], axes=[-1]),
+                reduce_mean(out + "_p", out + "_v"),
                 node("Add", [out + "_v", "eps"], [out + "_ve"]),
                 node("Sqrt", [out + "_ve"], [out + "_s"]),
                 node("Div", [out + "_c", out + "_s"], [out])]

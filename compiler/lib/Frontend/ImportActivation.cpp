@@ -94,6 +94,15 @@ const std::map<std::string, Activation> &activationTable() {
          return im.binary<AddOp>(im.relu(x, n.loc),
                                  eluNegative(im, x, n.floatAttr("alpha", 1.0f), n), n.loc);
        }},
+      // max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is Elu of x / alpha
+      // scaled by alpha: relu(x) + alpha (exp(min(x, 0) / alpha) - 1).
+      {"Celu",
+       [eluNegative](Importer &im, Value x, const Node &n) {
+         float alpha = n.floatAttr("alpha", 1.0f);
+         size_t rank = Importer::shapeOf(x).size();
+         Value scaled = im.binary<MulOp>(x, im.scalar(1.0f / alpha, rank, n.loc), n.loc);
+         return im.binary<AddOp>(im.relu(x, n.loc), eluNegative(im, scaled, alpha, n), n.loc);
+       }},
       // gamma (x for x > 0, alpha (exp(x) - 1) below).
       {"Selu",
        [eluNegative](Importer &im, Value x, const Node &n) {

@@ -151,6 +151,8 @@ Tensor Importer::importClip(const Node &node) {
 Tensor Importer::importPow(const Node &node) {
   node.expectInputs(2, 2);
   Tensor x = input(node, 0);
+  if (elementType(x.value) != elementType(input(node, 1).value))
+    node.fail("a base and an exponent of different types are not supported");
   if (constants.count(node.proto.input(1)) &&
       constantInput(node, 1)->data_type() == onnx::TensorProto::FLOAT) {
     std::vector<float> exponent = constantFloats(node, 1);

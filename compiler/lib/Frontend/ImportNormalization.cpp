@@ -78,32 +78,74 @@ Value Importer::reduceAxes(Value input, const std::vector<int64_t> &axes, bool k
 }
 
 // Opset 17: normalizes over the axes from `axis` on; Scale and B broadcast
-// to the normalized shape.
-Tensor Importer::importLayerNormalization(const Node &node) {
+// to the normalized shape. The optional outputs are the mean and
+// 1 / sqrt(variance + epsilon), with the normalized axes kept as size 1.
+Outputs Importer::importLayerNormalization(const Node &node) {
   if (opset < 17)
     node.fail("operator is not in opset {} (it exists from opset 17)", opset);
   node.expectInputs(2, 3);
-  node.rejectOutputsFrom(1, "Mean/InvStdDev");
   Value x = onnxInput(node, 0);
   Shape shape = shapeOf(x);
   int64_t rank = shape.size();
   std::vector<int64_t> axes;
   for (int64_t axis = node.normalizeAxis(node.intAttr("axis", -1), rank); axis < rank; ++axis)
     axes.push_back(axis);
-  Value mean = reduceAxes(x, axes, /*keepDims=*/true, /*mean=*/true, node.loc);
-  Value centered = binary<mlir::tosa::SubOp>(x, mean, node.loc);
-  Value variance = reduceAxes(binary<mlir::tosa::MulOp>(centered, centered, node.loc), axes,
-                              /*keepDims=*/true, /*mean=*/true, node.loc);
-  Value epsilon = scalar(node.floatAttr("epsilon", 1e-5f), rank, node.loc);
-  Value inverse =
-      unary<mlir::tosa::RsqrtOp>(binary<mlir::tosa::AddOp>(variance, epsilon, node.loc), node.loc);
-  Tensor result = broadcast<mlir::tosa::MulOp>(
-      {binary<mlir::tosa::MulOp>(centered, inverse, node.loc)}, input(node, 1), node);
+  Value mean, inverse;
+  Value normalized = normalize(x, axes, node.floatAttr("epsilon", 1e-5f), node.loc, &mean, &inverse);
+  Tensor result = broadcast<mlir::tosa::MulOp>({normalized}, input(node, 1), node);
   if (node.hasInput(2))
     result = broadcast<mlir::tosa::AddOp>(result, input(node, 2), node);
   if (shapeOf(result.value) != shape)
     node.fail("Scale and B must broadcast to the input shape [{}]", fmt::join(shape, ","));
-  return result;
+  return std::vector<Tensor>{result, {mean}, {inverse}};
+}
+
+Value Importer::normalize(Value x, const std::vector<int64_t> &axes, float epsilon,
+                          mlir::Location loc, Value *meanOut, Value *inverseOut) {
+  int64_t rank = shapeOf(x).size();
+  Value mean = reduceAxes(x, axes, /*keepDims=*/true, /*mean=*/true, loc);
+  Value centered = binary<mlir::tosa::SubOp>(x, mean, loc);
+  Value variance = reduceAxes(binary<mlir::tosa::MulOp>(centered, centered, loc), axes,
+                              /*keepDims=*/true, /*mean=*/true, loc);
+  Value inverse = unary<mlir::tosa::RsqrtOp>(
+      binary<mlir::tosa::AddOp>(variance, scalar(epsilon, rank, loc), loc), loc);
+  if (meanOut)
+    *meanOut = mean;
+  if (inverseOut)
+    *inverseOut = inverse;
+  return binary<mlir::tosa::MulOp>(centered, inverse, loc);
+}
+
+// Per sample and channel over the spatial axes, then a per-channel scale
+// and bias.
+Tensor Importer::importInstanceNormalization(const Node &node) {
+  node.expectInputs(3, 3);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  if (shape.size() < 3)
+    node.fail("input must have rank 3 or more");
+  std::vector<int64_t> axes;
+  for (size_t axis = 2; axis < shape.size(); ++axis)
+    axes.push_back(axis);
+  Value normalized = normalize(x, axes, node.floatAttr("epsilon", 1e-5f), node.loc);
+  Shape perChannel(shape.size(), 1);
+  perChannel[1] = shape[1];
+  Tensor scale{reshape(onnxInput(node, 1), perChannel, node.loc)};
+  Tensor bias{reshape(onnxInput(node, 2), perChannel, node.loc)};
+  return broadcast<mlir::tosa::AddOp>(broadcast<mlir::tosa::MulOp>({normalized}, scale, node),
+                                      bias, node);
+}
+
+// (x - mean) / sqrt(variance + 1e-9) over the axes (default N, H, W).
+Tensor Importer::importMeanVarianceNormalization(const Node &node) {
+  node.expectInputs(1, 1);
+  Value x = onnxInput(node, 0);
+  int64_t rank = shapeOf(x).size();
+  std::vector<int64_t> axes = node.intsAttr("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  for (int64_t &axis : axes)
+    axis = node.normalizeAxis(axis, rank);
+  std::sort(axes.begin(), axes.end());
+  return {normalize(x, axes, 1e-9f, node.loc)};
 }
 
 namespace {
@@ -154,6 +196,8 @@ std::optional<std::vector<int64_t>> Importer::reduceAxesOperand(const Node &node
     return node.intsAttr("axes").value_or(std::vector<int64_t>{});
   }
   node.expectInputs(1, 2);
+  if (node.attr("axes"))
+    node.fail("axes is an input from opset {}, not an attribute", inputFromOpset);
   std::vector<int64_t> axes = constantInts(node, 1);
   // noop_with_empty_axes=1: no axes is the identity, not every axis.
   if (axes.empty() && node.intAttr("noop_with_empty_axes", 0))

@@ -286,6 +286,84 @@ Tensor Importer::importExpand(const Node &node) {
   return {tileTo(reshape(x, own, node.loc), *shape, node.loc)};
 }
 
+// Constant repeats per axis.
+Tensor Importer::importTile(const Node &node) {
+  node.expectInputs(2, 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  std::vector<int64_t> repeats = constantInts(node, 1);
+  if (repeats.size() != shape.size() ||
+      *std::min_element(repeats.begin(), repeats.end()) < 1)
+    node.fail("repeats [{}] must be one positive value per axis", fmt::join(repeats, ","));
+  for (size_t i = 0; i < shape.size(); ++i)
+    shape[i] *= repeats[i];
+  return {tileTo(x, shape, node.loc)};
+}
+
+// Shapes are static: Size is a constant, like Shape.
+Tensor Importer::importSize(const Node &node) {
+  node.expectInputs(1, 1);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  owned->set_data_type(onnx::TensorProto::INT64);
+  owned->add_int64_data(elementCount(onnxShape(input(node, 0))));
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return lookup(node.proto.output(0), node.what);
+}
+
+// DepthToSpace (DCR or CRD) and SpaceToDepth: a reshape, a transpose and a
+// reshape, as the operator documentation writes them.
+Tensor Importer::importDepthToSpace(const Node &node) {
+  node.expectInputs(1, 1);
+  Value x = onnxInput(node, 0);
+  Shape s = shapeOf(x);
+  int64_t b = node.intAttr("blocksize", 0);
+  if (s.size() != 4 || b < 1)
+    node.fail("needs a 4-D input and a positive blocksize");
+  if (node.proto.op_type() == "SpaceToDepth") {
+    if (s[2] % b || s[3] % b)
+      node.fail("H and W must be multiples of blocksize {}", b);
+    Value t = transpose(reshape(x, {s[0], s[1], s[2] / b, b, s[3] / b, b}, node.loc),
+                        {0, 3, 5, 1, 2, 4}, node.loc);
+    return {reshape(t, {s[0], s[1] * b * b, s[2] / b, s[3] / b}, node.loc)};
+  }
+  if (s[1] % (b * b))
+    node.fail("channels must be a multiple of blocksize^2 = {}", b * b);
+  int64_t c = s[1] / (b * b);
+  bool crd = node.stringAttr("mode", "DCR") == "CRD";
+  Value t = crd ? transpose(reshape(x, {s[0], c, b, b, s[2], s[3]}, node.loc), {0, 1, 4, 2, 5, 3},
+                            node.loc)
+                : transpose(reshape(x, {s[0], b, b, c, s[2], s[3]}, node.loc), {0, 3, 4, 1, 5, 2},
+                            node.loc);
+  return {reshape(t, {s[0], c, s[2] * b, s[3] * b}, node.loc)};
+}
+
+// A constant of the given (constant) shape filled with the value attribute.
+Tensor Importer::importConstantOfShape(const Node &node) {
+  node.expectInputs(1, 1);
+  std::vector<int64_t> shape = constantInts(node, 0);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  const onnx::AttributeProto *value = node.attr("value");
+  owned->set_data_type(value ? value->t().data_type() : onnx::TensorProto::FLOAT);
+  for (int64_t dim : shape)
+    owned->add_dims(dim);
+  int64_t count = elementCount(shape);
+  if (owned->data_type() == onnx::TensorProto::FLOAT) {
+    float fill = value ? tensorFloats(value->t(), node.what).at(0) : 0.0f;
+    for (int64_t i = 0; i < count; ++i)
+      owned->add_float_data(fill);
+  } else if (owned->data_type() == onnx::TensorProto::INT64) {
+    int64_t fill = tensorInts(value->t(), node.what).at(0);
+    for (int64_t i = 0; i < count; ++i)
+      owned->add_int64_data(fill);
+  } else {
+    node.fail("only float32 and int64 values are supported");
+  }
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return lookup(node.proto.output(0), node.what);
+}
+
 // Shapes are static: Shape is a constant (start and end from opset 15).
 Tensor Importer::importShape(const Node &node) {
   node.expectInputs(1, 1);

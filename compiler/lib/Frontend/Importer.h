@@ -210,7 +210,12 @@ public:
   Tensor importBatchNormalization(const Node &node);
   // ImportNormalization.cpp
   Tensor importSoftmax(const Node &node);
-  Tensor importLayerNormalization(const Node &node);
+  Outputs importLayerNormalization(const Node &node);
+  Tensor importInstanceNormalization(const Node &node);
+  // (x - mean) / sqrt(variance + epsilon) over the axes, which stay as size 1
+  // in the mean and inverse deviation given back.
+  Value normalize(Value x, const std::vector<int64_t> &axes, float epsilon, mlir::Location loc,
+                  Value *mean = nullptr, Value *inverse = nullptr);
   // ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSumExp, table-driven.
   Tensor importReduction(const Node &node);
   Tensor importArgExtremum(const Node &node);
@@ -232,6 +237,11 @@ public:
   Tensor importUnsqueeze(const Node &node);
   Outputs importSplit(const Node &node);
   Tensor importExpand(const Node &node);
+  Tensor importTile(const Node &node);
+  Tensor importDepthToSpace(const Node &node);
+  Tensor importConstantOfShape(const Node &node);
+  Tensor importMeanVarianceNormalization(const Node &node);
+  Tensor importSize(const Node &node);
   Tensor importGather(const Node &node);
   Tensor importPad(const Node &node);
   Tensor importResize(const Node &node);
@@ -257,6 +267,9 @@ const std::vector<std::string> &reductionOperators();
 const std::vector<std::string> &comparisonOperators();
 
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
+// The data of a float32 or an integer (int64, int32) initializer.
+std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::string &what);
+std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::string &what);
 
 template <typename TosaOp> Value Importer::binary(Value a, Value b, mlir::Location loc) {
   Shape as = shapeOf(a), bs = shapeOf(b), shape(as.size());

@@ -21,7 +21,6 @@
 
 namespace tpu::frontend {
 namespace detail {
-namespace {
 
 // Opsets imported directly; older models are first upgraded to
 // kUpgradeOpset by ONNX's own version converter (libonnx), so their operator
@@ -75,6 +74,8 @@ std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::stri
     throw Error(fmt::format("{}: expected an int64 or int32 tensor", what));
   }
 }
+
+namespace {
 
 std::vector<int64_t> tensorBools(const onnx::TensorProto &tensor, const std::string &what) {
   if (tensor.has_raw_data())
@@ -268,7 +269,8 @@ const std::map<std::string, ImportFn> &operatorTable() {
       {"BatchNormalization", one(&Importer::importBatchNormalization)},
       {"Softmax", one(&Importer::importSoftmax)},
       {"LogSoftmax", one(&Importer::importSoftmax)},
-      {"LayerNormalization", one(&Importer::importLayerNormalization)},
+      {"LayerNormalization", &Importer::importLayerNormalization},
+      {"InstanceNormalization", one(&Importer::importInstanceNormalization)},
       {"ArgMax", one(&Importer::importArgExtremum)},
       {"ArgMin", one(&Importer::importArgExtremum)},
       {"Identity", one(&Importer::importIdentity)},
@@ -281,6 +283,12 @@ const std::map<std::string, ImportFn> &operatorTable() {
       {"Unsqueeze", one(&Importer::importUnsqueeze)},
       {"Split", &Importer::importSplit},
       {"Expand", one(&Importer::importExpand)},
+      {"Tile", one(&Importer::importTile)},
+      {"DepthToSpace", one(&Importer::importDepthToSpace)},
+      {"SpaceToDepth", one(&Importer::importDepthToSpace)},
+      {"ConstantOfShape", one(&Importer::importConstantOfShape)},
+      {"MeanVarianceNormalization", one(&Importer::importMeanVarianceNormalization)},
+      {"Size", one(&Importer::importSize)},
       {"Gather", one(&Importer::importGather)},
       {"Pad", one(&Importer::importPad)},
       {"Resize", one(&Importer::importResize)},

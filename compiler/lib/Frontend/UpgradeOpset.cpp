@@ -7,13 +7,18 @@
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
 namespace tpu::frontend {
 
 onnx::ModelProto upgradeOpset(const onnx::ModelProto &model, int target, const std::string &path) {
   try {
-    return onnx::version_conversion::ConvertVersion(model, target);
+    // The adapters read operand shapes (Gemm's, Softmax's): inferred first,
+    // as python3-onnx's convert_version does.
+    onnx::ModelProto inferred = model;
+    onnx::shape_inference::InferShapes(inferred);
+    return onnx::version_conversion::ConvertVersion(inferred, target);
   } catch (const std::exception &error) {
     // The converter's messages span lines; the first says what failed.
     std::string message = error.what();

@@ -380,6 +380,13 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
 struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Outputs are what the program stores: float32 tensors.
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (!isF32Tensor(type)) {
+        func.emitError() << "output " << index << " is " << type
+                         << "; the TPU computes and stores float32 tensors only";
+        return signalPassFailure();
+      }
     if (func.walk([](Operation *op) {
               return failed(checkSupported(op)) ? WalkResult::interrupt() : WalkResult::advance();
             })
