@@ -102,6 +102,8 @@ unary_case("selu", "Selu", lambda x: 1.2 * np.where(x > 0, x, 1.5 * (np.exp(x) -
 unary_case("leakyrelu", "LeakyRelu", lambda x: np.where(x >= 0, x, 0.1 * x), alpha=0.1)
 unary_case("leakyrelu-steep", "LeakyRelu", lambda x: np.where(x >= 0, x, 1.5 * x), alpha=1.5)
 unary_case("relu", "Relu", lambda x: np.maximum(x, 0))
+unary_case("celu", "Celu", lambda x: np.maximum(0, x) + np.minimum(0, 0.8 * (np.exp(x / 0.8) - 1)),
+           lo=12, alpha=0.8)
 unary_case("sigmoid", "Sigmoid", lambda x: 1 / (1 + np.exp(-x)), awaits="tosa.sigmoid")
 unary_case("tanh", "Tanh", np.tanh, awaits="tosa.tanh")
 unary_case("log", "Log", np.log, data=positive(4, 2, 3, 4, 5), awaits="tosa.log")
@@ -275,6 +277,32 @@ def split_squeeze(opset):
         n.name = f"n{i}"
     a, b = x[:, :, :sizes[0]], x[:, :, sizes[0]:]
     return nodes, {"x": x}, {"s": a[:, 0], "u": b[None, :, :, None]}, constants
+
+
+@case(lo=13)
+def depth_to_space(opset):
+    """DepthToSpace in CRD mode (DCR is the default) and SpaceToDepth."""
+    x = randn(51, 1, 8, 2, 3)
+    n, c, h, w = x.shape
+    crd = x.reshape(n, c // 4, 2, 2, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // 4, h * 2, w * 2)
+    s2d = crd.reshape(n, 2, h, 2, w, 2).transpose(0, 3, 5, 1, 2, 4).reshape(n, 8, h, w)
+    return ([node("DepthToSpace", ["x"], ["d"], blocksize=2, mode="CRD"),
+             node("SpaceToDepth", ["d"], ["s"], blocksize=2)], {"x": x}, {"d": crd, "s": s2d}, {})
+
+
+@case()
+def instance_norm_tile(opset):
+    """InstanceNormalization of an NCHW input, then Tile."""
+    x, scale, bias = randn(52, 2, 3, 4, 5), randn(53, 3), randn(54, 3)
+    mean = x.mean(axis=(2, 3), keepdims=True)
+    var = x.var(axis=(2, 3), keepdims=True)
+    y = (x - mean) / np.sqrt(var + 1e-5) * scale[None, :, None, None] + bias[None, :, None, None]
+    if opset < 13:
+        return ([node("InstanceNormalization", ["x", "s", "b"], ["y"])], {"x": x}, {"y": y},
+                {"s": scale, "b": bias})
+    return ([node("InstanceNormalization", ["x", "s", "b"], ["n"]),
+             node("Tile", ["n", "repeats"], ["y"])], {"x": x}, {"y": np.tile(y, (1, 1, 2, 1))},
+            {"s": scale, "b": bias, "repeats": ints(1, 1, 2, 1)})
 
 
 @case(lo=8)

@@ -21,7 +21,7 @@ def documented(markdown):
             break
         if inside and not line.startswith("|---"):
             cell = re.sub(r"\([^)]*\)", "", line.split("|")[1])
-            names.update(re.findall(r"\b[A-Z][A-Za-z0-9]*\b", cell))
+            names.update(re.findall(r"\b[A-Z][A-Za-z0-9]+\b", cell))  # 2+ letters: not "1-D"
     return names
 
 

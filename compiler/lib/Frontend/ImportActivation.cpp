@@ -22,8 +22,8 @@ const std::map<std::string, Activation> &activationTable() {
   auto eluNegative = [](Importer &im, Value x, float alpha, const Node &n) {
     size_t rank = Importer::shapeOf(x).size();
     Value negative = im.clamp(x, std::numeric_limits<float>::lowest(), 0.0f, n.loc);
-    Value expm1 = im.binary<SubOp>(im.unary<ExpOp>(negative, n.loc), im.scalar(1.0f, rank, n.loc),
-                                   n.loc);
+    Value expm1 =
+        im.binary<SubOp>(im.unary<ExpOp>(negative, n.loc), im.scalar(1.0f, rank, n.loc), n.loc);
     return im.binary<MulOp>(expm1, im.scalar(alpha, rank, n.loc), n.loc);
   };
   static const std::map<std::string, Activation> table = {
@@ -43,17 +43,15 @@ const std::map<std::string, Activation> &activationTable() {
       // x / (1 + |x|)
       {"Softsign",
        [](Importer &im, Value x, const Node &n) {
-         Value denominator = im.binary<AddOp>(im.unary<AbsOp>(x, n.loc),
-                                              im.scalar(1.0f, Importer::shapeOf(x).size(), n.loc),
-                                              n.loc);
+         Value denominator = im.binary<AddOp>(
+             im.unary<AbsOp>(x, n.loc), im.scalar(1.0f, Importer::shapeOf(x).size(), n.loc), n.loc);
          return im.binary<MulOp>(x, im.unary<ReciprocalOp>(denominator, n.loc), n.loc);
        }},
       // log(exp(x) + 1)
       {"Softplus",
        [](Importer &im, Value x, const Node &n) {
-         Value shifted = im.binary<AddOp>(im.unary<ExpOp>(x, n.loc),
-                                          im.scalar(1.0f, Importer::shapeOf(x).size(), n.loc),
-                                          n.loc);
+         Value shifted = im.binary<AddOp>(
+             im.unary<ExpOp>(x, n.loc), im.scalar(1.0f, Importer::shapeOf(x).size(), n.loc), n.loc);
          return im.unary<LogOp>(shifted, n.loc);
        }},
       // max(0, min(1, alpha x + beta))
@@ -69,9 +67,9 @@ const std::map<std::string, Activation> &activationTable() {
       {"HardSwish",
        [](Importer &im, Value x, const Node &n) {
          size_t rank = Importer::shapeOf(x).size();
-         Value linear = im.binary<AddOp>(
-             im.binary<MulOp>(x, im.scalar(1.0f / 6.0f, rank, n.loc), n.loc),
-             im.scalar(0.5f, rank, n.loc), n.loc);
+         Value linear =
+             im.binary<AddOp>(im.binary<MulOp>(x, im.scalar(1.0f / 6.0f, rank, n.loc), n.loc),
+                              im.scalar(0.5f, rank, n.loc), n.loc);
          return im.binary<MulOp>(x, im.clamp(linear, 0.0f, 1.0f, n.loc), n.loc);
        }},
       // x for x >= 0, alpha x below.
@@ -81,12 +79,12 @@ const std::map<std::string, Activation> &activationTable() {
          size_t rank = Importer::shapeOf(x).size();
          // max(x, alpha x) is that function only for 0 <= alpha <= 1.
          if (alpha >= 0.0f && alpha <= 1.0f)
-           return im.binary<MaximumOp>(
-               x, im.binary<MulOp>(x, im.scalar(alpha, rank, n.loc), n.loc), n.loc);
+           return im.binary<MaximumOp>(x, im.binary<MulOp>(x, im.scalar(alpha, rank, n.loc), n.loc),
+                                       n.loc);
          Value negative = im.clamp(x, std::numeric_limits<float>::lowest(), 0.0f, n.loc);
-         return im.binary<AddOp>(
-             im.relu(x, n.loc),
-             im.binary<MulOp>(negative, im.scalar(alpha, rank, n.loc), n.loc), n.loc);
+         return im.binary<AddOp>(im.relu(x, n.loc),
+                                 im.binary<MulOp>(negative, im.scalar(alpha, rank, n.loc), n.loc),
+                                 n.loc);
        }},
       // x for x > 0, alpha (exp(x) - 1) below.
       {"Elu",
@@ -107,13 +105,12 @@ const std::map<std::string, Activation> &activationTable() {
       {"Selu",
        [eluNegative](Importer &im, Value x, const Node &n) {
          Value elu = im.binary<AddOp>(
-             im.relu(x, n.loc), eluNegative(im, x, n.floatAttr("alpha", 1.67326319217681884765625f), n),
-             n.loc);
-         return im.binary<MulOp>(
-             elu,
-             im.scalar(n.floatAttr("gamma", 1.05070102214813232421875f),
-                       Importer::shapeOf(x).size(), n.loc),
-             n.loc);
+             im.relu(x, n.loc),
+             eluNegative(im, x, n.floatAttr("alpha", 1.67326319217681884765625f), n), n.loc);
+         return im.binary<MulOp>(elu,
+                                 im.scalar(n.floatAttr("gamma", 1.05070102214813232421875f),
+                                           Importer::shapeOf(x).size(), n.loc),
+                                 n.loc);
        }},
   };
   return table;
@@ -227,9 +224,8 @@ Tensor Importer::importComparison(const Node &node) {
   Tensor a = input(node, 0), b = input(node, 1);
   if (comparison.swap)
     std::swap(a, b);
-  return broadcastWith(a, b, node, [&](Value x, Value y) {
-    return comparison.make(*this, x, y, node.loc);
-  });
+  return broadcastWith(a, b, node,
+                       [&](Value x, Value y) { return comparison.make(*this, x, y, node.loc); });
 }
 
 // select(condition, X, Y), the three broadcast together (numpy rules).

@@ -55,8 +55,8 @@ std::optional<std::vector<int64_t>> padsAttr(const Node &node, bool oneD) {
 // documentation defines them.
 Window slidingWindow(const Node &node, const Shape &nchw, std::array<int64_t, 2> kernel,
                      bool ceilMode, bool oneD) {
-  Window window{kernel, pairAttr(node, "strides", 1, oneD), pairAttr(node, "dilations", 1, oneD),
-                {}, {}};
+  Window window{
+      kernel, pairAttr(node, "strides", 1, oneD), pairAttr(node, "dilations", 1, oneD), {}, {}};
   std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
   std::optional<std::vector<int64_t>> pads = padsAttr(node, oneD);
   if (autoPad != "NOTSET" && pads)
@@ -139,11 +139,13 @@ Shape asImageShape(Shape shape) {
 
 } // namespace
 
-Tensor Importer::asImage(const Tensor &x, mlir::Location loc) {
+Importer::Image Importer::imageInput(const Node &node) {
+  Tensor x = input(node, 0);
   Shape shape = onnxShape(x);
-  if (shape.size() == 4)
-    return x;
-  return {reshape(x.value, asImageShape(shape), loc)};
+  bool oneD = imageRank(node, shape);
+  if (oneD)
+    x = {reshape(x.value, asImageShape(shape), node.loc)};
+  return {x, onnxShape(x), oneD};
 }
 
 Tensor Importer::fromImage(const Tensor &result, bool oneD, mlir::Location loc) {
@@ -173,9 +175,7 @@ Value Importer::blockDiagonalWeights(const Node &node, int64_t group, int64_t ch
 
 Tensor Importer::importConv(const Node &node) {
   node.expectInputs(2, 3);
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
+  auto [x, xs, oneD] = imageInput(node);
   Value weight = onnxInput(node, 1);
   if (oneD)
     weight = reshape(weight, asImageShape(shapeOf(weight)), node.loc);
@@ -216,11 +216,11 @@ Tensor Importer::importConv(const Node &node) {
     int64_t multiplier = outChannels / channels;
     Value hwcm = transpose(reshape(weight, {channels, multiplier, kernel[0], kernel[1]}, node.loc),
                            {2, 3, 0, 1}, node.loc);
-    return fromImage({builder.create<mlir::tosa::DepthwiseConv2DOp>(
-                          node.loc, resultType(outChannels), image, hwcm, bias, pad, stride,
-                          dilation),
-                      Layout::NHWC},
-                     oneD, node.loc);
+    return fromImage(
+        {builder.create<mlir::tosa::DepthwiseConv2DOp>(node.loc, resultType(outChannels), image,
+                                                       hwcm, bias, pad, stride, dilation),
+         Layout::NHWC},
+        oneD, node.loc);
   }
   // Constant weights of other groups (a depthwise channel multiplier
   // included): one convolution whose weights are zero between the groups,
@@ -247,9 +247,7 @@ Tensor Importer::importConv(const Node &node) {
 Tensor Importer::importMaxPool(const Node &node) {
   node.expectInputs(1, 1);
   node.rejectOutputsFrom(1, "Indices");
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
+  auto [x, xs, oneD] = imageInput(node);
   Window window =
       slidingWindow(node, xs, kernelShape(node, oneD), node.intAttr("ceil_mode", 0), oneD);
   if (window.dilation != std::array<int64_t, 2>{1, 1})
@@ -267,9 +265,7 @@ Tensor Importer::importMaxPool(const Node &node) {
 
 Tensor Importer::importAveragePool(const Node &node) {
   node.expectInputs(1, 1);
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
+  auto [x, xs, oneD] = imageInput(node);
   Window window =
       slidingWindow(node, xs, kernelShape(node, oneD), node.intAttr("ceil_mode", 0), oneD);
   Value image = windowInput(x, window.crop, node.loc);
@@ -282,26 +278,23 @@ Tensor Importer::importAveragePool(const Node &node) {
                 node.loc);
     poolPad = {0, window.ceilExtra[0], 0, window.ceilExtra[1]};
   }
-  return fromImage({averagePool(image, window.kernel, window.stride, poolPad, node.loc),
-                    Layout::NHWC},
-                   oneD, node.loc);
+  return fromImage(
+      {averagePool(image, window.kernel, window.stride, poolPad, node.loc), Layout::NHWC}, oneD,
+      node.loc);
 }
 
 Tensor Importer::importGlobalAveragePool(const Node &node) {
   node.expectInputs(1, 1);
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
-  return fromImage({averagePool(toNHWC(x, node.loc), {xs[2], xs[3]}, {1, 1}, {0, 0, 0, 0}, node.loc),
-                    Layout::NHWC},
-                   oneD, node.loc);
+  auto [x, xs, oneD] = imageInput(node);
+  return fromImage(
+      {averagePool(toNHWC(x, node.loc), {xs[2], xs[3]}, {1, 1}, {0, 0, 0, 0}, node.loc),
+       Layout::NHWC},
+      oneD, node.loc);
 }
 
 Tensor Importer::importGlobalMaxPool(const Node &node) {
   node.expectInputs(1, 1);
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
+  auto [x, xs, oneD] = imageInput(node);
   auto attr = [&](llvm::ArrayRef<int64_t> values) { return builder.getDenseI64ArrayAttr(values); };
   return fromImage({builder.create<mlir::tosa::MaxPool2dOp>(
                         node.loc, tensorType({xs[0], 1, 1, xs[1]}), toNHWC(x, node.loc),
@@ -316,9 +309,7 @@ Tensor Importer::importGlobalMaxPool(const Node &node) {
 // flipped and their channel axes swapped. Weights must be constant.
 Tensor Importer::importConvTranspose(const Node &node) {
   node.expectInputs(2, 3);
-  bool oneD = imageRank(node, onnxShape(input(node, 0)));
-  Tensor x = asImage(input(node, 0), node.loc);
-  Shape xs = onnxShape(x);
+  auto [x, xs, oneD] = imageInput(node);
   const onnx::TensorProto *weightTensor = constantInput(node, 1);
   Shape ws = asImageShape({weightTensor->dims().begin(), weightTensor->dims().end()});
   std::vector<float> w = constantFloats(node, 1);
@@ -328,14 +319,14 @@ Tensor Importer::importConvTranspose(const Node &node) {
               channels, group);
   int64_t groupIn = channels / group, groupOut = ws[1], outChannels = groupOut * group;
   std::array<int64_t, 2> kernel{ws[2], ws[3]}, stride = pairAttr(node, "strides", 1, oneD),
-                         dilation = pairAttr(node, "dilations", 1, oneD),
-                         outputPadding = {0, 0};
+                                               dilation = pairAttr(node, "dilations", 1, oneD),
+                                               outputPadding = {0, 0};
   if (std::optional<std::vector<int64_t>> op = node.intsAttr("output_padding")) {
     if (op->size() != (oneD ? 1u : 2u) || *std::min_element(op->begin(), op->end()) < 0)
       node.fail("output_padding [{}] must be {} non-negative values", fmt::join(*op, ","),
                 oneD ? 1 : 2);
-    outputPadding = oneD ? std::array<int64_t, 2>{0, (*op)[0]}
-                         : std::array<int64_t, 2>{(*op)[0], (*op)[1]};
+    outputPadding =
+        oneD ? std::array<int64_t, 2>{0, (*op)[0]} : std::array<int64_t, 2>{(*op)[0], (*op)[1]};
   }
   std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
   std::vector<int64_t> pads = padsAttr(node, oneD).value_or(std::vector<int64_t>(4, 0));
@@ -367,9 +358,9 @@ Tensor Importer::importConvTranspose(const Node &node) {
   if (stride[0] > 1 || stride[1] > 1)
     image = pad(image, {0, 0, 0, 0, 0, stride[0] - 1, 0, 0, 0, stride[1] - 1, 0, 0}, node.loc);
   image = reshape(image, {xs[0], xs[2] * stride[0], xs[3] * stride[1], channels}, node.loc);
-  image = slice(image, {0, 0, 0, 0},
-                {xs[0], (xs[2] - 1) * stride[0] + 1, (xs[3] - 1) * stride[1] + 1, channels},
-                node.loc);
+  image =
+      slice(image, {0, 0, 0, 0},
+            {xs[0], (xs[2] - 1) * stride[0] + 1, (xs[3] - 1) * stride[1] + 1, channels}, node.loc);
   // Convolution padding, cropping where ONNX's pads exceed it.
   std::array<int64_t, 4> convPad;
   Shape begin(4, 0), size = shapeOf(image);

@@ -77,9 +77,10 @@ Tensor Importer::importGather(const Node &node) {
   // index < 0 ? index + dim : index
   Value negative = builder.create<mlir::tosa::GreaterOp>(node.loc, tensorType({1, count}, i1),
                                                          intScalar(0), indices);
-  Value wrapped = binary<mlir::tosa::AddOp>(indices, intScalar(static_cast<int32_t>(dim)), node.loc);
-  indices = builder.create<mlir::tosa::SelectOp>(node.loc, indices.getType(), negative, wrapped,
-                                                 indices);
+  Value wrapped =
+      binary<mlir::tosa::AddOp>(indices, intScalar(static_cast<int32_t>(dim)), node.loc);
+  indices =
+      builder.create<mlir::tosa::SelectOp>(node.loc, indices.getType(), negative, wrapped, indices);
   indices = tileTo(indices, {outer, count}, node.loc);
   Value values = reshape(data, {outer, dim, inner}, node.loc);
   Value gathered = builder.create<mlir::tosa::GatherOp>(
@@ -151,8 +152,7 @@ Tensor Importer::importPad(const Node &node) {
         continue;
       if (mode == "reflect" && (low[axis] >= size[axis] || high[axis] >= size[axis]))
         node.fail("reflect pads of axis {} must be smaller than its size {}", axis, size[axis]);
-      x = gatherConstant(x, axis, borderIndices(mode, size[axis], low[axis], high[axis]),
-                         node.loc);
+      x = gatherConstant(x, axis, borderIndices(mode, size[axis], low[axis], high[axis]), node.loc);
     }
     return {x};
   }
@@ -238,8 +238,8 @@ Tensor Importer::importResize(const Node &node) {
   Value result = x.value;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t axis = node.normalizeAxis(axes[i], rank), inSize = shape[axis];
-    double scale = scaleValues.empty() ? static_cast<double>(sizeValues[i]) / inSize
-                                       : scaleValues[i];
+    double scale =
+        scaleValues.empty() ? static_cast<double>(sizeValues[i]) / inSize : scaleValues[i];
     int64_t outSize = scaleValues.empty()
                           ? sizeValues[i]
                           : static_cast<int64_t>(std::floor(inSize * static_cast<double>(scale)));
@@ -250,8 +250,7 @@ Tensor Importer::importResize(const Node &node) {
     if (node.intAttr("antialias", 0) && outSize < inSize)
       node.fail("antialias is not supported when downsampling");
     int64_t tosaAxis =
-        nhwc ? std::find(std::begin(kToNHWC), std::end(kToNHWC), axis) - std::begin(kToNHWC)
-             : axis;
+        nhwc ? std::find(std::begin(kToNHWC), std::end(kToNHWC), axis) - std::begin(kToNHWC) : axis;
     std::vector<int64_t> first, second;
     std::vector<float> weights;
     for (int64_t out = 0; out < outSize; ++out) {

@@ -91,7 +91,8 @@ Outputs Importer::importLayerNormalization(const Node &node) {
   for (int64_t axis = node.normalizeAxis(node.intAttr("axis", -1), rank); axis < rank; ++axis)
     axes.push_back(axis);
   Value mean, inverse;
-  Value normalized = normalize(x, axes, node.floatAttr("epsilon", 1e-5f), node.loc, &mean, &inverse);
+  Value normalized =
+      normalize(x, axes, node.floatAttr("epsilon", 1e-5f), node.loc, &mean, &inverse);
   Tensor result = broadcast<mlir::tosa::MulOp>({normalized}, input(node, 1), node);
   if (node.hasInput(2))
     result = broadcast<mlir::tosa::AddOp>(result, input(node, 2), node);
@@ -132,8 +133,8 @@ Tensor Importer::importInstanceNormalization(const Node &node) {
   perChannel[1] = shape[1];
   Tensor scale{reshape(onnxInput(node, 1), perChannel, node.loc)};
   Tensor bias{reshape(onnxInput(node, 2), perChannel, node.loc)};
-  return broadcast<mlir::tosa::AddOp>(broadcast<mlir::tosa::MulOp>({normalized}, scale, node),
-                                      bias, node);
+  return broadcast<mlir::tosa::AddOp>(broadcast<mlir::tosa::MulOp>({normalized}, scale, node), bias,
+                                      node);
 }
 
 // (x - mean) / sqrt(variance + 1e-9) over the axes (default N, H, W).
@@ -209,8 +210,7 @@ std::optional<std::vector<int64_t>> Importer::reduceAxesOperand(const Node &node
 // exp), one TOSA reduction per axis, a step after (mean, sqrt, log).
 Tensor Importer::importReduction(const Node &node) {
   const Reduction &reduction = reductionTable().at(node.proto.op_type());
-  std::optional<std::vector<int64_t>> maybeAxes =
-      reduceAxesOperand(node, reduction.axesInputFrom);
+  std::optional<std::vector<int64_t>> maybeAxes = reduceAxesOperand(node, reduction.axesInputFrom);
   if (!maybeAxes)
     return input(node, 0);
   std::vector<int64_t> axes = *maybeAxes;
@@ -301,8 +301,7 @@ Tensor Importer::importArgExtremum(const Node &node) {
   if (last) {
     auto one = tensorType(Shape(reduced.size(), 1), i32);
     Value end = builder.create<mlir::tosa::ConstOp>(
-        node.loc, one,
-        mlir::DenseElementsAttr::get(one, static_cast<int32_t>(shape[axis] - 1)));
+        node.loc, one, mlir::DenseElementsAttr::get(one, static_cast<int32_t>(shape[axis] - 1)));
     index = builder.create<mlir::tosa::SubOp>(node.loc, index.getType(), end, index);
   }
   if (node.intAttr("keepdims", 1)) {

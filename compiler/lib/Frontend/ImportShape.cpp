@@ -244,8 +244,8 @@ Outputs Importer::importSplit(const Node &node) {
   Value x = onnxInput(node, 0);
   Shape shape = shapeOf(x);
   int64_t axis = node.normalizeAxis(node.intAttr("axis", 0), shape.size());
-  std::vector<int64_t> sizes = opset < 13 ? node.intsAttr("split").value_or(std::vector<int64_t>{})
-                                          : constantInts(node, 1);
+  std::vector<int64_t> sizes =
+      opset < 13 ? node.intsAttr("split").value_or(std::vector<int64_t>{}) : constantInts(node, 1);
   int64_t outputs = node.proto.output_size(), dim = shape[axis];
   if (sizes.empty()) {
     int64_t parts = node.intAttr("num_outputs", outputs);
@@ -292,8 +292,7 @@ Tensor Importer::importTile(const Node &node) {
   Value x = onnxInput(node, 0);
   Shape shape = shapeOf(x);
   std::vector<int64_t> repeats = constantInts(node, 1);
-  if (repeats.size() != shape.size() ||
-      *std::min_element(repeats.begin(), repeats.end()) < 1)
+  if (repeats.size() != shape.size() || *std::min_element(repeats.begin(), repeats.end()) < 1)
     node.fail("repeats [{}] must be one positive value per axis", fmt::join(repeats, ","));
   for (size_t i = 0; i < shape.size(); ++i)
     shape[i] *= repeats[i];

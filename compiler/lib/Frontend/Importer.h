@@ -191,8 +191,14 @@ public:
   // ImportConv.cpp
   Tensor importConv(const Node &node);
   Tensor importConvTranspose(const Node &node);
-  // A 1-D image (NCL) as a 2-D one of height 1 (NC1L); its result back.
-  Tensor asImage(const Tensor &x, mlir::Location loc);
+  // Input 0 as an image: a 1-D one (NCL) as 2-D of height 1 (NC1L); a
+  // result goes back to 1-D with fromImage.
+  struct Image {
+    Tensor x;
+    Shape shape; // NCHW
+    bool oneD;
+  };
+  Image imageInput(const Node &node);
   Tensor fromImage(const Tensor &result, bool oneD, mlir::Location loc);
   // The weights of a grouped convolution as one block-diagonal constant
   // (zeros between the groups), or nullptr when they are not constant.

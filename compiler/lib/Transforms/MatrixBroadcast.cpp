@@ -33,8 +33,9 @@ bool isMatrixSpread(ArrayRef<int64_t> result, ArrayRef<int64_t> operand) {
   int64_t cols = result.empty() ? 1 : result.back(), rows = product(result) / cols;
   int64_t operandCols = operand.empty() ? 1 : operand.back();
   int64_t operandRows = product(operand) / operandCols;
-  return (operandRows == rows && operandCols == cols) || (operandRows == 1 && operandCols == cols) ||
-         (operandRows == 1 && operandCols == 1) || (operandRows == rows && operandCols == 1);
+  return (operandRows == rows && operandCols == cols) ||
+         (operandRows == 1 && operandCols == cols) || (operandRows == 1 && operandCols == 1) ||
+         (operandRows == rows && operandCols == 1);
 }
 
 Value reshape(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> shape) {
@@ -111,15 +112,14 @@ void rewrite(Operation *op) {
   int64_t rows = product(ArrayRef<int64_t>(shape).take_front(split));
   int64_t cols = product(ArrayRef<int64_t>(shape).drop_front(split));
   small = tile(builder, loc, small, column ? columnTiled : rowTiled);
-  small = reshape(builder, loc, small, column ? SmallVector<int64_t>{rows, 1}
-                                               : SmallVector<int64_t>{1, cols});
+  small = reshape(builder, loc, small,
+                  column ? SmallVector<int64_t>{rows, 1} : SmallVector<int64_t>{1, cols});
   full = reshape(builder, loc, full, {rows, cols});
-  auto matrixType =
-      RankedTensorType::get({rows, cols}, getElementTypeOrSelf(result.getType()));
-  SmallVector<Value> operands = smallIsLhs ? SmallVector<Value>{small, full}
-                                           : SmallVector<Value>{full, small};
-  Operation *matrixOp = builder.create(loc, op->getName().getIdentifier(), operands,
-                                       {matrixType}, op->getAttrs());
+  auto matrixType = RankedTensorType::get({rows, cols}, getElementTypeOrSelf(result.getType()));
+  SmallVector<Value> operands =
+      smallIsLhs ? SmallVector<Value>{small, full} : SmallVector<Value>{full, small};
+  Operation *matrixOp =
+      builder.create(loc, op->getName().getIdentifier(), operands, {matrixType}, op->getAttrs());
   result.replaceAllUsesWith(reshape(builder, loc, matrixOp->getResult(0), shape));
   op->erase();
 }

@@ -105,8 +105,8 @@ LogicalResult checkSupported(Operation *op) {
                 tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::SliceOp,
                 tosa::ConcatOp, tosa::PadOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
-                tosa::RsqrtOp, tosa::ErfOp, tosa::ReduceSumOp, tosa::ReduceMaxOp,
-                tosa::ReduceMinOp, tosa::NegateOp, tosa::AbsOp, tosa::TileOp>(op))
+                tosa::RsqrtOp, tosa::ErfOp, tosa::ReduceSumOp, tosa::ReduceMaxOp, tosa::ReduceMinOp,
+                tosa::NegateOp, tosa::AbsOp, tosa::TileOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -303,8 +303,7 @@ struct LowerRowReduce : CountedLowering<TosaOp> {
                                            input, rewriter.getDenseI64ArrayAttr(perms));
     }
     int64_t rows = type.getNumElements() / type.getShape()[axis];
-    auto rowsType =
-        RankedTensorType::get({rows, type.getShape()[axis]}, rewriter.getF32Type());
+    auto rowsType = RankedTensorType::get({rows, type.getShape()[axis]}, rewriter.getF32Type());
     Value matrix = viewAs(rewriter, loc, input, rowsType);
     if (negated)
       matrix = negateMatrix(rewriter, loc, matrix);
@@ -321,8 +320,9 @@ struct LowerRowReduce : CountedLowering<TosaOp> {
 struct LowerNegate : CountedLowering<tosa::NegateOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::NegateOp op, PatternRewriter &rewriter) const override {
-    replaceWithView(rewriter, op,
-                    negateMatrix(rewriter, op.getLoc(), asMatrix(rewriter, op.getLoc(), op.getInput1())));
+    replaceWithView(
+        rewriter, op,
+        negateMatrix(rewriter, op.getLoc(), asMatrix(rewriter, op.getLoc(), op.getInput1())));
     return success();
   }
 };
@@ -350,9 +350,9 @@ struct LowerTile : OpRewritePattern<tosa::TileOp> {
         continue;
       shape[axis] *= multiple;
       SmallVector<Value> copies(multiple, result);
-      result = rewriter.create<ConcatOp>(
-          op.getLoc(), RankedTensorType::get(shape, rewriter.getF32Type()), copies,
-          rewriter.getI64IntegerAttr(axis));
+      result = rewriter.create<ConcatOp>(op.getLoc(),
+                                         RankedTensorType::get(shape, rewriter.getF32Type()),
+                                         copies, rewriter.getI64IntegerAttr(axis));
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -50,7 +50,8 @@ Value bufferOwner(Value value) {
 // fusion group writes only the value it yields); not a view.
 bool materialized(Operation &op) {
   return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
-         !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) && op.getNumResults() == 1;
+         !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) &&
+         op.getNumResults() == 1;
 }
 
 class PlanMemory : public mlir::tpu::impl::PlanMemoryBase<PlanMemory> {
@@ -104,8 +105,8 @@ private:
     llvm::DenseSet<Value> owned;
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       Value owner = bufferOwner(value);
-      bool own = !llvm::isa<BlockArgument>(owner) && !owner.getDefiningOp<mlir::tpu::DramConstantOp>() &&
-                 owned.insert(owner).second;
+      bool own = !llvm::isa<BlockArgument>(owner) &&
+                 !owner.getDefiningOp<mlir::tpu::DramConstantOp>() && owned.insert(owner).second;
       if (own)
         continue;
       builder.setInsertionPoint(ret);
@@ -116,7 +117,8 @@ private:
         matrix = builder.create<mlir::tpu::ViewOp>(loc, mlir::tpu::matrixType(type), value);
       auto copyOp = builder.create<mlir::tpu::UnaryOp>(loc, mlir::tpu::UnaryKind::copy, matrix);
       // Made after tpu-plan-tiles ran, so planned here as that pass would.
-      if (FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(function); succeeded(target)) {
+      if (FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(function);
+          succeeded(target)) {
         ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(matrix.getType()).getShape();
         copyOp->setAttr(mlir::tpu::kTilingAttr,
                         ::tpu::codegen::planElementwise(builder.getContext(), shape[0], shape[1],
