@@ -471,6 +471,32 @@ def convnet_export(opset):
              "fb": fb})
 
 
+@case(lo=13)
+def flatten_by_shape(opset):
+    """x.view(x.size(0), -1) as exporters write it: Shape, Gather, Unsqueeze,
+    Concat, Reshape, computed while importing."""
+    x = randn(55, 2, 3, 4)
+    inputs, attrs = axes_form(opset, 13, ["n"], [0])
+    nodes = [node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["n"], axis=0),
+             node("Unsqueeze", inputs[:1] + ["axes0"] * (len(inputs) - 1), ["n1"], **attrs),
+             node("Concat", ["n1", "minus_one"], ["shape"], axis=0),
+             node("Reshape", ["x", "shape"], ["y"])]
+    for i, n in enumerate(nodes):
+        n.name = f"n{i}_{n.op_type.lower()}"
+    return (nodes, {"x": x}, {"y": x.reshape(2, -1)},
+            {"zero": np.array(0, dtype=np.int64), "axes0": ints(0), "minus_one": ints(-1)})
+
+
+@case(lo=13)
+def transformer_layer(opset):
+    """transformer-export without its Gather: the embeddings as the input,
+    so that everything after the lookup runs on the TPU today."""
+    nodes, inputs, outputs, const = transformer_export(opset)
+    ids = inputs["ids"]
+    e = const.pop("table")[ids].astype(f32)
+    return nodes[1:], {"e": e}, outputs, const
+
+
 @case(lo=13, awaits="tosa.gather")
 def transformer_export(opset):
     """An embedding (Gather of int64 ids) plus one transformer encoder layer

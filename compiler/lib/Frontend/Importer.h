@@ -105,6 +105,9 @@ public:
   // against this list).
   static std::vector<std::string> supportedOperators();
   void importConstant(const Node &node);
+  // FoldShapeArithmetic.cpp: true when the node's integer constant inputs
+  // made its result a constant.
+  bool foldShapeArithmetic(const Node &node);
 
   // Values.
   Tensor lookup(const std::string &name, const std::string &what);

@@ -119,6 +119,8 @@ void Importer::importNode(const onnx::NodeProto &proto, int index) {
     importConstant(node);
     return;
   }
+  if (foldShapeArithmetic(node))
+    return;
   const auto &table = operatorTable();
   auto it = table.find(op);
   if (it == table.end())
