@@ -119,12 +119,7 @@ const std::map<std::string, Activation> &activationTable() {
 } // namespace
 
 const std::vector<std::string> &activationOperators() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all;
-    for (const auto &entry : activationTable())
-      all.push_back(entry.first);
-    return all;
-  }();
+  static const std::vector<std::string> names = keysOf(activationTable());
   return names;
 }
 
@@ -209,12 +204,7 @@ const std::map<std::string, Comparison> &comparisonTable() {
 } // namespace
 
 const std::vector<std::string> &comparisonOperators() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all;
-    for (const auto &entry : comparisonTable())
-      all.push_back(entry.first);
-    return all;
-  }();
+  static const std::vector<std::string> names = keysOf(comparisonTable());
   return names;
 }
 

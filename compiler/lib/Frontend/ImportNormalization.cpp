@@ -181,12 +181,7 @@ const std::map<std::string, Reduction> &reductionTable() {
 } // namespace
 
 const std::vector<std::string> &reductionOperators() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all;
-    for (const auto &entry : reductionTable())
-      all.push_back(entry.first);
-    return all;
-  }();
+  static const std::vector<std::string> names = keysOf(reductionTable());
   return names;
 }
 

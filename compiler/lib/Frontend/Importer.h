@@ -270,6 +270,14 @@ public:
   std::vector<std::unique_ptr<onnx::TensorProto>> ownedConstants;
 };
 
+// The names a family's table holds.
+template <typename Map> std::vector<std::string> keysOf(const Map &table) {
+  std::vector<std::string> keys;
+  for (const auto &entry : table)
+    keys.push_back(entry.first);
+  return keys;
+}
+
 // The families imported by one table-driven function each.
 const std::vector<std::string> &activationOperators();
 const std::vector<std::string> &reductionOperators();
