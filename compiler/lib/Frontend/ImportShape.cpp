@@ -300,14 +300,14 @@ Tensor Importer::importTile(const Node &node) {
 }
 
 // Shapes are static: Size is a constant, like Shape.
-Tensor Importer::importSize(const Node &node) {
+Outputs Importer::importSize(const Node &node) {
   node.expectInputs(1, 1);
   auto owned = std::make_unique<onnx::TensorProto>();
   owned->set_data_type(onnx::TensorProto::INT64);
   owned->add_int64_data(elementCount(onnxShape(input(node, 0))));
   constants[node.proto.output(0)] = owned.get();
   ownedConstants.push_back(std::move(owned));
-  return lookup(node.proto.output(0), node.what);
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
 }
 
 // DepthToSpace (DCR or CRD) and SpaceToDepth: a reshape, a transpose and a
@@ -338,7 +338,7 @@ Tensor Importer::importDepthToSpace(const Node &node) {
 }
 
 // A constant of the given (constant) shape filled with the value attribute.
-Tensor Importer::importConstantOfShape(const Node &node) {
+Outputs Importer::importConstantOfShape(const Node &node) {
   node.expectInputs(1, 1);
   std::vector<int64_t> shape = constantInts(node, 0);
   auto owned = std::make_unique<onnx::TensorProto>();
@@ -360,11 +360,11 @@ Tensor Importer::importConstantOfShape(const Node &node) {
   }
   constants[node.proto.output(0)] = owned.get();
   ownedConstants.push_back(std::move(owned));
-  return lookup(node.proto.output(0), node.what);
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
 }
 
 // Shapes are static: Shape is a constant (start and end from opset 15).
-Tensor Importer::importShape(const Node &node) {
+Outputs Importer::importShape(const Node &node) {
   node.expectInputs(1, 1);
   Shape shape = onnxShape(input(node, 0));
   int64_t rank = shape.size();
@@ -380,7 +380,7 @@ Tensor Importer::importShape(const Node &node) {
     owned->add_int64_data(shape[i]);
   constants[node.proto.output(0)] = owned.get();
   ownedConstants.push_back(std::move(owned));
-  return lookup(node.proto.output(0), node.what);
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
 }
 
 } // namespace tpu::frontend::detail

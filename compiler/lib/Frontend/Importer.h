@@ -248,13 +248,13 @@ public:
   Tensor importExpand(const Node &node);
   Tensor importTile(const Node &node);
   Tensor importDepthToSpace(const Node &node);
-  Tensor importConstantOfShape(const Node &node);
+  Outputs importConstantOfShape(const Node &node);
   Tensor importMeanVarianceNormalization(const Node &node);
-  Tensor importSize(const Node &node);
+  Outputs importSize(const Node &node);
   Tensor importGather(const Node &node);
   Tensor importPad(const Node &node);
   Tensor importResize(const Node &node);
-  Tensor importShape(const Node &node);
+  Outputs importShape(const Node &node);
   // An axes list from the attribute (before `inputFromOpset`) or input 1.
   std::vector<int64_t> axesOperand(const Node &node, int64_t inputFromOpset);
   Value stridedSlice(Value input, int64_t axis, int64_t start, int64_t step, int64_t count,

@@ -75,13 +75,13 @@ const std::map<std::string, ImportFn> &operatorTable() {
       {"Tile", one(&Importer::importTile)},
       {"DepthToSpace", one(&Importer::importDepthToSpace)},
       {"SpaceToDepth", one(&Importer::importDepthToSpace)},
-      {"ConstantOfShape", one(&Importer::importConstantOfShape)},
+      {"ConstantOfShape", &Importer::importConstantOfShape},
       {"MeanVarianceNormalization", one(&Importer::importMeanVarianceNormalization)},
-      {"Size", one(&Importer::importSize)},
+      {"Size", &Importer::importSize},
       {"Gather", one(&Importer::importGather)},
       {"Pad", one(&Importer::importPad)},
       {"Resize", one(&Importer::importResize)},
-      {"Shape", one(&Importer::importShape)},
+      {"Shape", &Importer::importShape},
   };
   static const std::map<std::string, ImportFn> withFamilies = [] {
     std::map<std::string, ImportFn> all = table;

@@ -305,6 +305,19 @@ def reshape_flatten_nhwc():
                 {"f": c.reshape(1, -1), "r": c.reshape(3, 9)}, {"w": w, "shape": ints(3, -1)})
 
 
+@kind
+def shape_arithmetic():
+    """x.view(x.size(0), -1) as exporters write it: the shape is computed
+    while importing."""
+    x = randn(1, 2, 3, 4)
+    return case([node("Shape", "x", ["s"]), node("Gather", ["s", "zero"], ["n"], axis=0),
+                 node("Unsqueeze", ["n", "axes"], ["n1"]),
+                 node("Concat", ["n1", "minus_one"], ["shape"], axis=0),
+                 node("Reshape", ["x", "shape"])],
+                {"x": x}, {"y": x.reshape(2, -1)},
+                {"zero": np.array(0, dtype=np.int64), "axes": ints(0), "minus_one": ints(-1)})
+
+
 # --- models the importer must reject, for errors.test --------------------------
 
 def rejected(op, attrs=None, shape=(1, 2, 4, 4), inputs=("x",), outputs=("y",), constants=None,
