@@ -417,6 +417,24 @@ def conv_1d(opset):
             {"x": x}, {"m": pooled, "a": avg}, {"w": w, "b": b})
 
 
+@case(lo=10)
+def maxpool_dilated(opset):
+    """MaxPool with dilations (from opset 10), padding and ceil_mode: output
+    position o of an axis takes input o * stride + tap * dilation - pad."""
+    x = randn(56, 1, 2, 9, 8)
+    (sh, sw), (dh, dw), pad = (1, 2), (2, 3), 1
+    def out_size(size, s, d):
+        return -(-(size + 2 * pad - (d + 1)) // s) + 1  # ceil_mode
+    oh, ow = out_size(9, sh, dh), out_size(8, sw, dw)
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad + dh), (pad, pad + dw)),
+                    constant_values=-np.inf)
+    rows, cols = sh * np.arange(oh), sw * np.arange(ow)
+    y = np.max([padded[:, :, rows + i * dh][:, :, :, cols + j * dw]
+                for i in range(2) for j in range(2)], axis=0)
+    return ([node("MaxPool", "x", kernel_shape=[2, 2], dilations=[dh, dw], strides=[sh, sw],
+                  pads=[pad, pad, pad, pad], ceil_mode=1)], {"x": x}, {"y": y}, {})
+
+
 def conv_transpose_reference(x, w, b, stride, pads, output_padding):
     n, c, h, wd = x.shape
     _, o, kh, kw = w.shape

@@ -251,7 +251,11 @@ Tensor Importer::importMaxPool(const Node &node) {
   Window window =
       slidingWindow(node, xs, kernelShape(node, oneD), node.intAttr("ceil_mode", 0), oneD);
   if (window.dilation != std::array<int64_t, 2>{1, 1})
-    node.fail("dilations other than 1 are not supported");
+    return fromImage(
+        {dilatedMaxPool(windowInput(x, window.crop, node.loc), window.kernel, window.stride,
+                        window.dilation, window.tosaPad(), window.output, node.loc),
+         Layout::NHWC},
+        oneD, node.loc);
   // TOSA pads a max pool with the lowest value, so padding never wins.
   return fromImage(
       {builder.create<mlir::tosa::MaxPool2dOp>(
@@ -261,6 +265,24 @@ Tensor Importer::importMaxPool(const Node &node) {
            builder.getDenseI64ArrayAttr(window.tosaPad())),
        Layout::NHWC},
       oneD, node.loc);
+}
+
+// tosa.max_pool2d has no dilation: the maximum over the taps, each tap the
+// strided slice of the input padded with the lowest value that it reads.
+Value Importer::dilatedMaxPool(Value image, llvm::ArrayRef<int64_t> kernel,
+                               llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
+                               llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> output,
+                               mlir::Location loc) {
+  Value padded = pad(image, {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}, loc,
+                     std::numeric_limits<float>::lowest());
+  Value result;
+  for (int64_t i = 0; i < kernel[0]; ++i)
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      Value tap = stridedSlice(padded, 1, i * dilation[0], stride[0], output[0], loc);
+      tap = stridedSlice(tap, 2, j * dilation[1], stride[1], output[1], loc);
+      result = result ? binary<mlir::tosa::MaximumOp>(result, tap, loc) : tap;
+    }
+  return result;
 }
 
 Tensor Importer::importAveragePool(const Node &node) {

@@ -211,6 +211,9 @@ public:
   Value windowInput(const Tensor &x, const std::array<int64_t, 2> &crop, mlir::Location loc);
   Tensor importMaxPool(const Node &node);
   Tensor importAveragePool(const Node &node);
+  Value dilatedMaxPool(Value image, llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
+                       llvm::ArrayRef<int64_t> dilation, llvm::ArrayRef<int64_t> pads,
+                       llvm::ArrayRef<int64_t> output, mlir::Location loc);
   Tensor importGlobalAveragePool(const Node &node);
   Tensor importGlobalMaxPool(const Node &node);
   // tosa.avg_pool2d on an NHWC image; pad is TOSA's [top, bottom, left, right].

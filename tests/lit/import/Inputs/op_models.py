@@ -337,7 +337,6 @@ ERRORS = {
     "conv-group": lambda: rejected("Conv", dict(group=2), inputs="xw", constants=W),
     "maxpool-indices": lambda: rejected("MaxPool", dict(kernel_shape=[2, 2]),
                                         outputs=("y", "indices")),
-    "maxpool-dilations": lambda: rejected("MaxPool", dict(kernel_shape=[2, 2], dilations=[2, 2])),
     "maxpool-no-kernel": lambda: rejected("MaxPool"),
     "maxpool-ceil-window-in-padding": lambda: rejected(
         "MaxPool", dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1)),
