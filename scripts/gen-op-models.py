@@ -9,6 +9,9 @@ opset 11 reach the importer through ONNX's version converter.
     gen-op-models.py --out DIR          writes every model
     gen-op-models.py --list             prints 'NAME-opsetN [awaits OP]' lines
 
+Over 500 lines on purpose: it is the one list of tested forms (CMake reads
+--list), each case a few lines beside its numpy reference.
+
 A form whose TPU lowering awaits a vector-unit instruction (tosa.sigmoid,
 tosa.log, tosa.gather, ...) is marked 'awaits OP': ctest checks it on the CPU
 oracle (tests/importer-numeric) only, until the lowering lands.
