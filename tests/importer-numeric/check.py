@@ -32,32 +32,43 @@ PIPELINE = ",".join([
 ])
 
 
-def tensor_type(shape):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64"}
 
 
-def memref_type(shape):
-    return "memref<" + "".join(f"{d}x" for d in shape) + "f32>"
+def tensor_type(shape, dtype=np.float32):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + ELEMENT[np.dtype(dtype)] + ">"
 
 
-def harness(tosa, inputs, output_shapes):
+def memref_type(shape, dtype=np.float32):
+    return "memref<" + "".join(f"{d}x" for d in shape) + ELEMENT[np.dtype(dtype)] + ">"
+
+
+def harness(tosa, inputs, outputs):
     """The imported module with @main renamed @model and a new @main that
-    calls it on constant inputs and prints every result."""
+    calls it on constant inputs and prints every result. Inputs and outputs
+    are float32, or int64 (indices)."""
     module = re.sub(r"\{tpu\.name = \"[^\"]*\"\}", "", tosa).replace("@main(", "@model(", 1)
     module = module.rstrip().rstrip("}")
-    lines = ["  func.func private @printMemrefF32(memref<*xf32>)", "  func.func @main() {"]
+    inputs, outputs = ([a if a.dtype == np.int64 else a.astype(np.float32) for a in arrays]
+                       for arrays in (inputs, outputs))
+    lines = ["  func.func private @printMemrefF32(memref<*xf32>)",
+             "  func.func private @printMemrefI64(memref<*xi64>)", "  func.func @main() {"]
     for i, array in enumerate(inputs):
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes().hex().upper()
-        lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : {tensor_type(array.shape)}')
-    results = ", ".join(f"%out{i}" for i in range(len(output_shapes)))
-    arg_types = ", ".join(tensor_type(a.shape) for a in inputs)
-    result_types = ", ".join(tensor_type(s) for s in output_shapes)
+        little = "<i8" if array.dtype == np.int64 else "<f4"
+        data = np.ascontiguousarray(array, dtype=little).tobytes().hex().upper()
+        lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : '
+                     f'{tensor_type(array.shape, array.dtype)}')
+    results = ", ".join(f"%out{i}" for i in range(len(outputs)))
+    arg_types = ", ".join(tensor_type(a.shape, a.dtype) for a in inputs)
+    result_types = ", ".join(tensor_type(o.shape, o.dtype) for o in outputs)
     lines.append(f"    {results} = func.call @model({', '.join(f'%in{i}' for i in range(len(inputs)))})"
                  f" : ({arg_types}) -> ({result_types})")
-    for i, shape in enumerate(output_shapes):
-        lines.append(f"    %m{i} = bufferization.to_memref %out{i} : {memref_type(shape)}")
-        lines.append(f"    %u{i} = memref.cast %m{i} : {memref_type(shape)} to memref<*xf32>")
-        lines.append(f"    func.call @printMemrefF32(%u{i}) : (memref<*xf32>) -> ()")
+    for i, out in enumerate(outputs):
+        element = ELEMENT[np.dtype(out.dtype)]
+        ranked = memref_type(out.shape, out.dtype)
+        lines.append(f"    %m{i} = bufferization.to_memref %out{i} : {ranked}")
+        lines.append(f"    %u{i} = memref.cast %m{i} : {ranked} to memref<*x{element}>")
+        lines.append(f"    func.call @printMemref{element.upper()}(%u{i}) : (memref<*x{element}>) -> ()")
     lines += ["    return", "  }", "}"]
     return module + "\n" + "\n".join(lines) + "\n"
 
@@ -67,7 +78,7 @@ def run(tools, work, name, model_path, inputs, expected):
                           capture_output=True, text=True).stdout
     source = os.path.join(work, name + ".mlir")
     with open(source, "w") as f:
-        f.write(harness(tosa, inputs, [e.shape for e in expected]))
+        f.write(harness(tosa, inputs, [np.asarray(e) for e in expected]))
     llvm = subprocess.run([f"{LLVM}/bin/mlir-opt", source, f"--pass-pipeline=builtin.module({PIPELINE})"],
                           check=True, capture_output=True, text=True).stdout
     libs = ",".join(f"{LLVM}/lib/lib{lib}.so" for lib in ("mlir_runner_utils", "mlir_c_runner_utils"))

@@ -14,8 +14,13 @@
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    std::cerr << "usage: onnx-to-tosa MODEL.onnx\n";
+    std::cerr << "usage: onnx-to-tosa MODEL.onnx | --list-operators\n";
     return 2;
+  }
+  if (std::string(argv[1]) == "--list-operators") {
+    for (const std::string &op : tpu::frontend::supportedOperators())
+      std::cout << op << "\n";
+    return 0;
   }
   try {
     mlir::MLIRContext context;

@@ -1,6 +1,7 @@
 // Matrix products and elementwise operators.
 #include "Importer.h"
 
+#include <climits>
 #include <limits>
 
 namespace tpu::frontend::detail {
@@ -11,7 +12,7 @@ Value Importer::tileTo(Value input, const Shape &shape, mlir::Location loc) {
     multiples.push_back(shape[i] / own[i]);
   if (own == shape)
     return input;
-  return builder.create<mlir::tosa::TileOp>(loc, tensorType(shape), input,
+  return builder.create<mlir::tosa::TileOp>(loc, tensorType(shape, elementType(input)), input,
                                             builder.getDenseI64ArrayAttr(multiples));
 }
 
@@ -108,34 +109,67 @@ Tensor Importer::importRelu(const Node &node) {
   return {clamp(x.value, 0.0f, std::numeric_limits<float>::max(), node.loc), x.layout};
 }
 
+// Opset 11 made min and max optional inputs (attributes before, which ONNX's
+// version converter turns into inputs). Constant bounds are one clamp;
+// others a maximum and a minimum with the bound as a broadcast scalar.
 Tensor Importer::importClip(const Node &node) {
-  // Opset 11 made min and max optional inputs (attributes before).
   node.expectInputs(1, 3);
-  auto bound = [&](int index, float fallback) {
-    if (!node.hasInput(index))
-      return fallback;
-    std::vector<float> value = constantFloats(node, index);
-    if (value.size() != 1)
-      node.fail("input {} ('{}') must be a scalar", index, node.proto.input(index));
-    return value[0];
-  };
-  float lo = bound(1, std::numeric_limits<float>::lowest());
-  float hi = bound(2, std::numeric_limits<float>::max());
   Tensor x = input(node, 0);
-  // min > max gives max everywhere, as numpy.clip does.
-  return {clamp(x.value, std::min(lo, hi), hi, node.loc), x.layout};
+  auto isConstant = [&](int index) {
+    return !node.hasInput(index) || constants.count(node.proto.input(index));
+  };
+  auto scalarInput = [&](int index) {
+    Tensor bound = input(node, index);
+    if (elementCount(shapeOf(bound.value)) != 1)
+      node.fail("input {} ('{}') must be a scalar", index, node.proto.input(index));
+    return bound;
+  };
+  if (isConstant(1) && isConstant(2)) {
+    auto bound = [&](int index, float fallback) {
+      if (!node.hasInput(index))
+        return fallback;
+      std::vector<float> value = constantFloats(node, index);
+      if (value.size() != 1)
+        node.fail("input {} ('{}') must be a scalar", index, node.proto.input(index));
+      return value[0];
+    };
+    float lo = bound(1, std::numeric_limits<float>::lowest());
+    float hi = bound(2, std::numeric_limits<float>::max());
+    // min > max gives max everywhere, as numpy.clip does.
+    return {clamp(x.value, std::min(lo, hi), hi, node.loc), x.layout};
+  }
+  // min(max(x, lo), hi), which is hi everywhere when lo > hi.
+  if (node.hasInput(1))
+    x = broadcast<mlir::tosa::MaximumOp>(x, scalarInput(1), node);
+  if (node.hasInput(2))
+    x = broadcast<mlir::tosa::MinimumOp>(x, scalarInput(2), node);
+  return x;
 }
 
-Tensor Importer::importLeakyRelu(const Node &node) {
-  node.expectInputs(1, 1);
-  float alpha = node.floatAttr("alpha", 0.01f);
-  // max(x, alpha x) is x for x >= 0 and alpha x below only when alpha <= 1.
-  if (alpha < 0.0f || alpha > 1.0f)
-    node.fail("alpha {} is not supported (only 0 to 1)", alpha);
+// x^2 is x * x exactly (both are the correctly rounded square), which every
+// target runs; other exponents are tosa.pow.
+Tensor Importer::importPow(const Node &node) {
+  node.expectInputs(2, 2);
   Tensor x = input(node, 0);
-  Value scaled = binary<mlir::tosa::MulOp>(
-      x.value, scalar(alpha, shapeOf(x.value).size(), node.loc), node.loc);
-  return {binary<mlir::tosa::MaximumOp>(x.value, scaled, node.loc), x.layout};
+  if (elementType(x.value) != elementType(input(node, 1).value))
+    node.fail("a base and an exponent of different types are not supported");
+  if (constants.count(node.proto.input(1)) &&
+      constantInput(node, 1)->data_type() == onnx::TensorProto::FLOAT) {
+    std::vector<float> exponent = constantFloats(node, 1);
+    if (exponent.size() == 1 && exponent[0] == 2.0f)
+      return {binary<mlir::tosa::MulOp>(x.value, x.value, node.loc), x.layout};
+  }
+  return broadcast<mlir::tosa::PowOp>(x, input(node, 1), node);
+}
+
+Tensor Importer::importSum(const Node &node) {
+  return importElementwise<mlir::tosa::AddOp>(node, 1, INT_MAX);
+}
+
+Tensor Importer::importMean(const Node &node) {
+  Tensor sum = importElementwise<mlir::tosa::AddOp>(node, 1, INT_MAX);
+  float inverse = 1.0f / static_cast<float>(node.proto.input_size());
+  return broadcast<mlir::tosa::MulOp>(sum, {scalar(inverse, 1, node.loc)}, node);
 }
 
 } // namespace tpu::frontend::detail

@@ -184,3 +184,203 @@ Tensor Importer::importSlice(const Node &node) {
 }
 
 } // namespace tpu::frontend::detail
+
+namespace tpu::frontend::detail {
+
+std::vector<int64_t> Importer::axesOperand(const Node &node, int64_t inputFromOpset) {
+  if (opset < inputFromOpset)
+    return node.intsAttr("axes").value_or(std::vector<int64_t>{});
+  return constantInts(node, 1);
+}
+
+// Axes attribute before opset 13, input from 13; no axes: every size-1 axis.
+Tensor Importer::importSqueeze(const Node &node) {
+  node.expectInputs(1, opset < 13 ? 1 : 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x), result;
+  int64_t rank = shape.size();
+  std::vector<bool> squeezed(rank, false);
+  std::vector<int64_t> axes = axesOperand(node, 13);
+  for (int64_t axis : axes) {
+    axis = node.normalizeAxis(axis, rank);
+    if (shape[axis] != 1)
+      node.fail("axis {} has size {}, not 1", axis, shape[axis]);
+    squeezed[axis] = true;
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (!(axes.empty() ? shape[i] == 1 : squeezed[i]))
+      result.push_back(shape[i]);
+  return {reshape(x, result, node.loc)};
+}
+
+// Axes (of the result) attribute before opset 13, input from 13.
+Tensor Importer::importUnsqueeze(const Node &node) {
+  node.expectInputs(1, opset < 13 ? 1 : 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  std::vector<int64_t> axes = axesOperand(node, 13);
+  if (axes.empty())
+    node.fail("axes are required");
+  int64_t rank = shape.size() + axes.size();
+  std::vector<bool> inserted(rank, false);
+  for (int64_t axis : axes) {
+    axis = node.normalizeAxis(axis, rank);
+    if (inserted[axis])
+      node.fail("axis {} repeats", axis);
+    inserted[axis] = true;
+  }
+  Shape result;
+  auto next = shape.begin();
+  for (int64_t i = 0; i < rank; ++i)
+    result.push_back(inserted[i] ? 1 : *next++);
+  return {reshape(x, result, node.loc)};
+}
+
+// Sizes from the split attribute (before opset 13) or input (13+), else
+// equal parts for the outputs; opset 18's num_outputs makes parts of
+// ceil(size / n) with a smaller last one.
+Outputs Importer::importSplit(const Node &node) {
+  node.expectInputs(1, 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  int64_t axis = node.normalizeAxis(node.intAttr("axis", 0), shape.size());
+  std::vector<int64_t> sizes =
+      opset < 13 ? node.intsAttr("split").value_or(std::vector<int64_t>{}) : constantInts(node, 1);
+  int64_t outputs = node.proto.output_size(), dim = shape[axis];
+  if (sizes.empty()) {
+    int64_t parts = node.intAttr("num_outputs", outputs);
+    if (parts != outputs)
+      node.fail("num_outputs {} differs from the {} outputs", parts, outputs);
+    int64_t part = opset >= 18 ? (dim + parts - 1) / parts : dim / parts;
+    if (opset < 18 && dim % parts)
+      node.fail("axis {} of size {} does not split into {} equal parts", axis, dim, parts);
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::min(part, dim - i * part));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != dim ||
+      *std::min_element(sizes.begin(), sizes.end()) <= 0)
+    node.fail("split sizes [{}] do not divide axis {} of size {} into {} outputs",
+              fmt::join(sizes, ","), axis, dim, outputs);
+  std::vector<Tensor> results;
+  Shape begin(shape.size(), 0);
+  for (int64_t size : sizes) {
+    Shape part = shape;
+    part[axis] = size;
+    results.push_back({slice(x, begin, part, node.loc)});
+    begin[axis] += size;
+  }
+  return results;
+}
+
+// numpy broadcasting of the input and the constant shape, both ways.
+Tensor Importer::importExpand(const Node &node) {
+  node.expectInputs(2, 2);
+  Value x = onnxInput(node, 0);
+  Shape own = shapeOf(x);
+  std::optional<Shape> shape = broadcastShapes(own, constantInts(node, 1));
+  if (!shape)
+    node.fail("shape [{}] does not broadcast to [{}]", fmt::join(own, ","),
+              fmt::join(constantInts(node, 1), ","));
+  own.insert(own.begin(), shape->size() - own.size(), 1);
+  return {tileTo(reshape(x, own, node.loc), *shape, node.loc)};
+}
+
+// Constant repeats per axis.
+Tensor Importer::importTile(const Node &node) {
+  node.expectInputs(2, 2);
+  Value x = onnxInput(node, 0);
+  Shape shape = shapeOf(x);
+  std::vector<int64_t> repeats = constantInts(node, 1);
+  if (repeats.size() != shape.size() || *std::min_element(repeats.begin(), repeats.end()) < 1)
+    node.fail("repeats [{}] must be one positive value per axis", fmt::join(repeats, ","));
+  for (size_t i = 0; i < shape.size(); ++i)
+    shape[i] *= repeats[i];
+  return {tileTo(x, shape, node.loc)};
+}
+
+// Shapes are static: Size is a constant, like Shape.
+Outputs Importer::importSize(const Node &node) {
+  node.expectInputs(1, 1);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  owned->set_data_type(onnx::TensorProto::INT64);
+  owned->add_int64_data(elementCount(onnxShape(input(node, 0))));
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
+}
+
+// DepthToSpace (DCR or CRD) and SpaceToDepth: a reshape, a transpose and a
+// reshape, as the operator documentation writes them.
+Tensor Importer::importDepthToSpace(const Node &node) {
+  node.expectInputs(1, 1);
+  Value x = onnxInput(node, 0);
+  Shape s = shapeOf(x);
+  int64_t b = node.intAttr("blocksize", 0);
+  if (s.size() != 4 || b < 1)
+    node.fail("needs a 4-D input and a positive blocksize");
+  if (node.proto.op_type() == "SpaceToDepth") {
+    if (s[2] % b || s[3] % b)
+      node.fail("H and W must be multiples of blocksize {}", b);
+    Value t = transpose(reshape(x, {s[0], s[1], s[2] / b, b, s[3] / b, b}, node.loc),
+                        {0, 3, 5, 1, 2, 4}, node.loc);
+    return {reshape(t, {s[0], s[1] * b * b, s[2] / b, s[3] / b}, node.loc)};
+  }
+  if (s[1] % (b * b))
+    node.fail("channels must be a multiple of blocksize^2 = {}", b * b);
+  int64_t c = s[1] / (b * b);
+  bool crd = node.stringAttr("mode", "DCR") == "CRD";
+  Value t = crd ? transpose(reshape(x, {s[0], c, b, b, s[2], s[3]}, node.loc), {0, 1, 4, 2, 5, 3},
+                            node.loc)
+                : transpose(reshape(x, {s[0], b, b, c, s[2], s[3]}, node.loc), {0, 3, 4, 1, 5, 2},
+                            node.loc);
+  return {reshape(t, {s[0], c, s[2] * b, s[3] * b}, node.loc)};
+}
+
+// A constant of the given (constant) shape filled with the value attribute.
+Outputs Importer::importConstantOfShape(const Node &node) {
+  node.expectInputs(1, 1);
+  std::vector<int64_t> shape = constantInts(node, 0);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  const onnx::AttributeProto *value = node.attr("value");
+  owned->set_data_type(value ? value->t().data_type() : onnx::TensorProto::FLOAT);
+  for (int64_t dim : shape)
+    owned->add_dims(dim);
+  int64_t count = elementCount(shape);
+  if (owned->data_type() == onnx::TensorProto::FLOAT) {
+    float fill = value ? tensorFloats(value->t(), node.what).at(0) : 0.0f;
+    for (int64_t i = 0; i < count; ++i)
+      owned->add_float_data(fill);
+  } else if (owned->data_type() == onnx::TensorProto::INT64) {
+    int64_t fill = tensorInts(value->t(), node.what).at(0);
+    for (int64_t i = 0; i < count; ++i)
+      owned->add_int64_data(fill);
+  } else {
+    node.fail("only float32 and int64 values are supported");
+  }
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
+}
+
+// Shapes are static: Shape is a constant (start and end from opset 15).
+Outputs Importer::importShape(const Node &node) {
+  node.expectInputs(1, 1);
+  Shape shape = onnxShape(input(node, 0));
+  int64_t rank = shape.size();
+  auto bound = [&](const char *name, int64_t fallback) {
+    int64_t value = node.intAttr(name, fallback);
+    return std::clamp<int64_t>(value < 0 ? value + rank : value, 0, rank);
+  };
+  int64_t start = bound("start", 0), end = bound("end", rank);
+  auto owned = std::make_unique<onnx::TensorProto>();
+  owned->set_data_type(onnx::TensorProto::INT64);
+  owned->add_dims(std::max<int64_t>(0, end - start));
+  for (int64_t i = start; i < end; ++i)
+    owned->add_int64_data(shape[i]);
+  constants[node.proto.output(0)] = owned.get();
+  ownedConstants.push_back(std::move(owned));
+  return std::vector<Tensor>{}; // a constant, made a tensor where one is used
+}
+
+} // namespace tpu::frontend::detail

@@ -5,6 +5,7 @@
 #include "tpu/Frontend/OnnxImporter.h"
 
 #include "Importer.h"
+#include "UpgradeOpset.h"
 
 #include "tpu/Dialect/TPUDialect.h"
 
@@ -17,17 +18,23 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 
 namespace tpu::frontend {
 namespace detail {
-namespace {
 
+// Opsets imported directly; older models are first upgraded to
+// kUpgradeOpset by ONNX's own version converter (libonnx), so their operator
+// forms are never re-implemented here by hand.
 constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 18;
+constexpr int kUpgradeOpset = 13;
 // The most elements a tensor can have: 16 GiB of float32, all the DRAM a
 // bundle addresses (Bundle.cpp). Bounding the shapes a model gives keeps the
 // importer's size arithmetic far from int64 overflow.
 constexpr int64_t kMaxElements = int64_t{1} << 32;
+
+namespace {
 
 // An initializer's element count from its dims.
 int64_t tensorElements(const onnx::TensorProto &tensor, const std::string &what) {
@@ -63,6 +70,8 @@ std::vector<T> fieldValues(const Field &field, int64_t count, const std::string 
   return {field.begin(), field.end()};
 }
 
+} // namespace
+
 std::vector<float> tensorFloats(const onnx::TensorProto &tensor, const std::string &what) {
   if (tensor.data_type() != onnx::TensorProto::FLOAT)
     throw Error(fmt::format("{}: only float32 tensors are supported, got data type {}", what,
@@ -96,7 +105,14 @@ std::vector<int64_t> tensorInts(const onnx::TensorProto &tensor, const std::stri
   }
 }
 
-using ImportFn = std::function<Tensor(Importer &, const Node &)>;
+namespace {
+
+// Bools are stored one byte each (raw) or as int32 values.
+std::vector<int64_t> tensorBools(const onnx::TensorProto &tensor) {
+  if (tensor.has_raw_data())
+    return {tensor.raw_data().begin(), tensor.raw_data().end()};
+  return {tensor.int32_data().begin(), tensor.int32_data().end()};
+}
 
 } // namespace
 
@@ -190,7 +206,10 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
     if (constants.count(input.name()))
       continue; // old exporters list initializers as inputs too
     graphInputs.push_back(&input);
-    argTypes.push_back(tensorType(graphInputShape(input)));
+    argTypes.push_back(
+        tensorType(graphInputShape(input),
+                   onnxElementType(input.type().tensor_type().elem_type(),
+                                   fmt::format("{}: input '{}'", path, input.name()))));
   }
   auto func = mlir::func::FuncOp::create(fileLoc, "main", builder.getFunctionType(argTypes, {}));
   module->push_back(func);
@@ -223,8 +242,9 @@ void Importer::checkOpset(const onnx::ModelProto &model) {
     if (!opsetId.domain().empty() && opsetId.domain() != "ai.onnx")
       continue;
     if (opsetId.version() < kMinOpset || opsetId.version() > kMaxOpset)
-      throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {})", path,
-                              opsetId.version(), kMinOpset, kMaxOpset));
+      throw Error(fmt::format("{}: opset {} is not supported (supported: {} to {}, older ones "
+                              "through ONNX's version converter)",
+                              path, opsetId.version(), kMinOpset, kMaxOpset));
     opset = opsetId.version();
     return;
   }
@@ -233,8 +253,6 @@ void Importer::checkOpset(const onnx::ModelProto &model) {
 
 Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   const auto &type = input.type().tensor_type();
-  if (type.elem_type() != onnx::TensorProto::FLOAT)
-    throw Error(fmt::format("{}: input '{}' must be float32", path, input.name()));
   Shape shape;
   int64_t elements = 1;
   for (const auto &dim : type.shape().dim()) {
@@ -251,83 +269,49 @@ Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   return shape;
 }
 
-void Importer::importNode(const onnx::NodeProto &proto, int index) {
-  // The opset-independent part of each operator's contract; opset
-  // differences are handled inside the import functions (`opset`).
-  static const std::map<std::string, ImportFn> table = {
-      {"Gemm", &Importer::importGemm},
-      {"MatMul", &Importer::importMatMul},
-      {"Add", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::AddOp>(n, 2, 2); }},
-      {"Sub", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::SubOp>(n, 2, 2); }},
-      {"Mul", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::MulOp>(n, 2, 2); }},
-      {"Pow", [](Importer &im,
-                 const Node &n) { return im.importElementwise<mlir::tosa::PowOp>(n, 2, 2); }},
-      {"Max",
-       [](Importer &im, const Node &n) {
-         return im.importElementwise<mlir::tosa::MaximumOp>(n, 1, INT_MAX);
-       }},
-      {"Min",
-       [](Importer &im, const Node &n) {
-         return im.importElementwise<mlir::tosa::MinimumOp>(n, 1, INT_MAX);
-       }},
-      {"Div", &Importer::importDiv},
-      {"Sigmoid", &Importer::importUnary<mlir::tosa::SigmoidOp>},
-      {"Tanh", &Importer::importUnary<mlir::tosa::TanhOp>},
-      {"Erf", &Importer::importUnary<mlir::tosa::ErfOp>},
-      {"Relu", &Importer::importRelu},
-      {"Clip", &Importer::importClip},
-      {"LeakyRelu", &Importer::importLeakyRelu},
-      {"Conv", &Importer::importConv},
-      {"MaxPool", &Importer::importMaxPool},
-      {"AveragePool", &Importer::importAveragePool},
-      {"GlobalAveragePool", &Importer::importGlobalAveragePool},
-      {"BatchNormalization", &Importer::importBatchNormalization},
-      {"Softmax", &Importer::importSoftmax},
-      {"LayerNormalization", &Importer::importLayerNormalization},
-      {"ReduceMean", &Importer::importReduceMean},
-      {"ReduceSum", &Importer::importReduceSum},
-      {"Identity", &Importer::importIdentity},
-      {"Reshape", &Importer::importReshape},
-      {"Flatten", &Importer::importFlatten},
-      {"Transpose", &Importer::importTranspose},
-      {"Concat", &Importer::importConcat},
-      {"Slice", &Importer::importSlice},
-  };
-  const std::string &op = proto.op_type();
-  std::string name = proto.name().empty() ? fmt::format("{}_{}", op, index) : proto.name();
-  Node node(proto, fmt::format("{}: node '{}' ({})", path, name, op),
-            // The node, in the model file: what every later diagnostic names.
-            mlir::NameLoc::get(builder.getStringAttr(fmt::format("{} ({})", name, op)),
-                               mlir::FileLineColLoc::get(&context, path, 0, 0)));
-  if (!proto.domain().empty() && proto.domain() != "ai.onnx")
-    node.fail("domain '{}' is not supported", proto.domain());
-  if (op == "Constant") {
-    const onnx::AttributeProto *value = node.attr("value");
-    if (!value)
-      node.fail("only the 'value' form is supported");
-    constants[proto.output(0)] = &value->t();
-    return;
-  }
-  auto it = table.find(op);
-  if (it == table.end())
-    node.fail("operator is not supported yet");
-  values[proto.output(0)] = it->second(*this, node);
-}
-
 Tensor Importer::lookup(const std::string &name, const std::string &what) {
   if (auto it = values.find(name); it != values.end())
     return it->second;
   if (auto it = constants.find(name); it != constants.end()) {
     const onnx::TensorProto &tensor = *it->second;
-    Tensor result{constant({tensor.dims().begin(), tensor.dims().end()}, tensorFloats(tensor, what),
-                           builder.getUnknownLoc())};
+    Shape shape(tensor.dims().begin(), tensor.dims().end());
+    Tensor result;
+    if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+      result.value = constant(shape, tensorFloats(tensor, what), builder.getUnknownLoc());
+    } else {
+      // Indices and conditions: integer or boolean data.
+      mlir::Type element = onnxElementType(tensor.data_type(), what);
+      std::vector<int64_t> ints = tensor.data_type() == onnx::TensorProto::BOOL
+                                      ? tensorBools(tensor)
+                                      : tensorInts(tensor, what);
+      auto type = tensorType(shape, element);
+      std::vector<llvm::APInt> data;
+      for (int64_t v : ints)
+        data.emplace_back(element.getIntOrFloatBitWidth(), v, /*isSigned=*/true);
+      result.value = builder.create<mlir::tosa::ConstOp>(builder.getUnknownLoc(), type,
+                                                         mlir::DenseElementsAttr::get(type, data));
+    }
     values[name] = result;
     return result;
   }
   throw Error(fmt::format("{} uses '{}', which no earlier node produces", what, name));
+}
+
+mlir::Type Importer::onnxElementType(int32_t dataType, const std::string &what) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return builder.getF32Type();
+  case onnx::TensorProto::INT64:
+    return builder.getI64Type(); // indices (Gather)
+  case onnx::TensorProto::INT32:
+    return builder.getI32Type();
+  case onnx::TensorProto::BOOL:
+    return builder.getI1Type(); // conditions (Where)
+  default:
+    throw Error(fmt::format(
+        "{}: data type {} is not supported (float32, int64, int32 and bool are)", what,
+        onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dataType))));
+  }
 }
 
 Value Importer::toOnnxLayout(const Tensor &tensor, mlir::Location loc) {
@@ -377,7 +361,7 @@ Value Importer::constant(const Shape &shape, llvm::ArrayRef<float> data, mlir::L
 Value Importer::reshape(Value input, const Shape &shape, mlir::Location loc) {
   if (shapeOf(input) == shape)
     return input;
-  return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape), input,
+  return builder.create<mlir::tosa::ReshapeOp>(loc, tensorType(shape, elementType(input)), input,
                                                builder.getDenseI64ArrayAttr(shape));
 }
 
@@ -389,18 +373,19 @@ Value Importer::transpose(Value input, llvm::ArrayRef<int32_t> perm, mlir::Locat
       mlir::RankedTensorType::get({static_cast<int64_t>(perm.size())}, builder.getI32Type());
   Value perms = builder.create<mlir::tosa::ConstOp>(loc, permsType,
                                                     mlir::DenseElementsAttr::get(permsType, perm));
-  return builder.create<mlir::tosa::TransposeOp>(loc, tensorType(permuted), input, perms);
+  return builder.create<mlir::tosa::TransposeOp>(loc, tensorType(permuted, elementType(input)),
+                                                 input, perms);
 }
 
 Value Importer::slice(Value input, const Shape &start, const Shape &size, mlir::Location loc) {
   if (shapeOf(input) == size)
     return input;
-  return builder.create<mlir::tosa::SliceOp>(loc, tensorType(size), input,
+  return builder.create<mlir::tosa::SliceOp>(loc, tensorType(size, elementType(input)), input,
                                              builder.getDenseI64ArrayAttr(start),
                                              builder.getDenseI64ArrayAttr(size));
 }
 
-Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc) {
+Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc, float value) {
   Shape shape = shapeOf(input);
   std::vector<int32_t> padding;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -412,7 +397,14 @@ Value Importer::pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location
                                                  builder.getI32Type());
   Value paddingValue = builder.create<mlir::tosa::ConstOp>(
       loc, paddingType, mlir::DenseElementsAttr::get(paddingType, llvm::ArrayRef(padding)));
-  return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape), input, paddingValue);
+  if (value == 0.0f)
+    return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape, elementType(input)), input,
+                                             paddingValue);
+  auto valueType = tensorType({});
+  Value padConst = builder.create<mlir::tosa::ConstOp>(
+      loc, valueType, mlir::DenseElementsAttr::get(valueType, value));
+  return builder.create<mlir::tosa::PadOp>(loc, tensorType(shape, elementType(input)), input,
+                                           paddingValue, padConst);
 }
 
 Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
@@ -423,6 +415,8 @@ Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
 }
 
 } // namespace detail
+
+std::vector<std::string> supportedOperators() { return detail::Importer::supportedOperators(); }
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context) {
   std::ifstream file(path, std::ios::binary);
@@ -441,6 +435,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const 
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !model.has_graph())
     throw Error(fmt::format("{}: not a valid ONNX model (protobuf parse failed)", path));
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
+    if ((opsetId.domain().empty() || opsetId.domain() == "ai.onnx") &&
+        opsetId.version() < detail::kMinOpset) {
+      onnx::ModelProto upgraded = upgradeOpset(model, detail::kUpgradeOpset, path);
+      return detail::Importer(context, path).run(upgraded);
+    }
   return detail::Importer(context, path).run(model);
 }
 

@@ -13,6 +13,8 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   // Weight transposes become constants here, which the batchnorm fold needs.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
   pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
+  // After the fold, which matches the per-channel rows this may rewrite.
+  pm.addNestedPass<func::FuncOp>(createMatrixBroadcast());
   pm.addPass(createCSEPass());
 }
 
@@ -25,7 +27,7 @@ void registerTPUPipelines() {
   PassPipelineRegistration<>("tpu-graph-opt",
                              "Target-neutral graph clean-up: verify shapes, canonicalize, "
                              "fold TOSA layer ops on constants, fold batchnorm into weights, "
-                             "CSE",
+                             "broadcasts as 2-D rows or columns, CSE",
                              buildGraphOptimizationPipeline);
 }
 

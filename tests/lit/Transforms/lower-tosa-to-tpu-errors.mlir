@@ -1,25 +1,17 @@
 // RUN: tpu-opt %s --tpu-lower-tosa --split-input-file --verify-diagnostics
 
 func.func @middle_axis_broadcast(%x: tensor<2x4x3xf32>, %c: tensor<2x1x3xf32>) -> tensor<2x4x3xf32> {
-  // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit: the smaller operand must match in shape, be one row of the last dimension, one column (size 1 in the last dimension only) or one element}}
+  // expected-error @+1 {{'tosa.add' op broadcast is not supported by the vector unit: after tpu-matrix-broadcast one operand must have the result's shape and the other be a row, a column or one element of its 2-D view}}
   %s = tosa.add %x, %c : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
   return %s : tensor<2x4x3xf32>
 }
 
 // -----
 
-func.func @reduce_not_last_axis(%x: tensor<4x3xf32>) -> tensor<1x3xf32> {
-  // expected-error @+1 {{'tosa.reduce_sum' op over axis 0 is not supported by the TPU lowering (only the last axis, 1)}}
-  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
-  return %s : tensor<1x3xf32>
-}
-
-// -----
-
-func.func @sub_broadcast_lhs(%r: tensor<1x3xf32>, %x: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{'tosa.sub' op broadcast is not supported by the vector unit}}
-  %s = tosa.sub %r, %x : (tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-  return %s : tensor<4x3xf32>
+func.func @integer_output(%x: tensor<4x3xf32>) -> tensor<4x3xi32> {
+  // expected-error @-1 {{output 0 is 'tensor<4x3xi32>'; the TPU computes and stores float32 tensors only}}
+  %c = tosa.cast %x : (tensor<4x3xf32>) -> tensor<4x3xi32>
+  return %c : tensor<4x3xi32>
 }
 
 // -----
@@ -32,10 +24,11 @@ func.func @unsupported(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 
 // -----
 
-func.func @integer(%x: tensor<4x3xi32>) -> tensor<4x3xi32> {
+func.func @integer(%x: tensor<4x3xi32>) -> tensor<4x3xf32> {
   // expected-error @+1 {{'tosa.add' op is supported on static-shape f32 tensors only}}
   %s = tosa.add %x, %x : (tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x3xi32>
-  return %s : tensor<4x3xi32>
+  %f = tosa.cast %s : (tensor<4x3xi32>) -> tensor<4x3xf32>
+  return %f : tensor<4x3xf32>
 }
 
 // -----

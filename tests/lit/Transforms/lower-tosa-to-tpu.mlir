@@ -191,3 +191,34 @@ func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = tosa.erf %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// A reduction over another axis moves it last with a transpose; min is
+// -max(-x); a reduction followed only by size-1 axes is a view.
+// CHECK-LABEL: func.func @reduce_other_axes
+// CHECK: %[[T:.*]] = tpu.transpose %{{.*}} {perms = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+// CHECK: tpu.row_reduce sum %{{.*}} : tensor<8x3xf32> -> tensor<8x1xf32>
+// CHECK: %[[N:.*]] = tpu.binary mul %{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<1x1xf32>
+// CHECK: %[[M:.*]] = tpu.row_reduce max %[[N]] : tensor<6x4xf32> -> tensor<6x1xf32>
+// CHECK: tpu.binary mul %[[M]], %{{.*}} : tensor<6x1xf32>, tensor<1x1xf32>
+func.func @reduce_other_axes(%x: tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x3x1xf32>) {
+  %s = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  %m = tosa.reduce_min %x {axis = 2 : i32} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  return %s, %m : tensor<2x1x4xf32>, tensor<2x3x1xf32>
+}
+
+// Negate multiplies by -1, abs is max(x, -x), a broadcast left operand of
+// sub is -rhs + lhs, and a tile is a concat of copies.
+// CHECK-LABEL: func.func @negate_abs_sub_tile
+// CHECK: %[[NEG:.*]] = tpu.binary mul %{{.*}}, %[[MINUS:.*]] : tensor<4x3xf32>, tensor<1x1xf32>
+// CHECK: %[[NX:.*]] = tpu.binary mul %{{.*}}, %[[MINUS]]
+// CHECK: tpu.binary max %{{.*}}, %[[NX]] : tensor<4x3xf32>, tensor<4x3xf32>
+// CHECK: %[[NR:.*]] = tpu.binary mul %{{.*}}, %[[MINUS]]
+// CHECK: tpu.binary add %[[NR]], %{{.*}} : tensor<4x3xf32>, tensor<1x3xf32>
+// CHECK: tpu.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<1x3xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
+func.func @negate_abs_sub_tile(%x: tensor<4x3xf32>, %r: tensor<1x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) {
+  %n = tosa.negate %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = tosa.abs %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %s = tosa.sub %r, %x : (tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %t = tosa.tile %r {multiples = array<i64: 2, 1>} : (tensor<1x3xf32>) -> tensor<2x3xf32>
+  return %n, %a, %s, %t : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>
+}

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tpu::frontend {
 
@@ -17,5 +18,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIR
 // `path` only names the model in errors.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const std::string &path,
                                                   mlir::MLIRContext &context);
+
+// The ONNX operators the importer has an import for, sorted (docs/compiler.md's
+// table is checked against this list).
+std::vector<std::string> supportedOperators();
 
 } // namespace tpu::frontend

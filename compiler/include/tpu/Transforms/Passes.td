@@ -56,6 +56,38 @@ def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
   }];
 }
 
+def MatrixBroadcast : Pass<"tpu-matrix-broadcast", "mlir::func::FuncOp"> {
+  let summary = "Rewrite elementwise broadcasts as a row, a column or a scalar of a 2-D view";
+  let description = [{
+    numpy broadcasting lets an operand of an elementwise op repeat over any
+    axes: a `[C, 1, 1]` bias over NCHW, `[N, 1, L]` over `[N, C, L]`. Seen as
+    2-D, such an operand is neither a row, a column nor one element, which
+    is what a vector unit broadcasts. This pass rewrites each elementwise
+    binary op whose smaller operand is not already one of those (in the
+    `[elements / last, last]` view of the result) as the op on a 2-D view
+    where it is: the result's axes are split in two, the operand repeated
+    (`tosa.tile`, computed at compile time for a constant) over the axes of
+    its side that it does not span, the smaller such copy chosen. When both
+    operands broadcast, the first is tiled to the result's shape. Ops
+    already in a row, column or scalar form are left alone.
+    Target-neutral: TOSA in, TOSA out.
+
+    Before (a per-channel scale of an NCL tensor):
+    ```mlir
+    %y = tosa.mul %x, %s {shift = 0 : i8} : (tensor<2x3x5xf32>, tensor<1x3x1xf32>) -> tensor<2x3x5xf32>
+    ```
+
+    After (the scale tiled over the batch to `[2, 3, 1]`, a column of the
+    `[6, 5]` view):
+    ```mlir
+    %x2 = tosa.reshape %x {new_shape = array<i64: 6, 5>} : (tensor<2x3x5xf32>) -> tensor<6x5xf32>
+    %s2 = "tosa.const"() <{value = dense<...> : tensor<6x1xf32>}> : () -> tensor<6x1xf32>
+    %m = tosa.mul %x2, %s2 {shift = 0 : i8} : (tensor<6x5xf32>, tensor<6x1xf32>) -> tensor<6x5xf32>
+    %y = tosa.reshape %m {new_shape = array<i64: 2, 3, 5>} : (tensor<6x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+}
+
 def AssignTarget : Pass<"tpu-assign-target", "mlir::ModuleOp"> {
   let summary = "Set the module's target hardware from a preset or a config file";
   let description = [{

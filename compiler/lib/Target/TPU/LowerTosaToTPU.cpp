@@ -35,6 +35,11 @@ Value mlir::tpu::constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRe
   return rewriter.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
 }
 
+Value mlir::tpu::negateMatrix(PatternRewriter &rewriter, Location loc, Value matrix) {
+  return rewriter.create<BinaryOp>(loc, matrix.getType(), BinaryKind::mul, matrix,
+                                   constantMatrix(rewriter, loc, {1, 1}, {-1.0f}));
+}
+
 Value mlir::tpu::fillRow(PatternRewriter &rewriter, Location loc, int64_t length, float value) {
   int64_t cols = std::min(length, ::tpu::codegen::kMaxCols);
   return constantMatrix(rewriter, loc, {1, cols}, SmallVector<float>(cols, value));
@@ -55,9 +60,9 @@ LogicalResult mlir::tpu::checkBroadcast(Operation *op, Value lhs, Value rhs, boo
   bool direct = shapeOf(lhs) == shapeOf(result) && spreadOf(result, rhs);
   bool swapped = commutative && shapeOf(rhs) == shapeOf(result) && spreadOf(result, lhs);
   if (!direct && !swapped)
-    return op->emitOpError("broadcast is not supported by the vector unit: the smaller "
-                           "operand must match in shape, be one row of the last dimension, "
-                           "one column (size 1 in the last dimension only) or one element");
+    return op->emitOpError("broadcast is not supported by the vector unit: after "
+                           "tpu-matrix-broadcast one operand must have the result's shape "
+                           "and the other be a row, a column or one element of its 2-D view");
   return success();
 }
 
@@ -93,18 +98,10 @@ LogicalResult checkSupported(Operation *op) {
       return op->emitOpError("is supported on static-shape f32 tensors only, got ") << type;
   if (auto mul = llvm::dyn_cast<tosa::MulOp>(op); mul && mul.getShift() != 0)
     return op->emitOpError("with a non-zero shift is not supported on f32");
+  // A broadcast left operand of sub is lowered as -rhs + lhs.
   if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op) &&
-      failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1),
-                            /*commutative=*/!llvm::isa<tosa::SubOp>(op))))
+      failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1), /*commutative=*/true)))
     return failure();
-  if (llvm::isa<tosa::ReduceSumOp, tosa::ReduceMaxOp>(op)) {
-    auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
-    if (axis != input.getRank() - 1)
-      return op->emitOpError() << "over axis " << axis
-                               << " is not supported by the TPU lowering (only the last axis, "
-                               << input.getRank() - 1 << ")";
-  }
   if (llvm::isa<tosa::Conv2DOp, tosa::DepthwiseConv2DOp>(op)) {
     DenseElementsAttr weights;
     if (!matchPattern(op->getOperand(1), m_Constant(&weights)))
@@ -121,7 +118,8 @@ LogicalResult checkSupported(Operation *op) {
                 tosa::ConcatOp, tosa::PadOp, tosa::MatMulOp, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
                 tosa::RsqrtOp, tosa::SigmoidOp, tosa::TanhOp, tosa::LogOp, tosa::ErfOp,
-                tosa::ReduceSumOp, tosa::ReduceMaxOp>(op))
+                tosa::ReduceSumOp, tosa::ReduceMaxOp, tosa::ReduceMinOp, tosa::NegateOp,
+                tosa::AbsOp, tosa::TileOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -259,8 +257,19 @@ template <typename TosaOp, BinaryKind kind> struct LowerBinary : CountedLowering
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
     Value full = op->getOperand(0);
     Value other = op->getOperand(1);
-    if (full.getType() != resultType)
-      std::swap(full, other); // checkSupported allowed this only for commutative ops
+    if (full.getType() != resultType) {
+      std::swap(full, other);
+      if (kind == BinaryKind::sub) {
+        // small - full = (-full) + small: the vector unit broadcasts only
+        // its second operand.
+        Value negated = negateMatrix(rewriter, loc, asMatrix(rewriter, loc, full));
+        this->replaceWithView(rewriter, op,
+                              rewriter.create<BinaryOp>(loc, matrixType(resultType),
+                                                        BinaryKind::add, negated,
+                                                        asMatrix(rewriter, loc, other)));
+        return success();
+      }
+    }
     // Broadcast as numpy does, the other operand's matrix view is the spread
     // (spreadOf): the same matrix, a row, an element or a column.
     Value result =
@@ -282,16 +291,83 @@ template <typename TosaOp, UnaryKind kind> struct LowerUnary : CountedLowering<T
   }
 };
 
-// A reduction over the last axis (checkSupported allows no other), which
-// TOSA keeps with size 1: per row of the matrix view, one result element.
-template <typename TosaOp, ReduceKind kind> struct LowerRowReduce : CountedLowering<TosaOp> {
+// A reduction, which TOSA keeps with size 1: per row of the matrix view,
+// one result element. The vector unit reduces rows, so another axis is
+// first moved last (a transpose, unless only size-1 axes follow it); the
+// other axes keep their order, so the result's elements are in place.
+// min(x) is -max(-x).
+template <typename TosaOp, ReduceKind kind, bool negated = false>
+struct LowerRowReduce : CountedLowering<TosaOp> {
   using CountedLowering<TosaOp>::CountedLowering;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = asMatrix(rewriter, loc, op.getInput());
-    auto inputType = llvm::cast<RankedTensorType>(input.getType());
-    auto columnType = RankedTensorType::get({inputType.getShape()[0], 1}, rewriter.getF32Type());
-    this->replaceWithView(rewriter, op, rewriter.create<RowReduceOp>(loc, columnType, kind, input));
+    Value input = op.getInput();
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    if (llvm::any_of(type.getShape().drop_front(axis + 1), [](int64_t d) { return d != 1; })) {
+      SmallVector<int64_t> perms, shape;
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != axis)
+          perms.push_back(i);
+      perms.push_back(axis);
+      for (int64_t i : perms)
+        shape.push_back(type.getShape()[i]);
+      input = rewriter.create<TransposeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
+                                           input, rewriter.getDenseI64ArrayAttr(perms));
+    }
+    int64_t rows = type.getNumElements() / type.getShape()[axis];
+    auto rowsType = RankedTensorType::get({rows, type.getShape()[axis]}, rewriter.getF32Type());
+    Value matrix = viewAs(rewriter, loc, input, rowsType);
+    if (negated)
+      matrix = negateMatrix(rewriter, loc, matrix);
+    auto columnType = RankedTensorType::get({rows, 1}, rewriter.getF32Type());
+    Value result = rewriter.create<RowReduceOp>(loc, columnType, kind, matrix);
+    if (negated)
+      result = negateMatrix(rewriter, loc, result);
+    this->replaceWithView(rewriter, op, result);
+    return success();
+  }
+};
+
+// -x and |x| = max(x, -x), on the vector unit's multiply and max.
+struct LowerNegate : CountedLowering<tosa::NegateOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::NegateOp op, PatternRewriter &rewriter) const override {
+    replaceWithView(
+        rewriter, op,
+        negateMatrix(rewriter, op.getLoc(), asMatrix(rewriter, op.getLoc(), op.getInput1())));
+    return success();
+  }
+};
+
+struct LowerAbs : CountedLowering<tosa::AbsOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::AbsOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = asMatrix(rewriter, loc, op.getInput1());
+    replaceWithView(rewriter, op,
+                    rewriter.create<BinaryOp>(loc, x.getType(), BinaryKind::max, x,
+                                              negateMatrix(rewriter, loc, x)));
+    return success();
+  }
+};
+
+// tosa.tile as copies: per tiled axis, a concat of `multiple` copies.
+struct LowerTile : OpRewritePattern<tosa::TileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::TileOp op, PatternRewriter &rewriter) const override {
+    Value result = op.getInput1();
+    SmallVector<int64_t> shape(llvm::cast<RankedTensorType>(result.getType()).getShape());
+    for (auto [axis, multiple] : llvm::enumerate(op.getMultiples())) {
+      if (multiple == 1)
+        continue;
+      shape[axis] *= multiple;
+      SmallVector<Value> copies(multiple, result);
+      result = rewriter.create<ConcatOp>(op.getLoc(),
+                                         RankedTensorType::get(shape, rewriter.getF32Type()),
+                                         copies, rewriter.getI64IntegerAttr(axis));
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -317,6 +393,13 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
 struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Outputs are what the program stores: float32 tensors.
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (!isF32Tensor(type)) {
+        func.emitError() << "output " << index << " is " << type
+                         << "; the TPU computes and stores float32 tensors only";
+        return signalPassFailure();
+      }
     if (func.walk([](Operation *op) {
               return failed(checkSupported(op)) ? WalkResult::interrupt() : WalkResult::advance();
             })
@@ -325,8 +408,8 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
 
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<LowerConst, LowerReshape, LowerTranspose, LowerSlice, LowerConcat, LowerPad>(
-        context);
+    patterns.add<LowerConst, LowerReshape, LowerTranspose, LowerSlice, LowerConcat, LowerPad,
+                 LowerTile>(context);
     patterns.add<LowerMatMul>(context, numMatmuls);
     patterns.add<LowerErf>(context, numVectorOps);
     populateWindowLowerings(patterns, numMatmuls, numVectorOps);
@@ -340,7 +423,9 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
         LowerUnary<tosa::RsqrtOp, UnaryKind::rsqrt>,
         LowerUnary<tosa::SigmoidOp, UnaryKind::sigmoid>, LowerUnary<tosa::TanhOp, UnaryKind::tanh>,
         LowerUnary<tosa::LogOp, UnaryKind::log>, LowerRowReduce<tosa::ReduceSumOp, ReduceKind::sum>,
-        LowerRowReduce<tosa::ReduceMaxOp, ReduceKind::max>>(context, numVectorOps);
+        LowerRowReduce<tosa::ReduceMaxOp, ReduceKind::max>,
+        LowerRowReduce<tosa::ReduceMinOp, ReduceKind::max, /*negated=*/true>, LowerNegate,
+        LowerAbs>(context, numVectorOps);
     ConversionTarget target(*context);
     target.addIllegalDialect<tosa::TosaDialect>();
     target.addLegalDialect<TPUDialect, arith::ArithDialect, func::FuncDialect>();

@@ -1,5 +1,7 @@
 // tpu-plan-memory: where every tensor the program touches lives in DRAM.
+#include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/VectorPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -29,7 +31,7 @@ uint64_t bytesOf(Value value) {
 // its members read from outside.
 SmallVector<Value> readsOf(Operation &op) {
   SmallVector<Value> reads(op.getOperands());
-  if (auto fused = llvm::dyn_cast<tpu::FusedOp>(op)) {
+  if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
     llvm::SetVector<Value> above;
     getUsedValuesDefinedAbove(fused.getBody(), above);
     reads.append(above.begin(), above.end());
@@ -39,7 +41,7 @@ SmallVector<Value> readsOf(Operation &op) {
 
 // A view reads its input's buffer: the buffer belongs to the first non-view.
 Value bufferOwner(Value value) {
-  while (auto view = value.getDefiningOp<tpu::ViewOp>())
+  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
     value = view.getInput();
   return value;
 }
@@ -47,18 +49,19 @@ Value bufferOwner(Value value) {
 // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
 // fusion group writes only the value it yields); not a view.
 bool materialized(Operation &op) {
-  return llvm::isa<tpu::TPUDialect>(op.getDialect()) &&
-         !llvm::isa<tpu::ViewOp, tpu::StoredOp, tpu::DramConstantOp>(op) && op.getNumResults() == 1;
+  return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
+         !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) &&
+         op.getNumResults() == 1;
 }
 
-class PlanMemory : public tpu::impl::PlanMemoryBase<PlanMemory> {
+class PlanMemory : public mlir::tpu::impl::PlanMemoryBase<PlanMemory> {
 public:
   void runOnOperation() override {
     func::FuncOp function = getOperation();
-    if (function->hasAttr(tpu::kDramBytesAttr))
+    if (function->hasAttr(mlir::tpu::kDramBytesAttr))
       return; // planned already
-    if (!function.getOps<tpu::InstOp>().empty()) {
-      function.emitError() << "holds ISA instructions but no '" << tpu::kDramBytesAttr
+    if (!function.getOps<mlir::tpu::InstOp>().empty()) {
+      function.emitError() << "holds ISA instructions but no '" << mlir::tpu::kDramBytesAttr
                            << "', the DRAM size its program needs";
       return signalPassFailure();
     }
@@ -78,18 +81,18 @@ public:
       if (!type || !type.getElementType().isF32())
         return; // reported by its user's lowering
       builder.setInsertionPoint(constant);
-      auto placed = builder.create<tpu::DramConstantOp>(
+      auto placed = builder.create<mlir::tpu::DramConstantOp>(
           constant.getLoc(), type, int64_t(allocate(constant.getResult())),
           llvm::cast<ElementsAttr>(constant.getValue()));
       constant.replaceAllUsesWith(placed.getResult());
       constant.erase();
     });
     for (BlockArgument arg : function.getArguments())
-      function.setArgAttr(arg.getArgNumber(), tpu::kDramAddressAttr, address(allocate(arg)));
+      function.setArgAttr(arg.getArgNumber(), mlir::tpu::kDramAddressAttr, address(allocate(arg)));
 
     copyOutputsWithoutBufferOfTheirOwn(function, builder);
     placeResults(block, llvm::alignTo(end, kAlignment), end);
-    function->setAttr(tpu::kDramBytesAttr, address(llvm::alignTo(end, kAlignment)));
+    function->setAttr(mlir::tpu::kDramBytesAttr, address(llvm::alignTo(end, kAlignment)));
     recordReductionLengths(function);
   }
 
@@ -102,19 +105,29 @@ private:
     llvm::DenseSet<Value> owned;
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       Value owner = bufferOwner(value);
-      bool own = !llvm::isa<BlockArgument>(owner) && !owner.getDefiningOp<tpu::DramConstantOp>() &&
-                 owned.insert(owner).second;
+      bool own = !llvm::isa<BlockArgument>(owner) &&
+                 !owner.getDefiningOp<mlir::tpu::DramConstantOp>() && owned.insert(owner).second;
       if (own)
         continue;
       builder.setInsertionPoint(ret);
       Location loc = NameLoc::get(builder.getStringAttr("copy to output " + std::to_string(index)));
       auto type = llvm::cast<RankedTensorType>(value.getType());
       Value matrix = value;
-      if (tpu::matrixType(type) != type)
-        matrix = builder.create<tpu::ViewOp>(loc, tpu::matrixType(type), value);
-      Value copy = builder.create<tpu::UnaryOp>(loc, tpu::UnaryKind::copy, matrix);
+      if (mlir::tpu::matrixType(type) != type)
+        matrix = builder.create<mlir::tpu::ViewOp>(loc, mlir::tpu::matrixType(type), value);
+      auto copyOp = builder.create<mlir::tpu::UnaryOp>(loc, mlir::tpu::UnaryKind::copy, matrix);
+      // Made after tpu-plan-tiles ran, so planned here as that pass would.
+      if (FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(function);
+          succeeded(target)) {
+        ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(matrix.getType()).getShape();
+        copyOp->setAttr(mlir::tpu::kTilingAttr,
+                        ::tpu::codegen::planElementwise(builder.getContext(), shape[0], shape[1],
+                                                        std::nullopt,
+                                                        mlir::tpu::hardwareConfig(*target)));
+      }
+      Value copy = copyOp;
       if (copy.getType() != type)
-        copy = builder.create<tpu::ViewOp>(loc, type, copy);
+        copy = builder.create<mlir::tpu::ViewOp>(loc, type, copy);
       ret->setOperand(index, copy);
       owned.insert(bufferOwner(copy));
     }
@@ -149,7 +162,7 @@ private:
           offset = regionEnd;
           regionEnd += bytes;
         }
-        op.setAttr(tpu::kDramAddressAttr,
+        op.setAttr(mlir::tpu::kDramAddressAttr,
                    IntegerAttr::get(IntegerType::get(&getContext(), 64), int64_t(base + offset)));
         placed[result] = {offset, bytes};
         ++numPlaced;
@@ -171,7 +184,7 @@ private:
   static void recordReductionLengths(func::FuncOp function) {
     llvm::DenseMap<Value, int64_t> longest;
     std::function<void(Operation &)> track = [&](Operation &op) {
-      if (auto fused = llvm::dyn_cast<tpu::FusedOp>(op)) {
+      if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
         for (Operation &member : fused.getMembers())
           track(member);
         for (auto [result, yielded] :
@@ -183,9 +196,9 @@ private:
         int64_t length = 0;
         for (Value operand : op.getOperands())
           length = std::max(length, longest.lookup(operand));
-        if (auto matmul = llvm::dyn_cast<tpu::MatMulOp>(op))
+        if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
           length += matmul.getLhs().getType().getShape()[1];
-        if (auto batched = llvm::dyn_cast<tpu::BatchMatMulOp>(op))
+        if (auto batched = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op))
           length += batched.getLhs().getType().getShape()[2];
         longest[result] = length;
       }
@@ -195,7 +208,7 @@ private:
     auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().getTerminator());
     for (auto [index, value] : llvm::enumerate(ret.getOperands()))
       function.setResultAttr(
-          index, tpu::kReductionLengthAttr,
+          index, mlir::tpu::kReductionLengthAttr,
           IntegerAttr::get(IntegerType::get(function.getContext(), 64), longest.lookup(value)));
   }
 };

@@ -17,6 +17,8 @@ Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> 
                      ArrayRef<float> values);
 // What the DMA engine stores into padding: a row of the value, as long as a
 // DMA row can be and no longer than `length`.
+// -matrix, a multiply by -1 on the vector unit.
+Value negateMatrix(PatternRewriter &rewriter, Location loc, Value matrix);
 Value fillRow(PatternRewriter &rewriter, Location loc, int64_t length, float value);
 
 // A lowering that counts what it lowers (for the pass statistics) and

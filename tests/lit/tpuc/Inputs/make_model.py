@@ -29,7 +29,9 @@ KINDS = {
                              [info("x", ["batch", 3])], [info("y", ["batch", 3])]),
     "opset9": lambda: model([helper.make_node("Relu", ["x"], ["y"])],
                             [info("x", [2, 3])], [info("y", [2, 3])], opset=9),
-    # A broadcast over a middle axis (a column, [4, 1], is supported).
+    "opset19": lambda: model([helper.make_node("Relu", ["x"], ["y"])],
+                             [info("x", [2, 3])], [info("y", [2, 3])], opset=19),
+    # A broadcast over a middle axis (tpu-matrix-broadcast makes it a column).
     "middle_bias": lambda: model([helper.make_node("Add", ["x", "c"], ["y"], name="midbias")],
                                  [info("x", [2, 4, 3])], [info("y", [2, 4, 3])],
                                  [const("c", np.ones((2, 1, 3)))]),
