@@ -46,6 +46,8 @@ TEST(Measure, AllZeroExpectedUsesFltMin) {
   EXPECT_FALSE(discrepancy.within(0.01));
 }
 
+Tensor expected2() { return floatTensor("y", {2}, {1, 2}); }
+
 TEST(Measure, NaNIsNeverWithinAnyTolerance) {
   Tensor expected = floatTensor("y", {3}, {1, 2, 3});
   Discrepancy discrepancy = measure(floatTensor("y", {3}, {1, std::nan(""), 100}), expected);
@@ -53,7 +55,17 @@ TEST(Measure, NaNIsNeverWithinAnyTolerance) {
   EXPECT_EQ(discrepancy.worst_index, 1u);
   EXPECT_FALSE(discrepancy.within(1e6));
   Tensor infinite = floatTensor("y", {2}, {1, INFINITY});
-  EXPECT_FALSE(measure(infinite, infinite).within(1e6));
+  EXPECT_FALSE(measure(infinite, expected2()).within(1e6));
+}
+
+TEST(Measure, SpecialValuesMatchOnlyTheSameInTheExpected) {
+  Tensor expected = floatTensor("y", {4}, {std::nan(""), INFINITY, -INFINITY, 2});
+  EXPECT_TRUE(measure(expected, expected).within(0));
+  EXPECT_EQ(measure(expected, expected).scale, 2);
+  Tensor flipped = floatTensor("y", {4}, {std::nan(""), -INFINITY, -INFINITY, 2});
+  EXPECT_FALSE(measure(flipped, expected).within(1e6));
+  Tensor number = floatTensor("y", {4}, {0, INFINITY, -INFINITY, 2});
+  EXPECT_FALSE(measure(number, expected).within(1e6));
 }
 
 TEST(Measure, ShapeMismatchIsAnError) {

@@ -199,8 +199,9 @@ Tensor Importer::importConv(const Node &node) {
   auto pad = builder.getDenseI64ArrayAttr(window.tosaPad());
   auto stride = builder.getDenseI64ArrayAttr(window.stride);
   auto dilation = builder.getDenseI64ArrayAttr(window.dilation);
+  int64_t batch = xs[0]; // a structured binding cannot be captured in C++17
   auto resultType = [&](int64_t c) {
-    return tensorType({xs[0], window.output[0], window.output[1], c});
+    return tensorType({batch, window.output[0], window.output[1], c});
   };
   // tosa.conv2d takes OHWI weights.
   auto conv = [&](Value in, Value oihw, Value b) {

@@ -7,6 +7,7 @@
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
@@ -14,6 +15,9 @@ namespace tpu::frontend {
 
 onnx::ModelProto upgradeOpset(const onnx::ModelProto &model, int target, const std::string &path) {
   try {
+    // The converter trusts its input: a graph whose output no node makes
+    // crashes it (fuzz/corpus/onnx-importer/regression-upgrade-undefined-output.onnx).
+    onnx::checker::check_model(model);
     // The adapters read operand shapes (Gemm's, Softmax's): inferred first,
     // as python3-onnx's convert_version does.
     onnx::ModelProto inferred = model;

@@ -13,7 +13,8 @@
 namespace tpu::runtime {
 
 // How far `got` is from `expected`, measured against scale =
-// max(max|expected|, FLT_MIN).
+// max(max|finite expected|, FLT_MIN). A NaN or infinity matches only the
+// same in `expected`; anywhere else it makes the error NaN.
 struct Discrepancy {
   double max_error = 0;     // max |got - expected|; NaN when an element is NaN
   double scale = 0;         // max(max|expected|, FLT_MIN)
