@@ -67,10 +67,12 @@ func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf
 
 // -----
 
-func.func @compare_as_data(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xi1> {
-  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'func.return'}}
+func.func @compare_as_data(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'tosa.cast'}}
   %gt = tosa.greater %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
-  return %gt : tensor<4x8xi1>
+  %i = tosa.cast %gt : (tensor<4x8xi1>) -> tensor<4x8xi32>
+  %f = tosa.cast %i : (tensor<4x8xi32>) -> tensor<4x8xf32>
+  return %f : tensor<4x8xf32>
 }
 
 // -----
