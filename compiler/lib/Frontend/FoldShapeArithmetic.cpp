@@ -68,7 +68,9 @@ bool Importer::foldShapeArithmetic(const Node &node) {
   const IntTensor &x = inputs[0];
   IntTensor result = x;
   if (op == "Gather") {
-    const IntTensor &indices = inputs.at(1);
+    if (inputs.size() != 2)
+      return false; // the tensor import reports the malformed node
+    const IntTensor &indices = inputs[1];
     result = {{}, indices.scalar};
     int64_t size = x.values.size();
     for (int64_t index : indices.values) {
@@ -88,14 +90,17 @@ bool Importer::foldShapeArithmetic(const Node &node) {
     for (const IntTensor &part : inputs)
       result.values.insert(result.values.end(), part.values.begin(), part.values.end());
   } else if (op == "Slice") {
-    if (inputs.size() < 3 || (inputs.size() > 4 && !inputs[4].values.empty() &&
-                              inputs[4].values != std::vector<int64_t>{1}))
-      return false; // steps other than 1 are imported as a tensor op
+    // Steps other than 1, and starts or ends not of one element, are
+    // imported (or reported) as a tensor op.
+    if (inputs.size() < 3 || inputs[1].values.size() != 1 || inputs[2].values.size() != 1 ||
+        (inputs.size() > 4 && !inputs[4].values.empty() &&
+         inputs[4].values != std::vector<int64_t>{1}))
+      return false;
     int64_t size = x.values.size();
     auto clampIndex = [&](int64_t index) {
       return std::clamp<int64_t>(index < 0 ? index + size : index, 0, size);
     };
-    int64_t start = clampIndex(inputs[1].values.at(0)), end = clampIndex(inputs[2].values.at(0));
+    int64_t start = clampIndex(inputs[1].values[0]), end = clampIndex(inputs[2].values[0]);
     result = {{x.values.begin() + start, x.values.begin() + std::max(start, end)}, false};
   } else if (op == "Cast") {
     if (!isIntegerType(static_cast<int32_t>(node.intAttr("to", 0))))
