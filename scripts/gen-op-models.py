@@ -127,7 +127,20 @@ def pow_square(opset):
     return [node("Pow", ["x", "two"])], {"x": x}, {"y": x * x}, {"two": np.array(2, dtype=f32)}
 
 
-@case(awaits="tosa.pow")
+@case()
+def pow_forms(opset):
+    """Constant exponents the vector unit takes apart: a negative integer
+    (squarings and a reciprocal), 0.5 (through rsqrt) and 1.5 (exp of a
+    scaled log)."""
+    x = positive(81, 3, 8)
+    exponents = {"inverse_square": -2.0, "root": 0.5, "power": 1.5}
+    nodes = [helper.make_node("Pow", ["x", f"{name}_e"], [name], name=name) for name in exponents]
+    x64 = x.astype(np.float64)
+    return (nodes, {"x": x}, {name: x64 ** e for name, e in exponents.items()},
+            {f"{name}_e": np.array(e, dtype=f32) for name, e in exponents.items()})
+
+
+@case()
 def pow_cube(opset):
     x = randn(8, 3, 8)
     return ([node("Pow", ["x", "three"])], {"x": x}, {"y": x.astype(np.float64) ** 3},

@@ -45,8 +45,6 @@ Value mlir::tpu::fillRow(PatternRewriter &rewriter, Location loc, int64_t length
   return constantMatrix(rewriter, loc, {1, cols}, SmallVector<float>(cols, value));
 }
 
-namespace {} // namespace
-
 bool mlir::tpu::isF32Tensor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
@@ -67,6 +65,17 @@ LogicalResult mlir::tpu::checkBroadcast(Operation *op, Value lhs, Value rhs, boo
 }
 
 namespace {
+
+// A constant exponent's one value, through the reshapes that broadcasting
+// puts around it.
+std::optional<float> scalarConstant(Value value) {
+  while (auto reshape = value.getDefiningOp<tosa::ReshapeOp>())
+    value = reshape.getInput1();
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() || !attr.getElementType().isF32())
+    return std::nullopt;
+  return attr.getSplatValue<float>();
+}
 
 // Checks the forms this lowering handles, so that an unsupported model fails
 // with an error naming the operation instead of a generic legalization error.
@@ -102,6 +111,9 @@ LogicalResult checkSupported(Operation *op) {
   if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op) &&
       failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1), /*commutative=*/true)))
     return failure();
+  if (auto pow = llvm::dyn_cast<tosa::PowOp>(op); pow && !scalarConstant(pow.getInput2()))
+    return op->emitOpError("with an exponent that is not one constant is not supported by the "
+                           "TPU lowering");
   if (llvm::isa<tosa::Conv2DOp, tosa::DepthwiseConv2DOp>(op)) {
     DenseElementsAttr weights;
     if (!matchPattern(op->getOperand(1), m_Constant(&weights)))
@@ -119,7 +131,7 @@ LogicalResult checkSupported(Operation *op) {
                 tosa::MaximumOp, tosa::MinimumOp, tosa::ClampOp, tosa::ExpOp, tosa::ReciprocalOp,
                 tosa::RsqrtOp, tosa::SigmoidOp, tosa::TanhOp, tosa::LogOp, tosa::ErfOp,
                 tosa::ReduceSumOp, tosa::ReduceMaxOp, tosa::ReduceMinOp, tosa::NegateOp,
-                tosa::AbsOp, tosa::TileOp>(op))
+                tosa::AbsOp, tosa::TileOp, tosa::PowOp>(op))
     return success();
   return op->emitOpError("is not supported by the TPU lowering");
 }
@@ -352,6 +364,52 @@ struct LowerAbs : CountedLowering<tosa::AbsOp> {
   }
 };
 
+// x^e for a constant e on the vector unit: an integer |e| <= 16 by repeated
+// squaring (then a reciprocal when e < 0; e = 0 is x * 0 + 1), e = -0.5 as
+// rsqrt and 0.5 as its reciprocal, any other e as exp(e * log(x)), which is
+// NaN for x < 0 as numpy's float power is.
+struct LowerPow : CountedLowering<tosa::PowOp> {
+  using CountedLowering::CountedLowering;
+  LogicalResult matchAndRewrite(tosa::PowOp op, PatternRewriter &rewriter) const override {
+    std::optional<float> exponent = scalarConstant(op.getInput2());
+    if (!exponent)
+      return failure();
+    Location loc = op.getLoc();
+    Value x = asMatrix(rewriter, loc, op.getInput1());
+    auto type = llvm::cast<RankedTensorType>(x.getType());
+    auto binary = [&](BinaryKind kind, Value lhs, Value rhs) -> Value {
+      return rewriter.create<BinaryOp>(loc, type, kind, lhs, rhs);
+    };
+    auto unary = [&](UnaryKind kind, Value input) -> Value {
+      return rewriter.create<UnaryOp>(loc, kind, input);
+    };
+    auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
+    float e = *exponent;
+    Value result;
+    if (e == std::round(e) && std::fabs(e) <= 16) {
+      Value power = x;
+      for (int64_t n = std::llabs(static_cast<int64_t>(e)); n > 0; n >>= 1) {
+        if (n & 1)
+          result = result ? binary(BinaryKind::mul, result, power) : power;
+        if (n > 1)
+          power = binary(BinaryKind::mul, power, power);
+      }
+      if (!result)
+        result = binary(BinaryKind::add, binary(BinaryKind::mul, x, scalar(0.0f)), scalar(1.0f));
+      else if (e < 0)
+        result = unary(UnaryKind::reciprocal, result);
+    } else if (std::fabs(e) == 0.5f) {
+      result = unary(UnaryKind::rsqrt, x);
+      if (e > 0)
+        result = unary(UnaryKind::reciprocal, result);
+    } else {
+      result = unary(UnaryKind::exp, binary(BinaryKind::mul, unary(UnaryKind::log, x), scalar(e)));
+    }
+    replaceWithView(rewriter, op, result);
+    return success();
+  }
+};
+
 // tosa.tile as copies: per tiled axis, a concat of `multiple` copies.
 struct LowerTile : OpRewritePattern<tosa::TileOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -424,8 +482,8 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
         LowerUnary<tosa::SigmoidOp, UnaryKind::sigmoid>, LowerUnary<tosa::TanhOp, UnaryKind::tanh>,
         LowerUnary<tosa::LogOp, UnaryKind::log>, LowerRowReduce<tosa::ReduceSumOp, ReduceKind::sum>,
         LowerRowReduce<tosa::ReduceMaxOp, ReduceKind::max>,
-        LowerRowReduce<tosa::ReduceMinOp, ReduceKind::max, /*negated=*/true>, LowerNegate,
-        LowerAbs>(context, numVectorOps);
+        LowerRowReduce<tosa::ReduceMinOp, ReduceKind::max, /*negated=*/true>, LowerNegate, LowerAbs,
+        LowerPow>(context, numVectorOps);
     ConversionTarget target(*context);
     target.addIllegalDialect<tosa::TosaDialect>();
     target.addLegalDialect<TPUDialect, arith::ArithDialect, func::FuncDialect>();
