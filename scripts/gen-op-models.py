@@ -258,11 +258,15 @@ def gather_constant(opset):
             {"x": x}, {"r": table[rows], "c": x[:, cols]}, {"table": table, "rows": rows, "cols": cols})
 
 
-@case(awaits="tosa.gather")
+@case()
 def gather_embedding(opset):
-    """An embedding lookup: int64 token ids as a graph input."""
-    table, ids = randn(29, 16, 8), ints(3, 15, 0, 7, 7, 2).reshape(2, 3)
-    return ([node("Gather", ["table", "ids"], axis=0)], {"ids": ids}, {"y": table[ids]},
+    """An embedding lookup: int64 token ids as a graph input, negative ones
+    counting from the end; the same ids index axis 1 of a float input."""
+    table, ids = randn(29, 16, 8), ints(3, 15, 0, -1, 7, -16).reshape(2, 3)
+    x = randn(30, 4, 16, 5)
+    return ([node("Gather", ["table", "ids"], ["y"], axis=0),
+             node("Gather", ["x", "ids"], ["z"], axis=1)],
+            {"ids": ids, "x": x}, {"y": table[ids], "z": np.take(x, ids, axis=1)},
             {"table": table})
 
 
@@ -522,16 +526,6 @@ def flatten_by_shape(opset):
 
 
 @case(lo=13)
-def transformer_layer(opset):
-    """transformer-export without its Gather: the embeddings as the input,
-    so that everything after the lookup runs on the TPU today."""
-    nodes, inputs, outputs, const = transformer_export(opset)
-    ids = inputs["ids"]
-    e = const.pop("table")[ids].astype(f32)
-    return nodes[1:], {"e": e}, outputs, const
-
-
-@case(lo=13, awaits="tosa.gather")
 def transformer_export(opset):
     """An embedding (Gather of int64 ids) plus one transformer encoder layer
     as PyTorch exports it before opset 17: MatMul/Add projections, Reshape and

@@ -52,6 +52,8 @@ constexpr FieldProperties kFieldProperties[] = {
     {"from", FieldFormat::Queue, "Queue that pushes the token: `load`, `compute` or `store`."},
     {"to", FieldFormat::Queue,
      "Queue that pops the token: `load`, `compute` or `store`; differs from `from`."},
+    {"bound", FieldFormat::Unsigned,
+     "Rows of the table `dma.gather` reads: an index i must lie in [-bound, bound)."},
 };
 static_assert(std::size(kFieldProperties) == kNumFields, "one entry per Field");
 

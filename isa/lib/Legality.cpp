@@ -48,6 +48,25 @@ void checkDma(const Instruction &instruction, const HardwareConfig &config, uint
         fmt::format("DRAM range [{:#x}, {:#x}) exceeds dram_bytes {:#x}", begin, end, dramBytes));
 }
 
+// Every row a gather can read, whatever its indices: the table's bound rows.
+void checkGather(const Instruction &instruction, const HardwareConfig &config, uint64_t dramBytes) {
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  uint64_t bound = instruction.get(Field::Bound);
+  if (rows == 0 || cols == 0 || bound == 0)
+    throw Error("rows, cols and bound must be at least 1");
+  checkOnChipRange("", config, isa::Space::Scratchpad, instruction.get(Field::SramAddr),
+                   rows * cols);
+  checkOnChipRange("index ", config, isa::Space::Scratchpad, instruction.get(Field::SrcAddr), rows);
+  uint64_t begin = instruction.get(Field::DramAddr);
+  uint64_t end =
+      begin +
+      bound * cols * isa::dtypeBytes(static_cast<isa::DType>(instruction.get(Field::DType)));
+  if (end > dramBytes)
+    throw Error(
+        fmt::format("table [{:#x}, {:#x}) exceeds dram_bytes {:#x}", begin, end, dramBytes));
+}
+
 void checkLoadWeights(const Instruction &instruction, const HardwareConfig &config) {
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
@@ -116,7 +135,8 @@ void checkFitsMachine(const Instruction &instruction, const HardwareConfig &conf
   case isa::Unit::Controller:
     return;
   case isa::Unit::Dma:
-    return checkDma(instruction, config, dramBytes);
+    return instruction.opcode == Opcode::DmaGather ? checkGather(instruction, config, dramBytes)
+                                                   : checkDma(instruction, config, dramBytes);
   case isa::Unit::Matrix:
     return instruction.opcode == Opcode::LoadWeights ? checkLoadWeights(instruction, config)
                                                      : checkMatMul(instruction, config);

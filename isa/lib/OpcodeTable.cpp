@@ -60,6 +60,21 @@ std::vector<OpcodeInfo> buildTable() {
        "For r < rows, c < cols: the DRAM element at dram_addr + (r*dram_stride + c)*size(dtype) = "
        "narrow(space[sram_addr + r*sram_stride + c]); f32->bf16 rounds to nearest even, "
        "i32->i8 saturates."},
+      {Opcode::DmaGather,
+       "dma.gather",
+       Queue::Load,
+       Unit::Dma,
+       {{F::DramAddr, 32},
+        {F::SramAddr, kSramAddrBits},
+        {F::SrcAddr, kSramAddrBits},
+        {F::Rows, 10},
+        {F::Cols, 16},
+        {F::DType, 2},
+        {F::Bound, 16}},
+       "For r < rows: i = scratchpad[src_addr + r] read as int32, which must lie in [-bound, "
+       "bound) (else the program stops), k = i < 0 ? i + bound : i; for c < cols: "
+       "scratchpad[sram_addr + r*cols + c] = widen(DRAM element at dram_addr + (k*cols + "
+       "c)*size(dtype)). An embedding lookup: row k of a bound x cols table."},
       {Opcode::LoadWeights,
        "mxu.ldw",
        Queue::Compute,

@@ -1,10 +1,16 @@
 #include "DmaEngine.h"
 
+#include "tpu/isa/Error.h"
+
+#include <fmt/format.h>
+
 namespace tpu::sim {
 
 using isa::Field;
 
 void DmaEngine::execute(const IssuedInstruction &issued) {
+  if (issued.instruction.opcode == isa::Opcode::DmaGather)
+    return gather(issued);
   const isa::Instruction &instruction = issued.instruction;
   auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
   unsigned elementBytes = isa::dtypeBytes(dtype);
@@ -26,8 +32,7 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   uint64_t start = clock.now();
   DramSchedule schedule = dram->transfer(start, rows, cols * elementBytes);
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
-  uint64_t bytes = rows * cols * elementBytes;
-  machine_.profiler.dramBytes(issued.pc, bytes, load);
+  machine_.profiler.dramBytes(issued.pc, rows * cols * elementBytes, load);
   machine_.profiler.memoryAccess(space, load ? 0 : rows * cols, load ? rows * cols : 0);
 
   // Operands are read at the start and results written at completion, so a
@@ -42,7 +47,53 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
     machine_.dram.store(dramRegion, dtype, words);
   }
   banks->release(scratchpadBanks, accumulatorBanks);
+  finish(issued, start, schedule);
+}
 
+// One DRAM request per gathered row, as a dma.ld of rows x cols: the index
+// words come from the scratchpad with the rows' own bank access.
+void DmaEngine::gather(const IssuedInstruction &issued) {
+  const isa::Instruction &instruction = issued.instruction;
+  auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
+  uint64_t elementBytes = isa::dtypeBytes(dtype);
+  uint64_t rows = instruction.get(Field::Rows);
+  uint64_t cols = instruction.get(Field::Cols);
+  auto bound = static_cast<int64_t>(instruction.get(Field::Bound));
+  Region indexRegion{instruction.get(Field::SrcAddr), 1, rows, rows};
+  Region destination{instruction.get(Field::SramAddr), rows, cols, cols};
+  WordMemory &scratchpad = machine_.memory(isa::Space::Scratchpad);
+
+  BankSet touched = banks->banksOf(isa::Space::Scratchpad, destination) |
+                    banks->banksOf(isa::Space::Scratchpad, indexRegion);
+  banks->acquire(component_, issued.pc, touched, 0);
+  std::vector<uint32_t> indices = scratchpad.read(indexRegion);
+  std::vector<uint32_t> words;
+  words.reserve(rows * cols);
+  for (uint64_t r = 0; r < rows; ++r) {
+    auto index = static_cast<int64_t>(static_cast<int32_t>(indices[r]));
+    if (index < -bound || index >= bound) {
+      banks->release(touched, 0);
+      throw Error(fmt::format("index {} (row {}, scratchpad word {}) is outside [-{}, {})", index,
+                              r, indexRegion.at(0, r), bound, bound));
+    }
+    uint64_t row = static_cast<uint64_t>(index < 0 ? index + bound : index);
+    std::vector<uint32_t> gathered = machine_.dram.load(
+        Region{instruction.get(Field::DramAddr) + row * cols * elementBytes, 1, cols, cols}, dtype);
+    words.insert(words.end(), gathered.begin(), gathered.end());
+  }
+  const Clock &clock = machine_.clock;
+  uint64_t start = clock.now();
+  DramSchedule schedule = dram->transfer(start, rows, cols * elementBytes);
+  machine_.profiler.dramBytes(issued.pc, rows * cols * elementBytes, true);
+  machine_.profiler.memoryAccess(isa::Space::Scratchpad, rows, rows * cols);
+  clock.waitUntil(schedule.completion);
+  scratchpad.write(destination, words);
+  banks->release(touched, 0);
+  finish(issued, start, schedule);
+}
+
+void DmaEngine::finish(const IssuedInstruction &issued, uint64_t start,
+                       const DramSchedule &schedule) {
   // Busy while its data is on the bus; the rest of the transfer waits on DRAM.
   machine_.profiler.instruction(component_, issued.pc, start, schedule.completion, false);
   for (const auto &[busStart, busEnd] : schedule.busRuns)

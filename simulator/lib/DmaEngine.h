@@ -1,5 +1,5 @@
 // Moves data between DRAM and the on-chip memories, one engine for the load
-// queue (dma.ld) and one for the store queue (dma.st), both on the shared
+// queue (dma.ld, dma.gather) and one for the store queue (dma.st), both on the shared
 // DRAM channel; converts per element type.
 #pragma once
 
@@ -22,6 +22,10 @@ public:
   void execute(const IssuedInstruction &issued) override;
 
 private:
+  void gather(const IssuedInstruction &issued);
+  // Accounts a transfer that started at `start` and ends with the schedule.
+  void finish(const IssuedInstruction &issued, uint64_t start, const DramSchedule &schedule);
+
   Component component_;
   Machine &machine_;
 };

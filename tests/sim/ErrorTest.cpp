@@ -50,6 +50,19 @@ TEST(Errors, ScratchpadAddressOutOfRange) {
   expectRejected({load, halt()}, 0, "scratchpad range [250, 258) exceeds 256 words");
 }
 
+TEST(Errors, GatherRangesOutOfRange) {
+  // Every row the bound allows must be in DRAM, whatever the indices.
+  expectRejected({gather(0, 0, 100, 2, 4, DType::F32, 5), halt()}, 0,
+                 "table [0x0, 0x50) exceeds dram_bytes 0x40");
+  EXPECT_EQ(errorOf({gather(0, 0, 100, 2, 4, DType::F32, 4), halt()}), "");
+  expectRejected({gather(0, 250, 0, 2, 4, DType::F32, 4), halt()}, 0,
+                 "scratchpad range [250, 258) exceeds 256 words");
+  expectRejected({gather(0, 0, 255, 2, 4, DType::F32, 4), halt()}, 0,
+                 "index scratchpad range [255, 257) exceeds 256 words");
+  expectRejected({gather(0, 0, 100, 2, 4, DType::F32, 0), halt()}, 0,
+                 "rows, cols and bound must be at least 1");
+}
+
 TEST(Errors, DramAddressOutOfRange) {
   Instruction store = dmaStore(50, 4, Space::Accumulator, 0, 4, 2, 4, DType::BF16);
   expectRejected({store, halt()}, 0, "DRAM range [0x32, 0x42) exceeds dram_bytes 0x40");

@@ -60,6 +60,18 @@ inline Instruction dmaStore(uint64_t dramAddr, uint64_t dramStride, Space space,
   return store;
 }
 
+// dma.gather of `rows` rows of a bound x cols table, indices at `indexAddr`.
+inline Instruction gather(uint64_t tableAddr, uint64_t sramAddr, uint64_t indexAddr, uint64_t rows,
+                          uint64_t cols, DType dtype, uint64_t bound) {
+  return isa::makeInstruction(Opcode::DmaGather, {{Field::DramAddr, tableAddr},
+                                                  {Field::SramAddr, sramAddr},
+                                                  {Field::SrcAddr, indexAddr},
+                                                  {Field::Rows, rows},
+                                                  {Field::Cols, cols},
+                                                  {Field::DType, static_cast<uint64_t>(dtype)},
+                                                  {Field::Bound, bound}});
+}
+
 inline Instruction loadWeights(uint64_t srcAddr, uint64_t srcStride, uint64_t rows, uint64_t cols) {
   return isa::makeInstruction(Opcode::LoadWeights, {{Field::SrcAddr, srcAddr},
                                                     {Field::SrcStride, srcStride},

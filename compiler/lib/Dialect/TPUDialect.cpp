@@ -409,6 +409,18 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  ArrayRef<int64_t> values = getValues().getType().getShape();
+  ArrayRef<int64_t> indices = getIndices().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (indices[0] != 1 && indices[0] != values[0])
+    return emitOpError() << "has " << indices[0] << " rows of indices for " << values[0]
+                         << " tables (one row, or one per table)";
+  if (result[0] != values[0] || result[1] != indices[1] || result[2] != values[2])
+    return emitOpError() << "result must be " << values[0] << "x" << indices[1] << "x" << values[2];
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   ArrayRef<int64_t> result = getResult().getType().getShape();
   int64_t axis = getAxis();

@@ -191,3 +191,19 @@ func.func @fused_empty(%x: tensor<2xf32>) -> tensor<2xf32> {
   }
   return %r : tensor<2xf32>
 }
+
+// -----
+
+func.func @gather_index_rows(%t: tensor<2x4x3xf32>, %i: tensor<3x5xi32>) -> tensor<2x5x3xf32> {
+  // expected-error @+1 {{'tpu.gather' op has 3 rows of indices for 2 tables (one row, or one per table)}}
+  %g = tpu.gather %t, %i : tensor<2x4x3xf32>, tensor<3x5xi32> -> tensor<2x5x3xf32>
+  return %g : tensor<2x5x3xf32>
+}
+
+// -----
+
+func.func @gather_result(%t: tensor<2x4x3xf32>, %i: tensor<1x5xi32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{'tpu.gather' op result must be 2x5x3}}
+  %g = tpu.gather %t, %i : tensor<2x4x3xf32>, tensor<1x5xi32> -> tensor<2x5x4xf32>
+  return %g : tensor<2x5x4xf32>
+}

@@ -60,4 +60,27 @@ module attributes {tpu.target = #target} {
     %r = tpu.im2col %x, %zeros {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>, tpu.dram_address = 128 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16383, fill = 16383>} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
     return %r : tensor<9x2xf32>
   }
+// A gather from two tables with one row of indices for both, staged in 12
+// words: batches of 3 rows (3 words each, and an index word each). Per
+// batch the int32 indices come into word 0, dma.gather puts the rows after
+// them, and stores write the rows out.
+// CHECK-LABEL: func.func @gather
+// CHECK: tpu.inst dma.ld dram_addr=0x80 dram_stride=3 space=sp sram_addr=0 sram_stride=3 rows=1 cols=3 dtype=i32
+// CHECK-NEXT: tpu.inst dma.gather dram_addr=0x0 sram_addr=3 src_addr=0 rows=3 cols=3 dtype=f32 bound=4
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x100 dram_stride=3 space=sp sram_addr=3 sram_stride=3 rows=3 cols=3 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x8c dram_stride=2 space=sp sram_addr=0 sram_stride=2 rows=1 cols=2 dtype=i32
+// CHECK-NEXT: tpu.inst dma.gather dram_addr=0x0 sram_addr=2 src_addr=0 rows=2 cols=3 dtype=f32 bound=4
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x124 dram_stride=3 space=sp sram_addr=2 sram_stride=3 rows=2 cols=3 dtype=f32
+// CHECK: tpu.inst dma.gather dram_addr=0x30 sram_addr=3 src_addr=0 rows=3 cols=3 dtype=f32 bound=4
+// CHECK: tpu.inst dma.st dram_addr=0x13c dram_stride=3 space=sp sram_addr=3 sram_stride=3 rows=3 cols=3 dtype=f32
+// CHECK: tpu.inst dma.gather dram_addr=0x30 sram_addr=2 src_addr=0 rows=2 cols=3 dtype=f32 bound=4
+// CHECK: tpu.inst dma.st dram_addr=0x160 dram_stride=3 space=sp sram_addr=2 sram_stride=3 rows=2 cols=3 dtype=f32
+// CHECK-NOT: tpu.inst
+// CHECK: tpu.stored 0x100
+  func.func @gather(%table: tensor<2x4x3xf32> {tpu.dram_address = 0 : i64}, %ids: tensor<1x5xi32> {tpu.dram_address = 128 : i64}) -> tensor<2x5x3xf32> {
+    %g = tpu.gather %table, %ids {tpu.dram_address = 256 : i64, tpu.tiling = #tpu.copy_tiling<staging = 12>} : tensor<2x4x3xf32>, tensor<1x5xi32> -> tensor<2x5x3xf32>
+    return %g : tensor<2x5x3xf32>
+  }
 }

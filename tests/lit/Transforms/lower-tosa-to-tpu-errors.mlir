@@ -82,3 +82,18 @@ func.func @select_on_input(%c: tensor<4x8xi1>, %x: tensor<4x8xf32>, %y: tensor<4
   %s = tosa.select %c, %x, %y : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %s : tensor<4x8xf32>
 }
+
+// -----
+
+// A wrap by the wrong row count is not the importer's: the indices are a
+// computation the TPU does not gather with.
+func.func @gather_computed_indices(%ids: tensor<1x6xi32>, %x: tensor<1x16x5xf32>) -> tensor<1x6x5xf32> {
+  %dim = "tosa.const"() <{value = dense<15> : tensor<1x1xi32>}> : () -> tensor<1x1xi32>
+  %zero = "tosa.const"() <{value = dense<0> : tensor<1x1xi32>}> : () -> tensor<1x1xi32>
+  %negative = tosa.greater %zero, %ids : (tensor<1x1xi32>, tensor<1x6xi32>) -> tensor<1x6xi1>
+  %wrapped = tosa.add %ids, %dim : (tensor<1x6xi32>, tensor<1x1xi32>) -> tensor<1x6xi32>
+  %index = tosa.select %negative, %wrapped, %ids : (tensor<1x6xi1>, tensor<1x6xi32>, tensor<1x6xi32>) -> tensor<1x6xi32>
+  // expected-error @+1 {{'tosa.gather' op takes its indices from a computation; the TPU gathers with indices that are a graph input (int64 or int32)}}
+  %g = tosa.gather %x, %index : (tensor<1x16x5xf32>, tensor<1x6xi32>) -> tensor<1x6x5xf32>
+  return %g : tensor<1x6x5xf32>
+}

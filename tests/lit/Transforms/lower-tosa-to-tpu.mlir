@@ -222,3 +222,26 @@ func.func @negate_abs_sub_tile(%x: tensor<4x3xf32>, %r: tensor<1x3xf32>) -> (ten
   %t = tosa.tile %r {multiples = array<i64: 2, 1>} : (tensor<1x3xf32>) -> tensor<2x3xf32>
   return %n, %a, %s, %t : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>
 }
+
+// Gather with run-time indices, as the importer writes it for int64 ids: a
+// cast to i32, numpy's wrap of negative indices (which dma.gather does
+// itself), a tile over the tables. What is left is the input, now int32,
+// viewed as one row of indices shared by the 4 tables.
+// CHECK-LABEL: func.func @gather_ids
+// CHECK-SAME: (%[[IDS:.*]]: tensor<2x3xi32>, %[[X:.*]]: tensor<4x16x5xf32>) -> tensor<4x6x5xf32>
+// CHECK: %[[ROW:.*]] = tpu.view %[[IDS]] : tensor<2x3xi32> -> tensor<1x6xi32>
+// CHECK: %[[G:.*]] = tpu.gather %[[X]], %[[ROW]] : tensor<4x16x5xf32>, tensor<1x6xi32> -> tensor<4x6x5xf32>
+// CHECK: return %[[G]]
+// CHECK-NOT: tosa.
+func.func @gather_ids(%ids: tensor<2x3xi64>, %x: tensor<4x16x5xf32>) -> tensor<4x6x5xf32> {
+  %dim = "tosa.const"() <{value = dense<16> : tensor<1x1xi32>}> : () -> tensor<1x1xi32>
+  %zero = "tosa.const"() <{value = dense<0> : tensor<1x1xi32>}> : () -> tensor<1x1xi32>
+  %i32 = tosa.cast %ids : (tensor<2x3xi64>) -> tensor<2x3xi32>
+  %row = tosa.reshape %i32 {new_shape = array<i64: 1, 6>} : (tensor<2x3xi32>) -> tensor<1x6xi32>
+  %negative = tosa.greater %zero, %row : (tensor<1x1xi32>, tensor<1x6xi32>) -> tensor<1x6xi1>
+  %wrapped = tosa.add %row, %dim : (tensor<1x6xi32>, tensor<1x1xi32>) -> tensor<1x6xi32>
+  %index = tosa.select %negative, %wrapped, %row : (tensor<1x6xi1>, tensor<1x6xi32>, tensor<1x6xi32>) -> tensor<1x6xi32>
+  %tiled = tosa.tile %index {multiples = array<i64: 4, 1>} : (tensor<1x6xi32>) -> tensor<4x6xi32>
+  %g = tosa.gather %x, %tiled : (tensor<4x16x5xf32>, tensor<4x6xi32>) -> tensor<4x6x5xf32>
+  return %g : tensor<4x6x5xf32>
+}

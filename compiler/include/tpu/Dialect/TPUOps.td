@@ -295,6 +295,28 @@ def TPU_PadOp : TPU_Op<"pad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_GatherOp : TPU_Op<"gather", [Pure]> {
+  let summary = "Rows of tables picked by run-time indices, with dma.gather";
+  let description = [{
+    `result[n, w, c] = values[n, k, c]` with `k = indices[i, w]` (`i = n`,
+    or 0 when `indices` has one row for every table), counted from the end
+    when negative as numpy does: `k + K` for `k < 0`. An index outside
+    `[-K, K)` stops the program. `dma.gather` reads the indices from the
+    scratchpad, one DRAM request per row. An embedding lookup is one table
+    (`N = 1`).
+
+    ```mlir
+    %e = tpu.gather %table, %ids : tensor<1x1000x64xf32>, tensor<1x6xi32> -> tensor<1x6x64xf32>
+    ```
+  }];
+  let arguments = (ins 3DTensorOf<[F32]>:$values, 2DTensorOf<[I32]>:$indices);
+  let results = (outs 3DTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $values `,` $indices attr-dict `:` type($values) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TPU_ViewOp : TPU_Op<"view", [Pure]> {
   let summary = "Reinterpret a row-major tensor with another shape";
   let description = [{

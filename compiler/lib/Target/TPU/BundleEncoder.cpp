@@ -26,7 +26,8 @@ mlir::FailureOr<TensorInfo> tensorInfo(Value value, mlir::StringAttr name, std::
   TensorInfo info;
   info.name = name ? name.str() : std::move(fallback);
   info.shape.assign(type.getShape().begin(), type.getShape().end());
-  info.dtype = isa::DType::F32;
+  // Gather indices are int32 in DRAM; everything else is fp32.
+  info.dtype = type.getElementType().isInteger(32) ? isa::DType::I32 : isa::DType::F32;
   info.dram_address = *address;
   info.role = role;
   return info;

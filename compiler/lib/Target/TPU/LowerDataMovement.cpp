@@ -1,6 +1,6 @@
-// tpu-lower-data-movement: transposes, im2col, slices, concatenations and
-// pads as rewrite patterns to DMA transfers through the scratchpad: strided
-// copies, and stores of a padding value from a fill row.
+// tpu-lower-data-movement: transposes, im2col, slices, concatenations, pads
+// and gathers as rewrite patterns to DMA transfers through the scratchpad:
+// strided copies, stores of a padding value from a fill row, and dma.gather.
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -368,6 +368,59 @@ public:
     batcher.flush();
   }
 
+  // Per batch of rows of one table: the batch's indices into the
+  // scratchpad's first words, dma.gather of the rows after them, and
+  // stores of the rows (in DMA-wide column blocks) to the result.
+  void emitGather(mlir::tpu::GatherOp op, const Matrix &output) {
+    llvm::ArrayRef<int64_t> table = shapeOf(op.getValues()); // N, K, C
+    llvm::ArrayRef<int64_t> indexShape = shapeOf(op.getIndices());
+    int64_t count = indexShape[1], rowWords = table[2];
+    const int64_t maxRows = int64_t(isa::fieldMaximum(Opcode::DmaGather, Field::Rows));
+    const int64_t maxCols = int64_t(isa::fieldMaximum(Opcode::DmaGather, Field::Cols));
+    const int64_t maxBound = int64_t(isa::fieldMaximum(Opcode::DmaGather, Field::Bound));
+    if (rowWords > maxCols || table[1] > maxBound)
+      throw Error(fmt::format("dma.gather reads tables of at most {} rows of {} elements; this "
+                              "one is {} x {}",
+                              maxBound, maxCols, table[1], rowWords));
+    int64_t staging = planOf<mlir::tpu::CopyTilingAttr>(op).getStaging();
+    int64_t batch = std::min({maxRows, count, staging / (rowWords + 1)});
+    if (batch < 1)
+      throw Error(fmt::format("config '{}' has too little scratchpad for one gathered row of {} "
+                              "elements and its index",
+                              config.name, rowWords));
+    uint64_t tableAddress = matrixOf(op.getValues()).address;
+    uint64_t indexAddress = matrixOf(op.getIndices()).address;
+    for (int64_t n = 0; n < table[0]; ++n) {
+      int64_t indexRow = indexShape[0] == 1 ? 0 : n;
+      for (int64_t w0 = 0; w0 < count; w0 += batch) {
+        int64_t rows = std::min(batch, count - w0);
+        builder.beforeLoad();
+        isa::Instruction indexLoad = dmaTransfer(
+            Opcode::DmaLoad,
+            {indexAddress + uint64_t(indexRow * count + w0) * kWordBytes, rows, 1, rows}, 0, rows);
+        indexLoad.set(Field::DType, uint64_t(isa::DType::I32));
+        builder.emit(indexLoad);
+        builder.emit(isa::makeInstruction(
+            Opcode::DmaGather,
+            {{Field::DramAddr, tableAddress + uint64_t(n * table[1] * rowWords) * kWordBytes},
+             {Field::SramAddr, uint64_t(rows)},
+             {Field::SrcAddr, 0},
+             {Field::Rows, uint64_t(rows)},
+             {Field::Cols, uint64_t(rowWords)},
+             {Field::DType, uint64_t(isa::DType::F32)},
+             {Field::Bound, uint64_t(table[1])}}));
+        builder.dependsOn(Queue::Load, Queue::Store);
+        uint64_t target = output.address + uint64_t((n * count + w0) * rowWords) * kWordBytes;
+        for (int64_t c0 = 0; c0 < rowWords; c0 += kMaxCols) {
+          int64_t cols = std::min(kMaxCols, rowWords - c0);
+          builder.emit(dmaTransfer(Opcode::DmaStore,
+                                   {target + uint64_t(c0) * kWordBytes, rowWords, rows, cols},
+                                   uint64_t(rows + c0), uint64_t(rowWords)));
+        }
+      }
+    }
+  }
+
 private:
   const HardwareConfig &config;
   ProgramBuilder &builder;
@@ -388,6 +441,8 @@ template <typename Op> struct LowerWithDma : LoweringPattern<Op> {
         lowering.emitSlice(op, output);
       else if constexpr (std::is_same_v<Op, mlir::tpu::ConcatOp>)
         lowering.emitConcat(op, output);
+      else if constexpr (std::is_same_v<Op, mlir::tpu::GatherOp>)
+        lowering.emitGather(op, output);
       else
         lowering.emitPad(op, output);
     });
@@ -407,10 +462,11 @@ public:
                                           tpu::codegen::LowerWithDma<mlir::tpu::Im2ColOp>,
                                           tpu::codegen::LowerWithDma<mlir::tpu::SliceOp>,
                                           tpu::codegen::LowerWithDma<mlir::tpu::ConcatOp>,
-                                          tpu::codegen::LowerWithDma<mlir::tpu::PadOp>>(
+                                          tpu::codegen::LowerWithDma<mlir::tpu::PadOp>,
+                                          tpu::codegen::LowerWithDma<mlir::tpu::GatherOp>>(
                 getOperation(), [](mlir::Operation *op) {
                   return llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::Im2ColOp, mlir::tpu::SliceOp,
-                                   mlir::tpu::ConcatOp, mlir::tpu::PadOp>(op);
+                                   mlir::tpu::ConcatOp, mlir::tpu::PadOp, mlir::tpu::GatherOp>(op);
                 })))
       signalPassFailure();
   }

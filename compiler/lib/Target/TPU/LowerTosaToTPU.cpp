@@ -451,6 +451,8 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
 struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (failed(lowerGathers(func)))
+      return signalPassFailure();
     // Outputs are what the program stores: float32 tensors.
     for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
       if (!isF32Tensor(type)) {

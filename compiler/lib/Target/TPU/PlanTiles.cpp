@@ -140,7 +140,8 @@ private:
       return planIm2Col(im2col, hardware);
     if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))
       return planCopies(context, pad.getFill(), hardware);
-    if (llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::SliceOp, mlir::tpu::ConcatOp>(op))
+    if (llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::SliceOp, mlir::tpu::ConcatOp,
+                  mlir::tpu::GatherOp>(op))
       return planCopies(context, Value(), hardware);
     return {};
   }

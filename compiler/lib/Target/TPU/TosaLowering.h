@@ -6,6 +6,7 @@
 
 #include "tpu/Dialect/TPUDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/Statistic.h"
 
@@ -43,6 +44,11 @@ LogicalResult checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutati
 // (LowerMaskOps.cpp); nullopt for other ops.
 std::optional<LogicalResult> checkMaskOp(Operation *op);
 void populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps);
+
+// tosa.gather with indices from a graph input -> tpu.gather, the input
+// retyped to the int32 the program reads (LowerGather.cpp); an error on a
+// gather with other indices.
+LogicalResult lowerGathers(func::FuncOp func);
 
 // conv2d, depthwise_conv2d, max_pool2d and avg_pool2d, counting matmuls and
 // vector ops.

@@ -47,6 +47,7 @@ enum class Opcode : uint8_t {
   SyncPop = 0x03,
   DmaLoad = 0x10,
   DmaStore = 0x11,
+  DmaGather = 0x12,
   LoadWeights = 0x20,
   MatMul = 0x21,
   VAdd = 0x30,
@@ -96,6 +97,7 @@ enum class Field : uint8_t {
   Flip,       // 1: swap the shadow weights in before streaming
   From,       // Queue that pushes the token
   To,         // Queue that pops it
+  Bound,      // rows of the table dma.gather indexes
   Count_
 };
 constexpr unsigned kNumFields = static_cast<unsigned>(Field::Count_);

@@ -20,8 +20,10 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     `tosa.clamp` becomes `tpu.unary relu` or `tpu.clamp`, `tosa.exp`,
     `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
     and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
-    `tosa.reshape` becomes `tpu.view`, and `tosa.const` becomes
-    `arith.constant`. Any
+    `tosa.reshape` becomes `tpu.view`, `tosa.const` becomes
+    `arith.constant`, and `tosa.gather` whose indices are a graph input
+    becomes `tpu.gather` of that input retyped to i32 (the importer's cast
+    and wrap of negative indices fold away: `dma.gather` wraps them). Any
     other TOSA operation, or an unsupported form of one of these, is an
     error naming it.
 
@@ -213,7 +215,8 @@ def LowerVectorOps : Pass<"tpu-lower-vector-ops", "mlir::func::FuncOp"> {
 }
 
 def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
-  let summary = "Lower transposes, im2col, slices, concatenations and pads to DMA transfers";
+  let summary = "Lower transposes, im2col, slices, concatenations, pads and gathers to DMA "
+                "transfers";
   let description = [{
     Rewrite patterns, one per data-moving op: each becomes strided copies
     through the scratchpad (the DMA engine moves rows of contiguous elements
@@ -222,6 +225,8 @@ def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
     (`sram_stride=0`), batched so that a batch's loads fill the scratchpad,
     then one token, then its stores. `tpu.im2col` copies, per window tap,
     the output rows whose input is inside the image and fills the rest.
+    `tpu.gather` loads a batch of int32 indices into the scratchpad, then
+    `dma.gather` fetches their rows and stores write them out.
 
     Before:
     ```mlir
