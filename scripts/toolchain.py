@@ -66,15 +66,16 @@ def build():
     subprocess.run([os.path.join(ROOT, "scripts", "build")], check=True, stdout=subprocess.DEVNULL)
 
 
-def matmul_model(size, path):
-    """y = x @ w with x and y size x size inputs and outputs and w a random
-    constant (fixed seed)."""
+def matmul_model(path, m, k=None, n=None):
+    """y = x @ w with x an m x k input, w a random k x n constant (fixed seed)
+    and y the m x n output; k and n default to m."""
+    k, n = k or m, n or m
     rng = np.random.default_rng(0)
-    weights = numpy_helper.from_array(rng.standard_normal((size, size)).astype(np.float32), "w")
+    weights = numpy_helper.from_array(rng.standard_normal((k, n)).astype(np.float32), "w")
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul")], "matmul",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [size, size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [size, size])], [weights])
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], [weights])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, path)

@@ -102,17 +102,17 @@ private:
     // The chain value is the tile being worked on: the result keeps its view.
     if (!hasOneTensorResult(user) ||
         mlir::tpu::matrixType(llvm::cast<RankedTensorType>(user->getResult(0).getType())) !=
-        mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())))
+            mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())))
       return false;
     if (user->getNumOperands() == 1)
-      return target.canJoinEpilogue(user, value, Value());
+      return target.canJoinEpilogue(user, value, Value(), &head);
     if (user->getNumOperands() != 2 || (user->getOperand(0) != value && !isCommutative(user)))
       return false;
     Value other = user->getOperand(0) == value ? user->getOperand(1) : user->getOperand(0);
     // x op x, or an operand computed inside the group's span, is not
     // available to its head.
     return other != value && availableBefore(other, head) &&
-           target.canJoinEpilogue(user, value, other);
+           target.canJoinEpilogue(user, value, other, &head);
   }
 
   // The row-local ops over the same rows that grow from `seed`: each joins
@@ -125,7 +125,8 @@ private:
     llvm::DenseSet<Value> inside{seed.getResult(0)};
     auto inGroup = [&](Value v) { return inside.contains(v); };
     for (Operation *op = seed.getNextNode(); op; op = op->getNextNode()) {
-      if (grouped.contains(op) || !hasOneTensorResult(op) || rowsOf(op->getResult(0)) != rows || llvm::none_of(op->getOperands(), inGroup) ||
+      if (grouped.contains(op) || !hasOneTensorResult(op) || rowsOf(op->getResult(0)) != rows ||
+          llvm::none_of(op->getOperands(), inGroup) ||
           !llvm::all_of(op->getOperands(),
                         [&](Value v) { return inGroup(v) || availableBefore(v, seed); }))
         continue;
@@ -147,9 +148,8 @@ private:
   void keep(SmallVector<Operation *> members, SmallVector<SmallVector<Operation *>> &groups) {
     while (!members.empty() && isTransparentReshape(members.back()))
       members.pop_back();
-    size_t computing = llvm::count_if(members, [](Operation *op) {
-      return !isTransparentReshape(op);
-    });
+    size_t computing =
+        llvm::count_if(members, [](Operation *op) { return !isTransparentReshape(op); });
     if (computing == 0 || (computing == 1 && !target.isGroupOnItsOwn(members.front())))
       return;
     grouped.insert(members.begin(), members.end());
@@ -162,16 +162,15 @@ private:
   void formRegion(ArrayRef<Operation *> members) {
     Operation *last = members.back();
     OpBuilder builder(members.front());
-    auto fused = builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(),
-                                                    last->getResultTypes());
+    auto fused =
+        builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(), last->getResultTypes());
     Block *body = builder.createBlock(&fused.getBody());
     for (Operation *member : members)
       member->moveBefore(body, body->end());
     builder.setInsertionPointToEnd(body);
     builder.create<mlir::tpu::YieldOp>(last->getLoc(), last->getResults());
-    last->getResult(0).replaceUsesWithIf(fused.getResult(0), [&](OpOperand &use) {
-      return use.getOwner()->getParentOp() != fused;
-    });
+    last->getResult(0).replaceUsesWithIf(
+        fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
     ++numGroups;
     numFused += members.size() - 1;
   }

@@ -1,6 +1,7 @@
 // RUN: tpu-opt %s --tpu-plan-tiles --split-input-file --verify-diagnostics
 
-// A 256-word scratchpad cannot hold two 16 x 16 weight panels.
+// A 256-word scratchpad cannot hold one 16 x 16 weight tile and a row of
+// activations (272 words): the error says what would.
 #tpu_16x16_tiny = #tpu.target<name = "tpu-16x16-tiny", clock_ghz = 1.0,
     array = <rows = 16, cols = 16, dtype = bf16>,
     scratchpad = <kib = 1, banks = 1>, accumulator = <kib = 1, banks = 1>,
@@ -10,7 +11,7 @@
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #tpu_16x16_tiny} {
   func.func @too_small(%x: tensor<4x16xf32>, %w: tensor<16x16xf32>) -> tensor<4x16xf32> {
-    // expected-error @+1 {{'tpu.matmul' op config 'tpu-16x16-tiny' has too little scratchpad or accumulator memory for one 16x16 weight tile and one row}}
+    // expected-error @+1 {{'tpu.matmul' op config 'tpu-16x16-tiny' has too little memory for one 16x16 weight tile and one row: it needs at least 2 KiB of scratchpad (has 1) and 1 KiB of accumulator (has 1)}}
     %m = tpu.matmul %x, %w : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
     return %m : tensor<4x16xf32>
   }

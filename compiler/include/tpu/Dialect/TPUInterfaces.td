@@ -23,10 +23,11 @@ def TPU_FusionTargetInterface : AttrInterface<"FusionTargetInterface"> {
     }], "bool", "canHeadEpilogue", (ins "::mlir::Operation *":$op)>,
     InterfaceMethod<[{
       Whether elementwise `op`, reading the epilogue's value `chain`, can be
-      applied to each tile in place; `other` is its other operand (null for
-      a unary op).
+      applied to each tile in place, and pays there, in the epilogue of
+      `head`; `other` is its other operand (null for a unary op).
     }], "bool", "canJoinEpilogue",
-      (ins "::mlir::Operation *":$op, "::mlir::Value":$chain, "::mlir::Value":$other)>,
+      (ins "::mlir::Operation *":$op, "::mlir::Value":$chain, "::mlir::Value":$other,
+           "::mlir::Operation *":$head)>,
     InterfaceMethod<[{
       Whether `op` can run on tiles of whole rows with the other ops of a
       row-local group; `inGroup` tells which of its operands the group

@@ -1,9 +1,12 @@
 // What the systolic target can fuse: its answers to tpu-fuse's questions
-// (FusionTargetInterface on #tpu.target). A group becomes a matmul whose
+// (FusionTargetInterface on #tpu.target), with the matmul cost model where
+// fusing could cost cycles. A group becomes a matmul whose
 // epilogue the vector unit applies to each output tile in the accumulators,
 // or row-local ops the vector unit runs on tiles of whole rows in the
 // scratchpad (tpu-lower-tosa turns each TOSA op into these units' ops).
 #include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
@@ -35,6 +38,39 @@ bool isWindowed(Operation *op) {
   return llvm::isa<tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op);
 }
 
+// M, K and N of the matmul a head runs as.
+std::optional<std::array<int64_t, 3>> matmulShape(Operation *head) {
+  auto shape = [](Value value) { return llvm::cast<RankedTensorType>(value.getType()).getShape(); };
+  if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(head))
+    return std::array<int64_t, 3>{shape(matmul.getA())[1], shape(matmul.getA())[2],
+                                  shape(matmul.getB())[2]};
+  if (auto conv = llvm::dyn_cast<tosa::Conv2DOp>(head)) {
+    ArrayRef<int64_t> output = shape(conv.getResult()), weights = shape(conv.getWeight());
+    return std::array<int64_t, 3>{output[0] * output[1] * output[2],
+                                  weights[1] * weights[2] * weights[3], output[3]};
+  }
+  return std::nullopt;
+}
+
+// A whole-tile operand (a residual) in the epilogue takes scratchpad the
+// tiling would otherwise use. It pays when the cost model's estimate of the
+// fused matmul is no more than the plain matmul's plus the separate op's
+// DRAM round trip (its two operands read, its result written).
+bool tileOperandPays(Operation *head, TargetAttr target) {
+  std::optional<std::array<int64_t, 3>> mkn = matmulShape(head);
+  if (!mkn)
+    return false;
+  auto [M, K, N] = *mkn;
+  ::tpu::HardwareConfig config = hardwareConfig(target);
+  std::optional<::tpu::codegen::MatMulPlan> fused =
+      ::tpu::codegen::planMatMul(M, K, N, {1, true, false, false}, config);
+  std::optional<::tpu::codegen::MatMulPlan> plain = ::tpu::codegen::planMatMul(M, K, N, {}, config);
+  if (!fused || !plain)
+    return false;
+  double roundTrip = 3.0 * 4.0 * double(M * N) / config.dram.bytes_per_cycle;
+  return fused->estimatedCycles <= plain->estimatedCycles + roundTrip;
+}
+
 } // namespace
 
 bool TargetAttr::canHeadEpilogue(Operation *op) const {
@@ -44,13 +80,18 @@ bool TargetAttr::canHeadEpilogue(Operation *op) const {
   return llvm::isa<tosa::Conv2DOp>(op);
 }
 
-bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other) const {
+bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operation *head) const {
   if (!isVectorElementwise(op))
     return false;
   // The accumulators hold whole output tiles: an operand spread over them
   // is the same tile, one row or one element; the vector unit has no column
   // broadcast.
-  return !other || spreadOf(chain, other) != Spread::Column;
+  if (!other)
+    return true;
+  std::optional<Spread> spread = spreadOf(chain, other);
+  if (spread == Spread::Column)
+    return false;
+  return spread != Spread::Same || tileOperandPays(head, *this);
 }
 
 bool TargetAttr::canJoinRowGroup(Operation *op, function_ref<bool(Value)> inGroup) const {

@@ -2,12 +2,11 @@
 // matmul and its epilogue) to the matrix unit's instructions, as tpu-plan-tiles
 // tiled them.
 //
-// Output tiles of tileM rows x up to C columns accumulate over K in steps of
-// R. Activations come in blocks of tileM rows x kBlock columns (the whole K
-// when it fits, so a block serves every output column), weights in panels of
-// kBlock x tileN; both are double-buffered, as are the accumulator tiles, so
-// loads, the array and stores overlap. A fused epilogue runs on each output
-// tile in the accumulators before its one store.
+// Output tiles of tileM rows x tileN columns (C-wide chunks, one weight tile
+// each) accumulate over K in steps of R. Activations come in blocks of tileM rows x kBlock columns
+// (the whole K when it fits, so a block serves every output column), weights in panels of kBlock x
+// tileN; both are double-buffered, as are the accumulator tiles, so loads, the array and stores
+// overlap. A fused epilogue runs on each output tile in the accumulators before its one store.
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -60,15 +59,19 @@ public:
   }
 
   // Buffers that one queue fills and another drains, used in turn, so that
-  // the producer fills the next one while the consumer works on this one.
+  // the producer fills the next one while the consumer works on this one
+  // (a plan gives one buffer as two equal addresses: each fill then waits
+  // for the consumer to release the last).
   // Each fill is announced with a token producer -> consumer; the consumer
   // releases a buffer with a token consumer -> producer, which the next fill
   // of the same buffer waits for.
   class BufferRing {
   public:
     BufferRing(llvm::ArrayRef<int64_t> addresses, Queue producer, Queue consumer)
-        : addresses_(addresses.begin(), addresses.end()), releases_(addresses_.size()),
-          producer_(producer), consumer_(consumer) {}
+        : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer) {
+      addresses_.erase(std::unique(addresses_.begin(), addresses_.end()), addresses_.end());
+      releases_.resize(addresses_.size());
+    }
 
     // Before filling: the buffer's previous contents have been released.
     uint64_t startFill(ProgramBuilder &builder) {
@@ -82,6 +85,8 @@ public:
     Value endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
     // Before the consumer first reads a fill.
     void use(ProgramBuilder &builder, Value fillToken) { builder.await(fillToken); }
+    // Where the next fill will go.
+    uint64_t nextAddress() const { return addresses_[next_]; }
     // After the consumer's last read of the buffer at `address`.
     void release(ProgramBuilder &builder, uint64_t address) {
       size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
@@ -99,11 +104,56 @@ public:
   // still in the accumulators (a fused epilogue): the ops of its fusion group.
   using Epilogue = std::vector<VectorStep>;
 
-  // Matrix unit. Output tiles of tileM rows x up to C columns accumulate over
-  // K in steps of R. Activations come in blocks of tileM rows x kBlock
-  // columns (the whole K when it fits, so a block serves every output
-  // column), weights in panels of kBlock x tileN; both are double-buffered, as
-  // are the accumulator tiles, so loads, the array and stores overlap.
+  // One activation block of one output tile: rows m0.., columns n0.. of the
+  // output, K from kb0; the buffers its fills went to and their tokens.
+  struct Step {
+    int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0;
+    bool newBlock = true;    // loads its activation block (else the band's)
+    bool lastOfBand = false; // the band's last output tile
+    uint64_t block = 0, panel = 0;
+    Value blockToken, panelToken;
+  };
+
+  // The array's work of a step: per K step of R rows, per C-wide chunk of
+  // the tile, one weight tile and the block's rows through it.
+  void emitStep(const Step &step, uint64_t acc, int64_t tileK) {
+    const int64_t arrayCols = config.array.cols;
+    builder.await(step.blockToken);
+    builder.await(step.panelToken);
+    for (int64_t k0 = step.kb0; k0 < step.kb0 + step.kb; k0 += tileK) {
+      int64_t k = std::min(tileK, step.kb0 + step.kb - k0);
+      for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
+        int64_t c = std::min(arrayCols, step.n - c0);
+        builder.emit(isa::makeInstruction(
+            Opcode::LoadWeights,
+            {{Field::SrcAddr, step.panel + uint64_t((k0 - step.kb0) * step.n + c0)},
+             {Field::SrcStride, uint64_t(step.n)},
+             {Field::Rows, uint64_t(k)},
+             {Field::Cols, uint64_t(c)}}));
+        builder.emit(isa::makeInstruction(Opcode::MatMul,
+                                          {{Field::SrcAddr, step.block + uint64_t(k0 - step.kb0)},
+                                           {Field::SrcStride, uint64_t(step.kb)},
+                                           {Field::DstAddr, acc + uint64_t(c0)},
+                                           {Field::DstStride, uint64_t(step.n)},
+                                           {Field::Rows, uint64_t(step.m)},
+                                           {Field::Cols, uint64_t(k)},
+                                           {Field::DType, uint64_t(config.array.dtype)},
+                                           {Field::Accumulate, k0 > 0 ? 1u : 0u},
+                                           {Field::Flip, 1}}));
+      }
+    }
+  }
+
+  // Matrix unit. Output tiles of tileM rows x tileN columns (in C-wide
+  // chunks) accumulate over K in steps of R. Activations come in blocks of
+  // tileM rows x kBlock columns (the whole K when it fits, so a block serves
+  // every output column), weights in panels of kBlock x tileN; with two
+  // buffers each, as for the accumulator tiles, loads, the array and stores
+  // overlap. The program is software-pipelined: the fills of each step are
+  // issued before the compute of the step before, so that the in-order
+  // front end hands them to the load queue while the array works (a step's
+  // compute can outnumber the compute queue's entries); a fill into a
+  // buffer the step before still reads waits until after it.
   void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
                   mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
     // Operands from earlier operations: their stores have landed, their
@@ -112,73 +162,72 @@ public:
     builder.dependsOn(Queue::Compute, Queue::Load);
     builder.dependsOn(Queue::Store, Queue::Compute);
     const int64_t K = a.cols, N = y.cols, M = y.rows;
-    const int64_t tileK = plan.getTileK(), tileN = plan.getTileN(), tileM = plan.getTileM(),
-                  kBlock = plan.getKBlock();
+    const int64_t tileN = plan.getTileN(), tileM = plan.getTileM(), kBlock = plan.getKBlock();
     BufferRing activations(plan.getActivations(), Queue::Load, Queue::Compute);
     BufferRing weights(plan.getWeights(), Queue::Load, Queue::Compute);
     BufferRing operands(plan.getOperands(), Queue::Load, Queue::Compute);
     BufferRing results(plan.getAccumulators(), Queue::Compute, Queue::Store);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
 
-    for (int64_t m0 = 0; m0 < M; m0 += tileM) {
-      int64_t m = std::min(tileM, M - m0);
-      std::optional<std::pair<uint64_t, Value>> block; // address, fill token
-      for (int64_t n0 = 0; n0 < N; n0 += tileN) {
-        int64_t n = std::min(tileN, N - n0);
-        uint64_t acc = results.startFill(builder);
-        std::vector<uint64_t> panels, blocks; // to release after the epilogue
+    // The steps in order: per output tile (m0, n0), per activation block kb0.
+    std::vector<Step> steps;
+    for (int64_t m0 = 0; m0 < M; m0 += tileM)
+      for (int64_t n0 = 0; n0 < N; n0 += tileN)
         for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock) {
-          int64_t kb = std::min(kBlock, K - kb0);
-          if (!block || !blockPerRowBand) {
-            uint64_t address = activations.startFill(builder);
-            builder.load(a, m0, kb0, m, kb, isa::Space::Scratchpad, address);
-            block = {address, activations.endFill(builder)};
-          }
-          uint64_t panel = weights.startFill(builder);
-          builder.load(w, kb0, n0, kb, n, isa::Space::Scratchpad, panel);
-          Value panelToken = weights.endFill(builder);
-          activations.use(builder, block->second);
-          weights.use(builder, panelToken);
-          for (int64_t k0 = kb0; k0 < kb0 + kb; k0 += tileK) {
-            int64_t k = std::min(tileK, kb0 + kb - k0);
-            builder.emit(isa::makeInstruction(Opcode::LoadWeights,
-                                              {{Field::SrcAddr, panel + uint64_t((k0 - kb0) * n)},
-                                               {Field::SrcStride, uint64_t(n)},
-                                               {Field::Rows, uint64_t(k)},
-                                               {Field::Cols, uint64_t(n)}}));
-            builder.emit(isa::makeInstruction(Opcode::MatMul,
-                                              {{Field::SrcAddr, block->first + uint64_t(k0 - kb0)},
-                                               {Field::SrcStride, uint64_t(kb)},
-                                               {Field::DstAddr, acc},
-                                               {Field::DstStride, uint64_t(n)},
-                                               {Field::Rows, uint64_t(m)},
-                                               {Field::Cols, uint64_t(k)},
-                                               {Field::DType, uint64_t(config.array.dtype)},
-                                               {Field::Accumulate, k0 > 0 ? 1u : 0u},
-                                               {Field::Flip, 1}}));
-          }
-          if (blockPerRowBand) {
-            panels.push_back(panel);
-            if (n0 + tileN >= N)
-              blocks.push_back(block->first);
-          } else {
-            // Several blocks per output tile: each must be free before the
-            // block after next refills its buffer, so release it now.
-            weights.release(builder, panel);
-            activations.release(builder, block->first);
-          }
+          Step step;
+          step.m0 = m0, step.m = std::min(tileM, M - m0);
+          step.n0 = n0, step.n = std::min(tileN, N - n0);
+          step.kb0 = kb0, step.kb = std::min(kBlock, K - kb0);
+          step.newBlock = !blockPerRowBand || n0 == 0;
+          step.lastOfBand = n0 + tileN >= N;
+          steps.push_back(step);
         }
-        emitEpilogue(epilogue, operands, acc, m0, n0, m, n);
-        // Releasing waits for the array to finish: done once per output tile,
-        // where the epilogue and the store wait for it anyway.
-        for (uint64_t panel : panels)
-          weights.release(builder, panel);
-        for (uint64_t address : blocks)
-          activations.release(builder, address);
+    auto fill = [&](Step &step, const Step *previous) {
+      if (step.newBlock) {
+        step.block = activations.startFill(builder);
+        builder.load(a, step.m0, step.kb0, step.m, step.kb, isa::Space::Scratchpad, step.block);
+        step.blockToken = activations.endFill(builder);
+      } else {
+        step.block = previous->block, step.blockToken = previous->blockToken;
+      }
+      step.panel = weights.startFill(builder);
+      builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, step.panel);
+      step.panelToken = weights.endFill(builder);
+    };
+    fill(steps[0], nullptr);
+    uint64_t acc = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Step &step = steps[i];
+      Step *next = i + 1 < steps.size() ? &steps[i + 1] : nullptr;
+      bool prefetch = next && !(next->newBlock && activations.nextAddress() == step.block) &&
+                      weights.nextAddress() != step.panel;
+      if (prefetch)
+        fill(*next, &step);
+      if (step.kb0 == 0)
+        acc = results.startFill(builder);
+      emitStep(step, acc, plan.getTileK());
+      bool lastOfTile = step.kb0 + kBlock >= K;
+      if (!blockPerRowBand) {
+        // Several blocks per output tile: each must be free before the
+        // block after next refills its buffer, so release it now.
+        weights.release(builder, step.panel);
+        activations.release(builder, step.block);
+      }
+      if (lastOfTile) {
+        emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
+        // Releasing waits for the array to finish: done once per output
+        // tile, where the epilogue and the store wait for it anyway.
+        if (blockPerRowBand) {
+          weights.release(builder, step.panel);
+          if (step.lastOfBand)
+            activations.release(builder, step.block);
+        }
         results.use(builder, results.endFill(builder));
-        builder.store(y, m0, n0, m, n, isa::Space::Accumulator, acc);
+        builder.store(y, step.m0, step.n0, step.m, step.n, isa::Space::Accumulator, acc);
         results.release(builder, acc);
       }
+      if (next && !prefetch)
+        fill(*next, &step);
     }
   }
 

@@ -29,6 +29,7 @@ namespace {
     return needs;
   for (Operation &member : llvm::drop_begin(fused.getMembers())) {
     Operation *op = &member;
+    ++needs.ops;
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       needs.scalar = true;
     auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
@@ -160,11 +161,18 @@ private:
     }
     std::optional<::tpu::codegen::MatMulPlan> plan =
         ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware);
-    if (!plan)
-      throw ::tpu::Error(fmt::format("config '{}' has too little scratchpad or accumulator "
-                                     "memory for one {}x{} weight tile and one row",
-                                     hardware.name, std::min<int64_t>(K, hardware.array.rows),
-                                     std::min<int64_t>(N, hardware.array.cols)));
+    if (!plan) {
+      ::tpu::codegen::MatMulMemoryNeeds needs =
+          ::tpu::codegen::minimumMatMulMemory(K, N, epilogueOf(op), hardware);
+      auto kib = [](uint64_t words) { return (words * 4 + 1023) / 1024; };
+      throw ::tpu::Error(fmt::format(
+          "config '{}' has too little memory for one {}x{} weight tile and one row: it needs "
+          "at least {} KiB of scratchpad (has {}) and {} KiB of accumulator (has {})",
+          hardware.name, std::min<int64_t>(K, hardware.array.rows),
+          std::min<int64_t>(N, hardware.array.cols), kib(needs.scratchpadWords),
+          hardware.scratchpad.bytes / 1024, kib(needs.accumulatorWords),
+          hardware.accumulator.bytes / 1024));
+    }
     return mlir::tpu::MatMulTilingAttr::get(&getContext(), plan->tileM, plan->tileN, plan->tileK,
                                             plan->kBlock, plan->activations, plan->weights,
                                             plan->operands, plan->accumulators);
