@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tpu;
 
@@ -54,8 +56,10 @@ std::optional<std::array<int64_t, 3>> matmulShape(Operation *head) {
 
 // A whole-tile operand (a residual) in the epilogue takes scratchpad the
 // tiling would otherwise use. It pays when the cost model's estimate of the
-// fused matmul is no more than the plain matmul's plus the separate op's
-// DRAM round trip (its two operands read, its result written).
+// fused matmul is no more than the plain matmul's plus what the separate op
+// adds: its DRAM round trip (two operands read after the matmul's result
+// has landed, the result written: two latencies and the bytes) and its pass
+// through the vector unit.
 bool tileOperandPays(Operation *head, TargetAttr target) {
   std::optional<std::array<int64_t, 3>> mkn = matmulShape(head);
   if (!mkn)
@@ -67,8 +71,11 @@ bool tileOperandPays(Operation *head, TargetAttr target) {
   std::optional<::tpu::codegen::MatMulPlan> plain = ::tpu::codegen::planMatMul(M, K, N, {}, config);
   if (!fused || !plain)
     return false;
-  double roundTrip = 3.0 * 4.0 * double(M * N) / config.dram.bytes_per_cycle;
-  return fused->estimatedCycles <= plain->estimatedCycles + roundTrip;
+  double separateOp = 2.0 * config.dram.latency_cycles +
+                      3.0 * 4.0 * double(M * N) / config.dram.bytes_per_cycle +
+                      config.vector.pipeline_latency +
+                      double(M) * std::ceil(double(N) / double(config.vector.lanes));
+  return fused->estimatedCycles <= plain->estimatedCycles + separateOp;
 }
 
 } // namespace

@@ -11,33 +11,37 @@ namespace {
 
 struct Buffer {
   uint64_t words;
-  bool shared = false; // may share a bank with the buffer before it
+  bool shareable = false; // may share a bank with the buffer before it
 };
 
-// Buffer addresses, and whether each buffer has banks of its own.
+// Buffer addresses, and whether the buffers that alternate (the roles'
+// two buffers) have banks of their own.
 struct Placement {
   std::vector<uint64_t> addresses;
   bool ownBanks;
 };
 
 // Places buffers in a memory of `words` words with `banks` banks: each
-// buffer that is not `shared` with the one before it starts a bank of its
-// own when they all fit that way (so that a DMA filling one never waits for
-// a unit reading another), else they are packed. Empty buffers take no room.
+// buffer starts a bank of its own when they all fit that way (so that a DMA
+// filling one never waits for a unit reading another); else the shareable
+// ones share their neighbour's bank; else all are packed. Empty buffers
+// take no room.
 std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64_t words,
                                       uint64_t banks) {
   uint64_t bankWords = words / banks;
-  for (bool aligned : {true, false}) {
+  enum class Packing { None, Shareable, All };
+  for (Packing packing : {Packing::None, Packing::Shareable, Packing::All}) {
     std::vector<uint64_t> addresses;
     uint64_t next = 0;
     for (const Buffer &buffer : buffers) {
-      if (aligned && !buffer.shared && buffer.words > 0)
+      bool packed = packing == Packing::All || (packing == Packing::Shareable && buffer.shareable);
+      if (!packed && buffer.words > 0)
         next = llvm::alignTo(next, bankWords);
       addresses.push_back(next);
       next += buffer.words;
     }
     if (next <= words)
-      return Placement{addresses, aligned};
+      return Placement{addresses, packing != Packing::All};
   }
   return std::nullopt;
 }
@@ -77,16 +81,18 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                            return overTiles(K, tileK, [&](int64_t k) { return std::max(m, k); });
                          }) +
       R + C;
-  // A fused epilogue runs on the compute queue after the tile's last mm has
-  // drained (R + C), one vector op over the tile at a time.
+  // A fused epilogue runs on the compute queue, one vector op over the tile
+  // at a time, after the tile's last mm has drained (R + C): the next tile's
+  // mm waits for it, where without an epilogue it streams on (the last
+  // tile's drain is in both).
   if (epilogue.ops > 0)
-    compute += overTiles(M, c.tileM, [&](int64_t m) {
-      return overTiles(N, c.tileN, [&](int64_t n) {
-        double pass = config.vector.pipeline_latency +
-                      double(m) * std::ceil(double(n) / double(config.vector.lanes));
-        return R + C + double(epilogue.ops) * pass;
-      });
-    });
+    compute += (mTiles * nTiles - 1) * (R + C) + overTiles(M, c.tileM, [&](int64_t m) {
+                 return overTiles(N, c.tileN, [&](int64_t n) {
+                   return double(epilogue.ops) *
+                          (config.vector.pipeline_latency +
+                           double(m) * std::ceil(double(n) / double(config.vector.lanes)));
+                 });
+               });
   // DRAM: row requests of each transfer.
   double rowsOfN = overTiles(N, c.tileN, row); // one row of every output tile
   double weights = mTiles * double(K) * rowsOfN;
