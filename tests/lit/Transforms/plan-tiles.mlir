@@ -49,10 +49,10 @@ func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x
 }
 
 // A fused residual add loads a 64 x 8 tile per output tile into one operand
-// buffer of 512 words after the second panel (the epilogue loads it just
-// before its one use).
+// buffer of 512 words in the fourth bank (the epilogue loads it just before
+// its one use).
 // CHECK-LABEL: func.func @residual
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 8, tile_k = 8, k_block = 32, activations = [0, 0], weights = [4096, 8192], operands = [8448, 8448], accumulators = [0, 2048]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 8, tile_k = 8, k_block = 32, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>
 func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8xf32>) -> tensor<64x8xf32> {
   %s = tpu.fused -> tensor<64x8xf32> {
     %m = tpu.matmul %x, %w : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
@@ -73,7 +73,7 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
 // An epilogue with a one-word bias row (N = 1) and a clamp: the operand
 // buffer holds the larger of the two, the clamp's two bounds.
 // CHECK-LABEL: func.func @one_column
-// CHECK: activations = [0, 0], weights = [4096, 8192], operands = [8196, 8196]
+// CHECK: activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288]
 func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>, %bounds: tensor<1x2xf32>) -> tensor<8x1xf32> {
   %c = tpu.fused -> tensor<8x1xf32> {
     %m = tpu.matmul %x, %w : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>
