@@ -155,8 +155,7 @@ nlohmann::json tensorJson(const TensorInfo &tensor) {
 }
 
 TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
-  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"},
-                    {"host_type"});
+  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"}, {"host_type"});
   TensorInfo tensor;
   tensor.role = role;
   tensor.name = json["name"].string();

@@ -49,8 +49,8 @@ std::string formatExact(const Discrepancy &discrepancy, uint64_t elements,
   if (discrepancy.mismatches == 0)
     return text;
   return text + fmt::format("; worst at {}: {} {:.17g}, {} {:.17g}",
-                            formatIndex(discrepancy.worst_index, shape), got,
-                            discrepancy.worst_got, expected, discrepancy.worst_expected);
+                            formatIndex(discrepancy.worst_index, shape), got, discrepancy.worst_got,
+                            expected, discrepancy.worst_expected);
 }
 
 } // namespace
@@ -131,9 +131,9 @@ std::string formatCheck(const OutputCheck &check) {
     uint64_t elements = 1;
     for (int64_t dim : check.shape)
       elements *= static_cast<uint64_t>(dim);
-    text += fmt::format("  program:  {}\n", formatExact(check.program, elements, check.shape,
-                                                        check.rounding ? "fp32" : "got",
-                                                        "expected"));
+    text +=
+        fmt::format("  program:  {}\n", formatExact(check.program, elements, check.shape,
+                                                    check.rounding ? "fp32" : "got", "expected"));
     if (check.rounding)
       text += fmt::format("  rounding: {}\n",
                           formatExact(*check.rounding, elements, check.shape, "bf16", "fp32"));

@@ -273,8 +273,7 @@ TEST(Bundle, RejectsInconsistentContent) {
       {"duplicate name", [](Bundle &b) { b.outputs[0].name = "x"; },
        "tensor name 'x' is used twice"},
       {"empty name", [](Bundle &b) { b.inputs[0].name.clear(); }, "an input has an empty name"},
-      {"int64 host type of f32 data",
-       [](Bundle &b) { b.outputs[0].host_type = HostType::I64; },
+      {"int64 host type of f32 data", [](Bundle &b) { b.outputs[0].host_type = HostType::I64; },
        "output 'y': host type i64 is for outputs stored as i32 only"},
       {"zero dimension",
        [](Bundle &b) {

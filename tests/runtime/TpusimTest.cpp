@@ -104,9 +104,9 @@ TEST_F(Tpusim, Int64OutputsAreWrittenAndComparedExactly) {
               directory.file("data/input_0.pb"));
   writeTensor(Tensor{"y", ElementType::Int64, {2, 4}, {1, -2, 3, -4, 0, 5, 0, 6}},
               directory.file("data/output_0.pb"));
-  Result result = run(directory.file("indices.tpub") + " --data " + directory.file("data") +
-                      " --outputs " + directory.file("out") + " --report " +
-                      directory.file("report.json"));
+  Result result =
+      run(directory.file("indices.tpub") + " --data " + directory.file("data") + " --outputs " +
+          directory.file("out") + " --report " + directory.file("report.json"));
   EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
   EXPECT_NE(result.out.find("y [2, 4]: FAIL\n"
                             "  program:  fp32 vs expected, exact: 1 of 8 elements differ; "

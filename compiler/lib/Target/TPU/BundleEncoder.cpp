@@ -93,9 +93,9 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
           output->reduction_length = uint64_t(length.getInt());
         if (auto host = main.getResultAttrOfType<mlir::TypeAttr>(index, mlir::tpu::kHostTypeAttr)) {
           if (!host.getValue().isInteger(64) || output->dtype != isa::DType::I32)
-            return main.emitError() << "output " << index << " is stored as "
-                                    << isa::dtypeName(output->dtype) << " for the host's "
-                                    << host.getValue() << "; only i32 words for i64 are";
+            return main.emitError()
+                   << "output " << index << " is stored as " << isa::dtypeName(output->dtype)
+                   << " for the host's " << host.getValue() << "; only i32 words for i64 are";
           output->host_type = HostType::I64;
         }
         bundle.outputs.push_back(*output);

@@ -34,9 +34,7 @@ struct ArgMaxChain {
 };
 
 // `value`'s one user, if it has exactly one use.
-Operation *soleUser(Value value) {
-  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-}
+Operation *soleUser(Value value) { return value.hasOneUse() ? *value.getUsers().begin() : nullptr; }
 
 bool isSplat(Value value, int64_t expected) {
   DenseIntElementsAttr attr;
@@ -127,9 +125,9 @@ struct LowerArgMax : CountedLowering<tosa::ArgMaxOp> {
     Value best = rewriter.create<RowReduceOp>(
         loc, columnType, ReduceKind::max,
         binary(BinaryKind::mul, mask, constantMatrix(rewriter, loc, {1, length}, weights)));
-    Value index = last ? binary(BinaryKind::add, best, scalar(-1.0f))
-                       : binary(BinaryKind::add, negateMatrix(rewriter, loc, best),
-                                scalar(float(length)));
+    Value index =
+        last ? binary(BinaryKind::add, best, scalar(-1.0f))
+             : binary(BinaryKind::add, negateMatrix(rewriter, loc, best), scalar(float(length)));
     Value words = rewriter.create<ToIntOp>(
         loc, RankedTensorType::get({numRows, 1}, rewriter.getI32Type()), index);
     // The output keeps the model's shape in int32 words; the pass gives the

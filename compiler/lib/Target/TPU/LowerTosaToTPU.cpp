@@ -60,9 +60,9 @@ Value mlir::tpu::rowsAlong(PatternRewriter &rewriter, Location loc, Value input,
                                          input, rewriter.getDenseI64ArrayAttr(perms));
   }
   int64_t length = type.getShape()[axis];
-  return viewAs(rewriter, loc, input,
-                RankedTensorType::get({type.getNumElements() / length, length},
-                                      rewriter.getF32Type()));
+  return viewAs(
+      rewriter, loc, input,
+      RankedTensorType::get({type.getNumElements() / length, length}, rewriter.getF32Type()));
 }
 
 bool mlir::tpu::isF32Tensor(Type type) {
@@ -460,9 +460,9 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     // from).
     for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
       auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-      bool indices = tensor && tensor.hasStaticShape() &&
-                     tensor.getElementType().isInteger(64) &&
-                     func.getBody().front().getTerminator()->getOperand(index).getDefiningOp<tosa::CastOp>();
+      bool indices =
+          tensor && tensor.hasStaticShape() && tensor.getElementType().isInteger(64) &&
+          func.getBody().front().getTerminator()->getOperand(index).getDefiningOp<tosa::CastOp>();
       if (!isF32Tensor(type) && !indices) {
         func.emitError() << "output " << index << " is " << type
                          << "; the TPU stores float32 tensors and the int64 indices of "
