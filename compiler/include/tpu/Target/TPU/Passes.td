@@ -21,7 +21,10 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     `tosa.reciprocal` and `tosa.rsqrt` become `tpu.unary`, `tosa.reduce_sum`
     and `tosa.reduce_max` over the last axis become `tpu.row_reduce`,
     `tosa.reshape` becomes `tpu.view`, and `tosa.const` becomes
-    `arith.constant`. Any
+    `arith.constant`. `tosa.argmax` feeding an int64 graph output (ONNX's
+    ArgMax and ArgMin) becomes row maxima, a mask and `tpu.to_int`; the
+    function then returns int32 words, its result marked `tpu.host_type =
+    i64`. Any
     other TOSA operation, or an unsupported form of one of these, is an
     error naming it.
 
@@ -184,7 +187,8 @@ def LowerVectorOps : Pass<"tpu-lower-vector-ops", "mlir::func::FuncOp"> {
   let summary = "Lower elementwise ops, row reductions and row groups to the vector unit";
   let description = [{
     Writes the instructions of each `tpu.binary`, `tpu.unary`, `tpu.clamp`,
-    `tpu.row_reduce` and row-local fusion group before it and replaces its
+    `tpu.to_int` (`v.cvt.f2i`, stored as `i32`), `tpu.row_reduce` and
+    row-local fusion group before it and replaces its
     result by the tensor the program stored. One op runs on tiles of the
     scratchpad, loaded, computed in place and stored, each step waiting for
     the one before (`tpu.depend`); an operand spread as one column takes one
