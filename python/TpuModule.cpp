@@ -118,9 +118,11 @@ runtime::Tensor toTensor(const py::handle &value) {
 py::array toNumpy(const runtime::Tensor &tensor) {
   py::array_t<double> values(tensor.shape);
   std::copy(tensor.values.begin(), tensor.values.end(), values.mutable_data());
-  // bf16 widens to float32 exactly; integers keep their width.
+  // bf16 widens to float32 exactly; integers keep their width (int64:
+  // ArgMax's indices, which the runtime widened from int32 words).
   const char *dtype = tensor.type == runtime::ElementType::Int8    ? "int8"
                       : tensor.type == runtime::ElementType::Int32 ? "int32"
+                      : tensor.type == runtime::ElementType::Int64 ? "int64"
                                                                    : "float32";
   return values.attr("astype")(dtype);
 }
@@ -129,7 +131,10 @@ py::list describe(const std::vector<TensorInfo> &tensors) {
   py::list list;
   for (const TensorInfo &info : tensors)
     list.append(py::dict(py::arg("name") = info.name, py::arg("shape") = info.shape,
-                         py::arg("dtype") = std::string(isa::dtypeName(info.dtype))));
+                         // What the host gets: an int64 output is stored as i32 words.
+                         py::arg("dtype") = info.host_type == HostType::I64
+                                                ? std::string("i64")
+                                                : std::string(isa::dtypeName(info.dtype))));
   return list;
 }
 

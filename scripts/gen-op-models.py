@@ -238,11 +238,46 @@ def batchnorm_3d(opset):
             {"s": scale, "b": bias, "m": mean, "v": var})
 
 
-@case(awaits="tosa.argmax")
+@case()
 def argmax_axis(opset):
     x = randn(26, 3, 5)
     y = np.argmax(x, axis=1)[:, None]
     return [node("ArgMax", "x", axis=1)], {"x": x}, {"y": y}, {}
+
+
+def tied(seed, *shape):
+    """Small integers as floats: every row has ties for its extremes."""
+    return rng(seed).integers(-2, 3, shape).astype(f32)
+
+
+def last_index(arg, x, axis):
+    """select_last_index=1: the last of the tied extremes."""
+    return x.shape[axis] - 1 - arg(np.flip(x, axis), axis=axis)
+
+
+@case()
+def argextremum_ties(opset):
+    """ArgMax and ArgMin on data with ties (the first index wins), over a
+    middle, the first and the last axis, keepdims 0 and 1."""
+    x = tied(29, 3, 4, 5)
+    return ([node("ArgMax", "x", ["a"], axis=1, keepdims=0),
+             node("ArgMin", "x", ["b"], axis=0),
+             node("ArgMin", "x", ["c"], axis=2, keepdims=0)],
+            {"x": x},
+            {"a": np.argmax(x, axis=1), "b": np.argmin(x, axis=0)[None],
+             "c": np.argmin(x, axis=2)}, {})
+
+
+@case(lo=12)
+def argextremum_last_index(opset):
+    """select_last_index=1 (opset 12): the last of the tied extremes, over a
+    middle and the first axis, keepdims 1 and 0."""
+    x = tied(30, 4, 6, 3)
+    return ([node("ArgMax", "x", ["a"], axis=1, select_last_index=1),
+             node("ArgMin", "x", ["b"], axis=0, keepdims=0, select_last_index=1)],
+            {"x": x},
+            {"a": np.expand_dims(last_index(np.argmax, x, 1), 1),
+             "b": last_index(np.argmin, x, 0)}, {})
 
 
 # --- data movement --------------------------------------------------------------

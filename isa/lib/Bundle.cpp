@@ -56,6 +56,9 @@ DramRange checkTensor(const TensorInfo &tensor, std::string_view role, uint64_t 
   std::string what = fmt::format("{} '{}'", role, tensor.name);
   if (tensor.name.empty())
     throw Error(fmt::format("an {} has an empty name", role));
+  if (tensor.host_type == HostType::I64 &&
+      (tensor.dtype != isa::DType::I32 || tensor.role != TensorInfo::Role::Output))
+    throw Error(fmt::format("{}: host type i64 is for outputs stored as i32 only", what));
   uint64_t bytes = isa::dtypeBytes(tensor.dtype);
   for (int64_t dim : tensor.shape) {
     if (dim <= 0)
@@ -139,15 +142,20 @@ void checkProgram(const Bundle &bundle) {
 }
 
 nlohmann::json tensorJson(const TensorInfo &tensor) {
-  return {{"name", tensor.name},
-          {"shape", tensor.shape},
-          {"dtype", isa::dtypeName(tensor.dtype)},
-          {"dram_address", tensor.dram_address},
-          {"reduction_length", tensor.reduction_length}};
+  nlohmann::json json = {{"name", tensor.name},
+                         {"shape", tensor.shape},
+                         {"dtype", isa::dtypeName(tensor.dtype)},
+                         {"dram_address", tensor.dram_address},
+                         {"reduction_length", tensor.reduction_length}};
+  // Only where it differs from the dtype's, so that other bundles read as
+  // they did before the key existed.
+  if (tensor.host_type == HostType::I64)
+    json["host_type"] = "i64";
+  return json;
 }
 
 TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
-  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"});
+  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"}, {"host_type"});
   TensorInfo tensor;
   tensor.role = role;
   tensor.name = json["name"].string();
@@ -159,6 +167,12 @@ TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
   if (!parsed)
     dtype.fail("must be one of f32, bf16, i8, i32");
   tensor.dtype = *parsed;
+  if (json.contains("host_type")) {
+    JsonCursor host = json["host_type"];
+    if (host.string() != "i64")
+      host.fail("must be i64");
+    tensor.host_type = HostType::I64;
+  }
   tensor.dram_address =
       json["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
   tensor.reduction_length =

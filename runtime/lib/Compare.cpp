@@ -42,6 +42,17 @@ std::string formatDiscrepancy(const Discrepancy &discrepancy, double tolerance,
                      discrepancy.worst_expected);
 }
 
+std::string formatExact(const Discrepancy &discrepancy, uint64_t elements,
+                        const std::vector<int64_t> &shape, const char *got, const char *expected) {
+  std::string text = fmt::format("{} vs {}, exact: {} of {} elements differ", got, expected,
+                                 discrepancy.mismatches, elements);
+  if (discrepancy.mismatches == 0)
+    return text;
+  return text + fmt::format("; worst at {}: {} {:.17g}, {} {:.17g}",
+                            formatIndex(discrepancy.worst_index, shape), got, discrepancy.worst_got,
+                            expected, discrepancy.worst_expected);
+}
+
 } // namespace
 
 bool Discrepancy::within(double tolerance) const {
@@ -63,6 +74,8 @@ Discrepancy measure(const Tensor &got, const Tensor &expected) {
     double error = sameSpecial ? 0.0 : std::fabs(value - reference);
     if (std::isinf(error))
       error = std::nan("");
+    if (error != 0)
+      ++discrepancy.mismatches;
     if (std::isfinite(reference))
       maxExpected = std::max(maxExpected, std::fabs(reference));
     bool worse =
@@ -98,12 +111,14 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
   OutputCheck check;
   check.name = output.name;
   check.shape = output.shape;
+  check.exact = !isFloatingPoint(hardware.type);
   check.program = measure(reference ? *reference : hardware, expected);
-  check.program_tolerance = programTolerance(config, output);
+  // An index off by one is no rounding error: integers must be equal.
+  check.program_tolerance = check.exact ? 0.0 : programTolerance(config, output);
   check.pass = check.program.within(check.program_tolerance);
   if (reference) {
     check.rounding = measure(hardware, *reference);
-    check.rounding_tolerance = roundingTolerance(output);
+    check.rounding_tolerance = check.exact ? 0.0 : roundingTolerance(output);
     check.pass = check.pass && check.rounding->within(check.rounding_tolerance);
   }
   return check;
@@ -112,6 +127,18 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
 std::string formatCheck(const OutputCheck &check) {
   std::string text = fmt::format("{} {}: {}\n", check.name, formatShape(check.shape),
                                  check.pass ? "PASS" : "FAIL");
+  if (check.exact) {
+    uint64_t elements = 1;
+    for (int64_t dim : check.shape)
+      elements *= static_cast<uint64_t>(dim);
+    text +=
+        fmt::format("  program:  {}\n", formatExact(check.program, elements, check.shape,
+                                                    check.rounding ? "fp32" : "got", "expected"));
+    if (check.rounding)
+      text += fmt::format("  rounding: {}\n",
+                          formatExact(*check.rounding, elements, check.shape, "bf16", "fp32"));
+    return text;
+  }
   text += fmt::format("  program:  {}\n",
                       formatDiscrepancy(check.program, check.program_tolerance, check.shape,
                                         check.rounding ? "fp32" : "got", "expected"));

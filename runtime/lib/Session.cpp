@@ -70,12 +70,13 @@ Tensor Session::output(size_t index) const {
   const TensorInfo &info = bundle_.outputs[index];
   Tensor tensor;
   tensor.name = info.name;
-  tensor.type = elementTypeOf(info.dtype);
+  ElementType stored = elementTypeOf(info.dtype);
+  // int32 words widen to the model's int64 exactly.
+  tensor.type = info.host_type == HostType::I64 ? ElementType::Int64 : stored;
   tensor.shape = info.shape;
-  unsigned bytes = elementBytes(tensor.type);
+  unsigned bytes = elementBytes(stored);
   for (uint64_t i = 0; i < info.elements(); ++i)
-    tensor.values.push_back(
-        decodeElement(tensor.type, dram_.data() + info.dram_address + i * bytes));
+    tensor.values.push_back(decodeElement(stored, dram_.data() + info.dram_address + i * bytes));
   return tensor;
 }
 

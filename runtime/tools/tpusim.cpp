@@ -117,7 +117,8 @@ nlohmann::json toJson(const runtime::Discrepancy &discrepancy, double tolerance)
           {"scale", discrepancy.scale},
           {"worst_index", discrepancy.worst_index},
           {"worst_got", discrepancy.worst_got},
-          {"worst_expected", discrepancy.worst_expected}};
+          {"worst_expected", discrepancy.worst_expected},
+          {"mismatches", discrepancy.mismatches}};
 }
 
 nlohmann::json report(const Options &options, const Bundle &bundle,

@@ -66,6 +66,7 @@ void expectSameTensors(const std::vector<TensorInfo> &a, const std::vector<Tenso
     EXPECT_EQ(a[i].dram_address, b[i].dram_address);
     EXPECT_EQ(a[i].role, b[i].role);
     EXPECT_EQ(a[i].reduction_length, b[i].reduction_length);
+    EXPECT_EQ(a[i].host_type, b[i].host_type);
   }
 }
 
@@ -139,6 +140,16 @@ TEST(Bundle, RoundTripsThroughBytesAndFiles) {
   std::string path = ::testing::TempDir() + "round-trip.tpub";
   writeBundle(bundle, path);
   expectSameBundle(readBundle(path), bundle);
+}
+
+TEST(Bundle, RecordsTheHostTypeOfInt64OutputsOnly) {
+  Bundle bundle = smallBundle();
+  EXPECT_FALSE(metadataOf(serializeBundle(bundle))["outputs"][0].contains("host_type"));
+  bundle.outputs[0].dtype = isa::DType::I32;
+  bundle.outputs[0].host_type = HostType::I64;
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  EXPECT_EQ(metadataOf(bytes)["outputs"][0]["host_type"], "i64");
+  expectSameBundle(parseBundle(bytes), bundle);
 }
 
 TEST(Bundle, RejectsEveryTruncation) {
@@ -226,6 +237,8 @@ TEST(Bundle, RejectsMalformedMetadata) {
       {[](auto &json) { json["outputs"][0]["shape"][1] = "8"; },
        "bundle metadata: outputs[0].shape[1]: must be an integer in [0, 9223372036854775807] "
        "(got \"8\")"},
+      {[](auto &json) { json["outputs"][0]["host_type"] = "i16"; },
+       "bundle metadata: outputs[0].host_type: must be i64 (got \"i16\")"},
       {[](auto &json) { json["source_of"][0] = -1; },
        "bundle metadata: source_of[0]: must be an integer in [0, 4294967295] (got -1)"},
       {[](auto &json) { json["source_ops"][2] = nullptr; },
@@ -260,6 +273,8 @@ TEST(Bundle, RejectsInconsistentContent) {
       {"duplicate name", [](Bundle &b) { b.outputs[0].name = "x"; },
        "tensor name 'x' is used twice"},
       {"empty name", [](Bundle &b) { b.inputs[0].name.clear(); }, "an input has an empty name"},
+      {"int64 host type of f32 data", [](Bundle &b) { b.outputs[0].host_type = HostType::I64; },
+       "output 'y': host type i64 is for outputs stored as i32 only"},
       {"zero dimension",
        [](Bundle &b) {
          b.inputs[0].shape = {4, 0};

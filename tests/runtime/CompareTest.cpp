@@ -110,6 +110,36 @@ TEST(Check, AnIntegerArrayHasOneExactRun) {
   EXPECT_FALSE(checkOutput(bundle.config, bundle.outputs[0], offByOne, {}, expected).pass);
 }
 
+TEST(Check, AnIntegerOutputMustBeEqualInBothRuns) {
+  Bundle bundle = reluBundle(); // a bf16 array: two runs
+  Tensor expected{"y", ElementType::Int64, {2, 4}, {0, 4, 2, 1, 1, 3, 0, 2}};
+  OutputCheck pass = checkOutput(bundle.config, bundle.outputs[0], expected, expected, expected);
+  EXPECT_TRUE(pass.exact);
+  EXPECT_TRUE(pass.pass);
+  EXPECT_EQ(pass.program_tolerance, 0.0);
+  EXPECT_EQ(pass.rounding_tolerance, 0.0);
+  EXPECT_EQ(formatCheck(pass), "y [2, 4]: PASS\n"
+                               "  program:  fp32 vs expected, exact: 0 of 8 elements differ\n"
+                               "  rounding: bf16 vs fp32, exact: 0 of 8 elements differ\n");
+
+  // An index off by one is a mismatch however large the indices are.
+  Tensor program = expected;
+  program.values[1] = 3;
+  program.values[6] = 3;
+  OutputCheck fail = checkOutput(bundle.config, bundle.outputs[0], program, program, expected);
+  EXPECT_FALSE(fail.pass);
+  EXPECT_EQ(fail.program.mismatches, 2u);
+  EXPECT_EQ(formatCheck(fail), "y [2, 4]: FAIL\n"
+                               "  program:  fp32 vs expected, exact: 2 of 8 elements differ; "
+                               "worst at [1, 2]: fp32 3, expected 0\n"
+                               "  rounding: bf16 vs fp32, exact: 0 of 8 elements differ\n");
+
+  // The hardware run must give the same indices as the fp32-operand run.
+  Tensor hardware = expected;
+  hardware.values[0] = 1;
+  EXPECT_FALSE(checkOutput(bundle.config, bundle.outputs[0], hardware, expected, expected).pass);
+}
+
 TEST(Check, FormatNamesTheWorstElementAndTheRelativeFigures) {
   Bundle bundle = reluBundle();
   Tensor expected = floatTensor("y", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});

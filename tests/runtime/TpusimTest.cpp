@@ -88,6 +88,38 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
   EXPECT_GT(report["energy_pj"]["total"].get<double>(), 0.0);
 }
 
+TEST_F(Tpusim, Int64OutputsAreWrittenAndComparedExactly) {
+  // y = v.cvt.f2i(x) stored as i32 words, an int64 output of the model.
+  Bundle bundle = reluBundle();
+  for (isa::Instruction &instruction : bundle.program)
+    if (instruction.opcode == Opcode::VRelu)
+      instruction.opcode = Opcode::VCvtF2I;
+    else if (instruction.opcode == Opcode::DmaStore)
+      instruction.set(Field::DType, static_cast<uint64_t>(DType::I32));
+  bundle.outputs[0].dtype = DType::I32;
+  bundle.outputs[0].host_type = HostType::I64;
+  writeBundle(bundle, directory.file("indices.tpub"));
+  std::filesystem::create_directory(directory.file("data"));
+  writeTensor(floatTensor("x", {2, 4}, {1, -2, 3, -4, 0, 5, 0, 7}),
+              directory.file("data/input_0.pb"));
+  writeTensor(Tensor{"y", ElementType::Int64, {2, 4}, {1, -2, 3, -4, 0, 5, 0, 6}},
+              directory.file("data/output_0.pb"));
+  Result result =
+      run(directory.file("indices.tpub") + " --data " + directory.file("data") + " --outputs " +
+          directory.file("out") + " --report " + directory.file("report.json"));
+  EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
+  EXPECT_NE(result.out.find("y [2, 4]: FAIL\n"
+                            "  program:  fp32 vs expected, exact: 1 of 8 elements differ; "
+                            "worst at [1, 3]: fp32 7, expected 6\n"),
+            std::string::npos)
+      << result.out;
+  nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
+  EXPECT_EQ(report["outputs"][0]["program"]["mismatches"], 1);
+  Tensor y = readTensor(directory.file("out/output_0.pb"));
+  EXPECT_EQ(y.type, ElementType::Int64);
+  EXPECT_EQ(y.values, (std::vector<double>{1, -2, 3, -4, 0, 5, 0, 7}));
+}
+
 TEST_F(Tpusim, CycleModeGivesTheSameCycles) {
   writeCase();
   Result fast = run(directory.file("relu.tpub") + " --data " + directory.file("data") +

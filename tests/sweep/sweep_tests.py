@@ -388,6 +388,15 @@ def case_python_api(work):
     by_name, _ = program.run({"x": x})
     check(np.array_equal(by_name[0], outputs[0]), "inputs by name give other outputs")
 
+    # ArgMax's indices: stored as int32 words, handed over as int64.
+    argmax = os.path.join(ROOT, "build", "op-models", "argmax-axis-opset18")
+    indices = tpu.Program(tpu.compile(os.path.join(argmax, "model.onnx"),
+                                      os.path.join(work, "argmax.tpub")))
+    check(indices.outputs[0]["dtype"] == "i64", f"outputs {indices.outputs}")
+    got, _ = indices.run([tensor(os.path.join(argmax, "test_data_set_0", "input_0.pb"))])
+    want = tensor(os.path.join(argmax, "test_data_set_0", "output_0.pb"))
+    check(got[0].dtype == np.int64 and np.array_equal(got[0], want), f"indices {got[0]}, {want}")
+
     bad = dict(config, array=dict(config["array"], rows=0))
     for call, pattern in (
             (lambda: tpu.compile(os.path.join(MLP, "model.onnx"), os.path.join(work, "b.tpub"),

@@ -298,6 +298,12 @@ LogicalResult RowReduceOp::verify() {
   return success();
 }
 
+LogicalResult ToIntOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("result shape must equal the input shape");
+  return success();
+}
+
 LogicalResult ClampOp::verify() {
   ArrayRef<int64_t> bounds = getBounds().getType().getShape();
   if (bounds[0] != 1 || bounds[1] != 2)

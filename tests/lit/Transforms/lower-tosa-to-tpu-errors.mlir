@@ -9,7 +9,7 @@ func.func @middle_axis_broadcast(%x: tensor<2x4x3xf32>, %c: tensor<2x1x3xf32>) -
 // -----
 
 func.func @integer_output(%x: tensor<4x3xf32>) -> tensor<4x3xi32> {
-  // expected-error @-1 {{output 0 is 'tensor<4x3xi32>'; the TPU computes and stores float32 tensors only}}
+  // expected-error @-1 {{output 0 is 'tensor<4x3xi32>'; the TPU stores float32 tensors and the int64 indices of ArgMax and ArgMin only}}
   %c = tosa.cast %x : (tensor<4x3xf32>) -> tensor<4x3xi32>
   return %c : tensor<4x3xi32>
 }
@@ -96,4 +96,40 @@ func.func @gather_computed_indices(%ids: tensor<1x6xi32>, %x: tensor<1x16x5xf32>
   // expected-error @+1 {{'tosa.gather' op takes its indices from a computation; the TPU gathers with indices that are a graph input (int64 or int32)}}
   %g = tosa.gather %x, %index : (tensor<1x16x5xf32>, tensor<1x6xi32>) -> tensor<1x6x5xf32>
   return %g : tensor<1x6x5xf32>
+}
+
+// -----
+
+func.func @argmax_used(%x: tensor<3x5xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tosa.argmax' op is supported by the TPU lowering only as ArgMax's or ArgMin's int64 indices, a graph output of their own}}
+  %0 = tosa.argmax %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3xi32>
+  %1 = tosa.cast %0 : (tensor<3xi32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+
+// -----
+
+func.func @indices_used(%x: tensor<3x5xf32>) -> (tensor<3xi64>, tensor<3xi64>) {
+  %0 = tosa.argmax %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3xi32>
+  // expected-error @+1 {{'tosa.cast' op of ArgMax's indices is supported by the TPU lowering only as a graph output of its own, not used by other operations}}
+  %1 = tosa.cast %0 : (tensor<3xi32>) -> tensor<3xi64>
+  return %1, %1 : tensor<3xi64>, tensor<3xi64>
+}
+
+// -----
+
+func.func @reversed_argmax(%x: tensor<3x5xf32>) -> tensor<3xi64> {
+  %r = tosa.reverse %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  // expected-error @+1 {{'tosa.argmax' op of a reversed axis is supported by the TPU lowering only as ArgMax's select_last_index, subtracted from the axis length - 1}}
+  %0 = tosa.argmax %r {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3xi32>
+  %1 = tosa.cast %0 : (tensor<3xi32>) -> tensor<3xi64>
+  return %1 : tensor<3xi64>
+}
+
+// -----
+
+func.func @reverse(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'tosa.reverse' op is supported by the TPU lowering only as ArgMax's select_last_index, reversing the axis of the argmax it feeds}}
+  %r = tosa.reverse %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
 }

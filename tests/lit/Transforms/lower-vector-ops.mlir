@@ -37,6 +37,19 @@ module attributes {tpu.target = #target} {
   }
 
 
+// A conversion to int32 words (ArgMax's indices): v.cvt.f2i, and the store
+// moves i32 elements.
+// CHECK-LABEL: func.func @to_int
+// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=1 space=sp sram_addr=0 sram_stride=1 rows=8 cols=1 dtype=f32
+// CHECK: tpu.inst v.cvt.f2i dst_space=sp dst_addr=8 src_space=sp src_addr=0 rows=8 cols=1
+// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=8 sram_stride=1 rows=8 cols=1 dtype=i32
+// CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x80 from %arg0 : tensor<8x1xf32> -> tensor<8x1xi32>
+// CHECK-NEXT: return %[[Y]]
+  func.func @to_int(%x: tensor<8x1xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x1xi32> {
+    %y = tpu.to_int %x {tpu.dram_address = 128 : i64, tpu.tiling = #tpu.vector_tiling<rows = 8, cols = 1, input = 0, output = 8>} : tensor<8x1xf32> -> tensor<8x1xi32>
+    return %y : tensor<8x1xi32>
+  }
+
 // A row-local group (a softmax's tail: x - max, exp): each tile of whole
 // rows is loaded once with the column it needs, the members run on
 // scratchpad buffers (the column spread by one instruction per row), and only

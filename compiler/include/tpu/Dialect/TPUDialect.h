@@ -68,6 +68,10 @@ constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";
 constexpr llvm::StringLiteral kDramAddressAttr = "tpu.dram_address";
 constexpr llvm::StringLiteral kDramBytesAttr = "tpu.dram_bytes";
 constexpr llvm::StringLiteral kReductionLengthAttr = "tpu.reduction_length";
+// On a function result the program stores as int32 words where the model
+// declares another integer type (ArgMax's int64 indices): that type, which
+// the bundle records for the host (tpu-lower-tosa).
+constexpr llvm::StringLiteral kHostTypeAttr = "tpu.host_type";
 
 // Where tpu-plan-memory put a tensor in DRAM (a view is its input's place);
 // none when it has not.

@@ -145,6 +145,23 @@ def TPU_UnaryOp : TPU_Op<"unary", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
 }
 
+def TPU_ToIntOp : TPU_Op<"to_int", [Pure]> {
+  let summary = "Convert fp32 elements to int32 words on the vector unit";
+  let description = [{
+    `result = input` rounded to nearest even and saturated to int32
+    (`v.cvt.f2i`): how integer results (ArgMax's indices), computed in fp32
+    where they are exact, become the int32 words the program stores.
+
+    ```mlir
+    %i = tpu.to_int %x : tensor<8x1xf32> -> tensor<8x1xi32>
+    ```
+  }];
+  let arguments = (ins TPU_Matrix:$input);
+  let results = (outs 2DTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TPU_ReduceKind : I32EnumAttr<"ReduceKind", "vector-unit row reduction", [
   I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
   let cppNamespace = "::mlir::tpu";

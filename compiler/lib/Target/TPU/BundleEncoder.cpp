@@ -26,7 +26,7 @@ mlir::FailureOr<TensorInfo> tensorInfo(Value value, mlir::StringAttr name, std::
   TensorInfo info;
   info.name = name ? name.str() : std::move(fallback);
   info.shape.assign(type.getShape().begin(), type.getShape().end());
-  // Gather indices are int32 in DRAM; everything else is fp32.
+  // Gather's and ArgMax's indices are int32 in DRAM; everything else is fp32.
   info.dtype = type.getElementType().isInteger(32) ? isa::DType::I32 : isa::DType::F32;
   info.dram_address = *address;
   info.role = role;
@@ -92,6 +92,13 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
         if (auto length =
                 main.getResultAttrOfType<mlir::IntegerAttr>(index, mlir::tpu::kReductionLengthAttr))
           output->reduction_length = uint64_t(length.getInt());
+        if (auto host = main.getResultAttrOfType<mlir::TypeAttr>(index, mlir::tpu::kHostTypeAttr)) {
+          if (!host.getValue().isInteger(64) || output->dtype != isa::DType::I32)
+            return main.emitError()
+                   << "output " << index << " is stored as " << isa::dtypeName(output->dtype)
+                   << " for the host's " << host.getValue() << "; only i32 words for i64 are";
+          output->host_type = HostType::I64;
+        }
         bundle.outputs.push_back(*output);
       }
     } else if (llvm::isa<mlir::tpu::SignalOp, mlir::tpu::AwaitOp, mlir::tpu::DependOp>(op)) {

@@ -45,6 +45,26 @@ Value mlir::tpu::fillRow(PatternRewriter &rewriter, Location loc, int64_t length
   return constantMatrix(rewriter, loc, {1, cols}, SmallVector<float>(cols, value));
 }
 
+Value mlir::tpu::rowsAlong(PatternRewriter &rewriter, Location loc, Value input, int64_t axis) {
+  auto type = llvm::cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (llvm::any_of(type.getShape().drop_front(axis + 1), [](int64_t d) { return d != 1; })) {
+    SmallVector<int64_t> perms, shape;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis)
+        perms.push_back(i);
+    perms.push_back(axis);
+    for (int64_t i : perms)
+      shape.push_back(type.getShape()[i]);
+    input = rewriter.create<TransposeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
+                                         input, rewriter.getDenseI64ArrayAttr(perms));
+  }
+  int64_t length = type.getShape()[axis];
+  return viewAs(
+      rewriter, loc, input,
+      RankedTensorType::get({type.getNumElements() / length, length}, rewriter.getF32Type()));
+}
+
 bool mlir::tpu::isF32Tensor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
@@ -85,6 +105,8 @@ LogicalResult checkSupported(Operation *op) {
   if (llvm::isa<tosa::ConstOp>(op))
     return success(); // a non-f32 constant is reported where it is used
   if (std::optional<LogicalResult> checked = checkMaskOp(op))
+    return *checked;
+  if (std::optional<LogicalResult> checked = checkArgMaxOp(op))
     return *checked;
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());
@@ -303,33 +325,15 @@ template <typename TosaOp, UnaryKind kind> struct LowerUnary : CountedLowering<T
   }
 };
 
-// A reduction, which TOSA keeps with size 1: per row of the matrix view,
-// one result element. The vector unit reduces rows, so another axis is
-// first moved last (a transpose, unless only size-1 axes follow it); the
-// other axes keep their order, so the result's elements are in place.
-// min(x) is -max(-x).
+// A reduction, which TOSA keeps with size 1: per row along the axis
+// (rowsAlong), one result element, in place. min(x) is -max(-x).
 template <typename TosaOp, ReduceKind kind, bool negated = false>
 struct LowerRowReduce : CountedLowering<TosaOp> {
   using CountedLowering<TosaOp>::CountedLowering;
   LogicalResult matchAndRewrite(TosaOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = op.getInput();
-    auto type = llvm::cast<RankedTensorType>(input.getType());
-    int64_t axis = op.getAxis(), rank = type.getRank();
-    if (llvm::any_of(type.getShape().drop_front(axis + 1), [](int64_t d) { return d != 1; })) {
-      SmallVector<int64_t> perms, shape;
-      for (int64_t i = 0; i < rank; ++i)
-        if (i != axis)
-          perms.push_back(i);
-      perms.push_back(axis);
-      for (int64_t i : perms)
-        shape.push_back(type.getShape()[i]);
-      input = rewriter.create<TransposeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
-                                           input, rewriter.getDenseI64ArrayAttr(perms));
-    }
-    int64_t rows = type.getNumElements() / type.getShape()[axis];
-    auto rowsType = RankedTensorType::get({rows, type.getShape()[axis]}, rewriter.getF32Type());
-    Value matrix = viewAs(rewriter, loc, input, rowsType);
+    Value matrix = rowsAlong(rewriter, loc, op.getInput(), op.getAxis());
+    int64_t rows = llvm::cast<RankedTensorType>(matrix.getType()).getShape()[0];
     if (negated)
       matrix = negateMatrix(rewriter, loc, matrix);
     auto columnType = RankedTensorType::get({rows, 1}, rewriter.getF32Type());
@@ -453,13 +457,21 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     func::FuncOp func = getOperation();
     if (failed(lowerGathers(func)))
       return signalPassFailure();
-    // Outputs are what the program stores: float32 tensors.
-    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-      if (!isF32Tensor(type)) {
+    // Outputs are what the program stores: float32 tensors, and ArgMax's
+    // int64 indices as int32 words (checkArgMaxOp checks where they come
+    // from).
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+      auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+      bool indices =
+          tensor && tensor.hasStaticShape() && tensor.getElementType().isInteger(64) &&
+          func.getBody().front().getTerminator()->getOperand(index).getDefiningOp<tosa::CastOp>();
+      if (!isF32Tensor(type) && !indices) {
         func.emitError() << "output " << index << " is " << type
-                         << "; the TPU computes and stores float32 tensors only";
+                         << "; the TPU stores float32 tensors and the int64 indices of "
+                            "ArgMax and ArgMin only";
         return signalPassFailure();
       }
+    }
     if (func.walk([](Operation *op) {
               return failed(checkSupported(op)) ? WalkResult::interrupt() : WalkResult::advance();
             })
@@ -474,6 +486,7 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     patterns.add<LowerErf>(context, numVectorOps);
     populateWindowLowerings(patterns, numMatmuls, numVectorOps);
     populateMaskLowerings(patterns, numVectorOps);
+    populateArgMaxLowerings(patterns, numVectorOps);
     patterns.add<
         LowerBinary<tosa::AddOp, BinaryKind::add>, LowerBinary<tosa::SubOp, BinaryKind::sub>,
         LowerBinary<tosa::MulOp, BinaryKind::mul>, LowerBinary<tosa::MaximumOp, BinaryKind::max>,
@@ -490,7 +503,17 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     target.addIllegalDialect<tosa::TosaDialect>();
     target.addLegalDialect<TPUDialect, arith::ArithDialect, func::FuncDialect>();
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // The program stores integer outputs as int32 words: the function
+    // returns those, and each such result keeps the model's type for the
+    // host.
+    FunctionType before = func.getFunctionType();
+    auto results = func.getBody().front().getTerminator()->getOperandTypes();
+    func.setType(FunctionType::get(context, before.getInputs(), results));
+    for (auto [index, type] : llvm::enumerate(before.getResults()))
+      if (type != func.getResultTypes()[index])
+        func.setResultAttr(index, kHostTypeAttr,
+                           TypeAttr::get(llvm::cast<ShapedType>(type).getElementType()));
   }
 };
 

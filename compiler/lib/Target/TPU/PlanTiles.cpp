@@ -128,7 +128,7 @@ private:
     if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
       return ::tpu::codegen::planElementwise(
           context, rows, cols, mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), hardware);
-    if (llvm::isa<mlir::tpu::UnaryOp>(op))
+    if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp>(op))
       return ::tpu::codegen::planElementwise(context, rows, cols, std::nullopt, hardware);
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       return ::tpu::codegen::planElementwise(context, rows, cols, mlir::tpu::Spread::Scalar,

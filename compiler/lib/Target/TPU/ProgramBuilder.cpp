@@ -31,7 +31,8 @@ Matrix matrixOf(Value value) {
   if (!address)
     throw Error("an operand has no DRAM place; run tpu-plan-memory first");
   auto [rows, cols] = matrixShape(value);
-  return {*address, rows, cols};
+  bool integer = llvm::cast<mlir::RankedTensorType>(value.getType()).getElementType().isInteger(32);
+  return {*address, rows, cols, integer ? isa::DType::I32 : isa::DType::F32};
 }
 
 std::string sourceName(mlir::Operation *op) {
@@ -91,7 +92,7 @@ isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col
                                        {Field::SramStride, uint64_t(cols)},
                                        {Field::Rows, uint64_t(rows)},
                                        {Field::Cols, uint64_t(cols)},
-                                       {Field::DType, uint64_t(isa::DType::F32)}});
+                                       {Field::DType, uint64_t(dram.dtype)}});
 }
 } // namespace
 
@@ -183,6 +184,8 @@ VectorStep elementwiseStep(mlir::Operation &op, Value input) {
     return {{}, Spread::Same, unaryOpcode(unary.getKind()), &op};
   if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op))
     return {matrixOf(clamp.getBounds()), Spread::Scalar, Opcode::VClamp, &op};
+  if (llvm::isa<mlir::tpu::ToIntOp>(op))
+    return {{}, Spread::Same, Opcode::VCvtF2I, &op};
   throw Error(fmt::format("'{}' is not elementwise", op.getName().getStringRef().str()));
 }
 

@@ -1,6 +1,7 @@
 // What the TOSA-to-TPU lowering patterns share: views, constants and the
 // counted pattern base; the patterns live in LowerTosaToTPU.cpp (elementwise,
-// matmul, data movement, the pass) and LowerWindowOps.cpp (conv and pool).
+// matmul, data movement, the pass), LowerWindowOps.cpp (conv and pool),
+// LowerMaskOps.cpp (compares and selects) and LowerArgMax.cpp.
 #ifndef TPU_TARGET_TPU_TOSALOWERING_H
 #define TPU_TARGET_TPU_TOSALOWERING_H
 
@@ -21,6 +22,11 @@ Value constantMatrix(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> 
 // -matrix, a multiply by -1 on the vector unit.
 Value negateMatrix(PatternRewriter &rewriter, Location loc, Value matrix);
 Value fillRow(PatternRewriter &rewriter, Location loc, int64_t length, float value);
+// The rows of `input` along `axis`, a [elements / length, length] f32
+// matrix: the vector unit reduces rows, so another axis is first moved last
+// (a transpose, unless only size-1 axes follow it); the other axes keep
+// their order, so row r belongs to element r of the reduced tensor.
+Value rowsAlong(PatternRewriter &rewriter, Location loc, Value input, int64_t axis);
 
 // A lowering that counts what it lowers (for the pass statistics) and
 // replaces the TOSA op with a view of a 2-D tpu result in the op's type.
@@ -49,6 +55,12 @@ void populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorO
 // retyped to the int32 the program reads (LowerGather.cpp); an error on a
 // gather with other indices.
 LogicalResult lowerGathers(func::FuncOp func);
+
+// ArgMax as the importer writes ArgMax and ArgMin (LowerArgMax.cpp): the
+// check of each op of the chain from tosa.argmax to the int64 graph output
+// (nullopt for other ops), and the lowering.
+std::optional<LogicalResult> checkArgMaxOp(Operation *op);
+void populateArgMaxLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps);
 
 // conv2d, depthwise_conv2d, max_pool2d and avg_pool2d, counting matmuls and
 // vector ops.

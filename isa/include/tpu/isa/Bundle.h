@@ -26,6 +26,11 @@ constexpr uint32_t kBundleVersion = 1;
 constexpr size_t kBundleCrcOffset = 12;
 constexpr size_t kBundleCrcCoverageStart = kBundleCrcOffset + 4;
 
+// The element type the host sees for a tensor: the DRAM dtype's own, or
+// int64 for an output the program stores as i32 words (ArgMax's indices,
+// which ONNX gives as int64); the runtime widens them.
+enum class HostType : uint8_t { Stored, I64 };
+
 struct TensorInfo {
   enum class Role { Input, Output };
   std::string name;
@@ -37,6 +42,7 @@ struct TensorInfo {
   // from an input to this tensor; sets its comparison tolerance
   // (docs/numerics.md). Zero for inputs.
   uint64_t reduction_length = 0;
+  HostType host_type = HostType::Stored;
 
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * isa::dtypeBytes(dtype); }

@@ -22,6 +22,7 @@ struct Discrepancy {
   uint64_t worst_index = 0; // flat index of the largest error (or the first NaN)
   double worst_got = 0;     // the elements there
   double worst_expected = 0;
+  uint64_t mismatches = 0; // elements that are not equal (a NaN matching a NaN is equal)
   // relative <= tolerance, and no NaN.
   bool within(double tolerance) const;
 };
@@ -39,6 +40,9 @@ double roundingTolerance(const TensorInfo &output);
 struct OutputCheck {
   std::string name;
   std::vector<int64_t> shape;
+  // An integer output (ArgMax's indices): it passes only when every element
+  // is equal, in both runs; the tolerances are 0.
+  bool exact = false;
   // The fp32-operand run (on an i8 array, the only run) against the expected.
   Discrepancy program;
   double program_tolerance = 0;
@@ -50,7 +54,8 @@ struct OutputCheck {
 
 // Checks output `output` of a bundle on `config`. `hardware` is the output of
 // the run as the hardware computes; `reference` that of the run with fp32
-// operands (nullopt on an i8 array, where the two are the same run).
+// operands (nullopt on an i8 array, where the two are the same run). An
+// output of an integer type is checked for equality.
 OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
                         const Tensor &hardware, const std::optional<Tensor> &reference,
                         const Tensor &expected);
@@ -61,6 +66,10 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
 //               (tolerance 7.6e-06), worst [0, 3]: 1.25 vs 1.25
 //     rounding: bf16 vs fp32-operand run, max error 1.9e-03 of max|expected| (tolerance
 //               1.3e-02), worst [0, 7]: ...
+// and for an integer output
+//   indices [3, 1]: FAIL
+//     program:  fp32 vs expected, exact: 1 of 3 elements differ; worst at [2, 0]: fp32 4,
+//               expected 1
 std::string formatCheck(const OutputCheck &check);
 
 } // namespace tpu::runtime

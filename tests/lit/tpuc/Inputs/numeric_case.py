@@ -15,8 +15,13 @@ import reference_ops as ref  # noqa: E402
 RNG = np.random.default_rng(7)
 
 
-def info(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape))
+def info(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, list(shape))
+
+
+def onnx_type(value):
+    """int64 for ArgMax's indices, float32 for everything else."""
+    return TensorProto.INT64 if np.asarray(value).dtype == np.int64 else TensorProto.FLOAT
 
 
 def transpose():
@@ -157,8 +162,26 @@ def select():
     return TOSA_SELECT, {"input_0": x, "input_1": y, "input_2": row}, outputs, []
 
 
+def argmax_fused():
+    """ArgMin (select_last_index, no keepdims) and ArgMax (over the rows) of
+    one Gemm + Relu, which fusion makes a matmul epilogue; small integers,
+    exact in bf16, so both runs must give numpy's indices, ties included."""
+    x = RNG.integers(-3, 4, (6, 8)).astype(np.float32)
+    w = RNG.integers(-2, 3, (8, 5)).astype(np.float32)
+    b = RNG.integers(-2, 3, (5,)).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc"),
+             helper.make_node("Relu", ["g"], ["r"], name="relu"),
+             helper.make_node("ArgMin", ["r"], ["output_0"], name="argmin", axis=1, keepdims=0,
+                              select_last_index=1),
+             helper.make_node("ArgMax", ["r"], ["output_1"], name="argmax", axis=0)]
+    r = np.maximum(x @ w + b, 0)
+    outputs = {"output_0": r.shape[1] - 1 - np.argmin(r[:, ::-1], axis=1),
+               "output_1": np.argmax(r, axis=0)[None]}
+    return nodes, {"x": x}, outputs, [("w", w), ("b", b)]
+
+
 CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf,
-         "transcendentals": transcendentals, "select": select}
+         "transcendentals": transcendentals, "select": select, "argmax_fused": argmax_fused}
 
 
 def main():
@@ -172,7 +195,7 @@ def main():
             f.write(nodes)
         return
     graph = helper.make_graph(nodes, kind, [info(n, v.shape) for n, v in inputs.items()],
-                              [info(n, v.shape) for n, v in outputs.items()],
+                              [info(n, v.shape, onnx_type(v)) for n, v in outputs.items()],
                               initializer=[numpy_helper.from_array(v, n) for n, v in initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -184,7 +207,8 @@ def write_data(data, inputs, outputs):
     for prefix, tensors in (("input", inputs), ("output", outputs)):
         for i, (name, value) in enumerate(tensors.items()):
             with open(os.path.join(data, f"{prefix}_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(np.asarray(value, np.float32),
+                dtype = np.int64 if onnx_type(value) == TensorProto.INT64 else np.float32
+                f.write(numpy_helper.from_array(np.asarray(value, dtype),
                                                 name).SerializeToString())
 
 

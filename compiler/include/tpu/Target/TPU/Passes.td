@@ -23,7 +23,10 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     `tosa.reshape` becomes `tpu.view`, `tosa.const` becomes
     `arith.constant`, and `tosa.gather` whose indices are a graph input
     becomes `tpu.gather` of that input retyped to i32 (the importer's cast
-    and wrap of negative indices fold away: `dma.gather` wraps them). Any
+    and wrap of negative indices fold away: `dma.gather` wraps them).
+    `tosa.argmax` feeding an int64 graph output (ONNX's ArgMax and ArgMin)
+    becomes row maxima, a mask and `tpu.to_int`; the function then returns
+    int32 words, its result marked `tpu.host_type = i64`. Any
     other TOSA operation, or an unsupported form of one of these, is an
     error naming it.
 
@@ -186,7 +189,8 @@ def LowerVectorOps : Pass<"tpu-lower-vector-ops", "mlir::func::FuncOp"> {
   let summary = "Lower elementwise ops, row reductions and row groups to the vector unit";
   let description = [{
     Writes the instructions of each `tpu.binary`, `tpu.unary`, `tpu.clamp`,
-    `tpu.row_reduce` and row-local fusion group before it and replaces its
+    `tpu.to_int` (`v.cvt.f2i`, stored as `i32`), `tpu.row_reduce` and
+    row-local fusion group before it and replaces its
     result by the tensor the program stored. One op runs on tiles of the
     scratchpad, loaded, computed in place and stored, each step waiting for
     the one before (`tpu.depend`); an operand spread as one column takes one

@@ -20,11 +20,13 @@ namespace tpu::codegen {
 
 constexpr uint64_t kWordBytes = 4;
 
-// A tensor in DRAM, seen as a row-major matrix of fp32.
+// A tensor in DRAM, seen as a row-major matrix of fp32 (or of int32: the
+// words of an integer result, which DMA moves as `dtype`).
 struct Matrix {
   uint64_t address = 0;
   int64_t rows = 0;
   int64_t cols = 0;
+  isa::DType dtype = isa::DType::F32;
   uint64_t at(int64_t row, int64_t col) const { return address + (row * cols + col) * kWordBytes; }
 };
 
