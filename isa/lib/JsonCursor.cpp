@@ -30,17 +30,23 @@ void JsonCursor::fail(std::string_view problem) const {
   throw Error(fmt::format("{}: {} (got {})", location, problem, describe(*value_)));
 }
 
-void JsonCursor::expectObject(std::initializer_list<std::string_view> keys) const {
+void JsonCursor::expectObject(std::initializer_list<std::string_view> keys,
+                              std::initializer_list<std::string_view> optionalKeys) const {
   if (!value_->is_object())
     fail("must be an object");
   std::string prefix = path_.empty() ? "" : path_ + ".";
+  auto known = [](std::initializer_list<std::string_view> list, const std::string &key) {
+    return std::find(list.begin(), list.end(), key) != list.end();
+  };
   for (const auto &[key, member] : value_->items())
-    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+    if (!known(keys, key) && !known(optionalKeys, key))
       throw Error(fmt::format("{}: {}{}: unknown key", origin_, prefix, key));
   for (std::string_view key : keys)
     if (!value_->contains(key))
       throw Error(fmt::format("{}: {}{}: missing", origin_, prefix, key));
 }
+
+bool JsonCursor::contains(std::string_view key) const { return value_->contains(key); }
 
 JsonCursor JsonCursor::operator[](std::string_view key) const {
   std::string path = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
