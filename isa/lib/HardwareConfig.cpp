@@ -20,6 +20,7 @@ constexpr uint64_t kMaxArrayDim = 2048;
 constexpr uint64_t kMaxBanks = 64;
 constexpr uint64_t kMaxVectorLanes = 4096;
 constexpr uint64_t kMaxPipelineLatency = 1000;
+constexpr uint64_t kMaxCyclesPerGroup = 1000;
 constexpr double kMaxClockGHz = 10;
 constexpr double kMaxDramBytesPerCycle = 4096;
 constexpr uint64_t kMaxDramLatency = 100000;
@@ -76,10 +77,16 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::s
   config.accumulator = readMemory(root["accumulator"]);
 
   JsonCursor vector = root["vector"];
-  vector.expectObject({"lanes", "pipeline_latency"});
+  // The transcendental figures are optional, and their defaults charge a
+  // transcendental as an add, so configs written before they existed keep
+  // their figures.
+  vector.expectObject({"lanes", "pipeline_latency"}, {"transcendental_cycles_per_group"});
   config.vector.lanes = static_cast<uint32_t>(vector["lanes"].unsignedInteger(1, kMaxVectorLanes));
   config.vector.pipeline_latency =
       static_cast<uint32_t>(vector["pipeline_latency"].unsignedInteger(0, kMaxPipelineLatency));
+  if (vector.contains("transcendental_cycles_per_group"))
+    config.vector.transcendental_cycles_per_group = static_cast<uint32_t>(
+        vector["transcendental_cycles_per_group"].unsignedInteger(1, kMaxCyclesPerGroup));
 
   JsonCursor dram = root["dram"];
   dram.expectObject({"bytes_per_cycle", "latency_cycles", "max_outstanding"});
@@ -91,11 +98,16 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json &json, const std::s
 
   JsonCursor energy = root["energy"];
   energy.expectObject({"mac_pj", "scratchpad_word_pj", "accumulator_word_pj", "vector_element_pj",
-                       "dram_byte_pj", "static_mw"});
+                       "dram_byte_pj", "static_mw"},
+                      {"vector_transcendental_pj"});
   config.energy.mac_pj = energy["mac_pj"].nonNegativeNumber(kMaxEnergyPj);
   config.energy.scratchpad_word_pj = energy["scratchpad_word_pj"].nonNegativeNumber(kMaxEnergyPj);
   config.energy.accumulator_word_pj = energy["accumulator_word_pj"].nonNegativeNumber(kMaxEnergyPj);
   config.energy.vector_element_pj = energy["vector_element_pj"].nonNegativeNumber(kMaxEnergyPj);
+  config.energy.vector_transcendental_pj =
+      energy.contains("vector_transcendental_pj")
+          ? energy["vector_transcendental_pj"].nonNegativeNumber(kMaxEnergyPj)
+          : config.energy.vector_element_pj;
   config.energy.dram_byte_pj = energy["dram_byte_pj"].nonNegativeNumber(kMaxEnergyPj);
   config.energy.static_mw = energy["static_mw"].nonNegativeNumber(kMaxStaticMw);
   return config;
@@ -135,7 +147,10 @@ nlohmann::json HardwareConfig::toJson() const {
        {{"rows", array.rows}, {"cols", array.cols}, {"dtype", isa::dtypeName(array.dtype)}}},
       {"scratchpad", memoryJson(scratchpad)},
       {"accumulator", memoryJson(accumulator)},
-      {"vector", {{"lanes", vector.lanes}, {"pipeline_latency", vector.pipeline_latency}}},
+      {"vector",
+       {{"lanes", vector.lanes},
+        {"pipeline_latency", vector.pipeline_latency},
+        {"transcendental_cycles_per_group", vector.transcendental_cycles_per_group}}},
       {"dram",
        {{"bytes_per_cycle", dram.bytes_per_cycle},
         {"latency_cycles", dram.latency_cycles},
@@ -145,6 +160,7 @@ nlohmann::json HardwareConfig::toJson() const {
         {"scratchpad_word_pj", energy.scratchpad_word_pj},
         {"accumulator_word_pj", energy.accumulator_word_pj},
         {"vector_element_pj", energy.vector_element_pj},
+        {"vector_transcendental_pj", energy.vector_transcendental_pj},
         {"dram_byte_pj", energy.dram_byte_pj},
         {"static_mw", energy.static_mw}}},
   };
@@ -158,6 +174,7 @@ bool HardwareConfig::operator==(const HardwareConfig &other) const {
          array.dtype == other.array.dtype && sameMemory(scratchpad, other.scratchpad) &&
          sameMemory(accumulator, other.accumulator) && vector.lanes == other.vector.lanes &&
          vector.pipeline_latency == other.vector.pipeline_latency &&
+         vector.transcendental_cycles_per_group == other.vector.transcendental_cycles_per_group &&
          dram.bytes_per_cycle == other.dram.bytes_per_cycle &&
          dram.latency_cycles == other.dram.latency_cycles &&
          dram.max_outstanding == other.dram.max_outstanding && clock_ghz == other.clock_ghz &&
@@ -165,6 +182,7 @@ bool HardwareConfig::operator==(const HardwareConfig &other) const {
          energy.scratchpad_word_pj == other.energy.scratchpad_word_pj &&
          energy.accumulator_word_pj == other.energy.accumulator_word_pj &&
          energy.vector_element_pj == other.energy.vector_element_pj &&
+         energy.vector_transcendental_pj == other.energy.vector_transcendental_pj &&
          energy.dram_byte_pj == other.energy.dram_byte_pj &&
          energy.static_mw == other.energy.static_mw;
 }

@@ -31,13 +31,15 @@ void JsonCursor::fail(std::string_view problem) const {
 }
 
 void JsonCursor::expectObject(std::initializer_list<std::string_view> keys,
-                              std::initializer_list<std::string_view> optional) const {
+                              std::initializer_list<std::string_view> optionalKeys) const {
   if (!value_->is_object())
     fail("must be an object");
   std::string prefix = path_.empty() ? "" : path_ + ".";
+  auto known = [](std::initializer_list<std::string_view> list, const std::string &key) {
+    return std::find(list.begin(), list.end(), key) != list.end();
+  };
   for (const auto &[key, member] : value_->items())
-    if (std::find(keys.begin(), keys.end(), key) == keys.end() &&
-        std::find(optional.begin(), optional.end(), key) == optional.end())
+    if (!known(keys, key) && !known(optionalKeys, key))
       throw Error(fmt::format("{}: {}{}: unknown key", origin_, prefix, key));
   for (std::string_view key : keys)
     if (!value_->contains(key))

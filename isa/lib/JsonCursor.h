@@ -22,11 +22,11 @@ public:
 
   [[noreturn]] void fail(std::string_view problem) const;
 
-  // Fails unless the value is an object holding exactly `keys`, and any of
-  // the `optional` keys.
+  // Fails unless the value is an object holding every one of `keys` and
+  // nothing else but `optionalKeys`.
   void expectObject(std::initializer_list<std::string_view> keys,
-                    std::initializer_list<std::string_view> optional = {}) const;
-  // Whether an object checked by expectObject() holds `key`.
+                    std::initializer_list<std::string_view> optionalKeys = {}) const;
+  // Whether an object checked by expectObject() holds an optional key.
   bool contains(std::string_view key) const;
   // A member of an object checked by expectObject().
   JsonCursor operator[](std::string_view key) const;

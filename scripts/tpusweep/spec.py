@@ -19,6 +19,9 @@ SIM_MODES = ("fast", "cycle")
 # Axes that are not config keys.
 SPECIAL_AXES = ("config", "fusion", "mode")
 SPEC_KEYS = ("name", "models", "base", "axes", "zip", "fusion", "mode", "out")
+# The config keys a config may leave out (docs/config.md): axes over them
+# work on a base that leaves them out too.
+OPTIONAL_CONFIG_KEYS = ("vector.transcendental_cycles_per_group", "energy.vector_transcendental_pj")
 
 
 def load_config(reference, origin):
@@ -187,6 +190,7 @@ def expand_spec(spec, spec_path, out_dir=None):
     if not isinstance(axes, dict):
         raise SweepError(f"{spec_path}: axes: a mapping of axis name to a list of values")
     known_keys = config_keys(base)
+    known_keys += [key for key in OPTIONAL_CONFIG_KEYS if key not in known_keys]
     for axis, values in axes.items():
         allowed = {"fusion": FUSION_MODES, "mode": SIM_MODES}.get(axis)
         if axis in SPECIAL_AXES or axis in known_keys:

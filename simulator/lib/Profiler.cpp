@@ -152,7 +152,10 @@ SimStats Profiler::finish(uint64_t totalCycles, const HardwareConfig &config) {
   stats.energy.accumulator_pj =
       energy.accumulator_word_pj *
       static_cast<double>(stats.accumulator.reads + stats.accumulator.writes);
-  stats.energy.vector_pj = energy.vector_element_pj * static_cast<double>(stats.vector_elements);
+  stats.energy.vector_pj =
+      energy.vector_element_pj *
+          static_cast<double>(stats.vector_elements - stats.vector_transcendental_elements) +
+      energy.vector_transcendental_pj * static_cast<double>(stats.vector_transcendental_elements);
   stats.energy.dram_pj =
       energy.dram_byte_pj * static_cast<double>(stats.dram_bytes_read + stats.dram_bytes_written);
   // mW x cycles / GHz = 1e-3 W x 1e-9 s x cycles / GHz = pJ.

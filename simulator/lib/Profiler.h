@@ -26,7 +26,10 @@ public:
   void macs(uint32_t pc, uint64_t count);
   void dramBytes(uint32_t pc, uint64_t bytes, bool read);
   void memoryAccess(isa::Space space, uint64_t reads, uint64_t writes);
-  void vectorElements(uint64_t count) { stats_.vector_elements += count; }
+  void vectorElements(uint64_t count, bool transcendental) {
+    stats_.vector_elements += count;
+    stats_.vector_transcendental_elements += transcendental ? count : 0;
+  }
 
   // Totals, idle cycles, utilization and energy as of `totalCycles`.
   SimStats finish(uint64_t totalCycles, const HardwareConfig &config);

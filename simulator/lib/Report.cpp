@@ -71,6 +71,7 @@ nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config) {
       {"macs", stats.macs},
       {"mxu_utilization", stats.mxu_utilization},
       {"vector_elements", stats.vector_elements},
+      {"vector_transcendental_elements", stats.vector_transcendental_elements},
       {"sram",
        {{"scratchpad", {{"reads", stats.scratchpad.reads}, {"writes", stats.scratchpad.writes}}},
         {"accumulator",

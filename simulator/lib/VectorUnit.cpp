@@ -48,6 +48,23 @@ bool isBinary(Opcode opcode) {
   return isa::usesField(isa::opcodeInfo(opcode), isa::Field::Src2Addr);
 }
 
+// The operations a vector unit computes by table lookup and interpolation
+// rather than in one pass of an adder or multiplier: they get their own
+// throughput and energy from the config (docs/config.md).
+bool isTranscendental(Opcode opcode) {
+  switch (opcode) {
+  case Opcode::VExp:
+  case Opcode::VRecip:
+  case Opcode::VRsqrt:
+  case Opcode::VSigmoid:
+  case Opcode::VTanh:
+  case Opcode::VLog:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool isRowReduction(Opcode opcode) {
   return opcode == Opcode::VRowSum || opcode == Opcode::VRowMax;
 }
@@ -176,15 +193,18 @@ void VectorUnit::execute(const IssuedInstruction &issued) {
   BankSet accumulatorBanks = touchedBanks[static_cast<unsigned>(isa::Space::Accumulator)];
   banks->acquire(Component::Vector, issued.pc, scratchpadBanks, accumulatorBanks);
   uint64_t start = machine_.clock.now();
-  // The pipeline takes `lanes` elements of one row per cycle.
+  // The pipeline takes a group of `lanes` elements of one row every cycle,
+  // or every transcendental_cycles_per_group cycles for a transcendental.
   const auto &vector = machine_.config.vector;
-  uint64_t end =
-      start + vector.pipeline_latency + rows * ((cols + vector.lanes - 1) / vector.lanes);
+  bool transcendental = isTranscendental(opcode);
+  uint64_t cyclesPerGroup = transcendental ? vector.transcendental_cycles_per_group : 1;
+  uint64_t groups = rows * ((cols + vector.lanes - 1) / vector.lanes);
+  uint64_t end = start + vector.pipeline_latency + groups * cyclesPerGroup;
   machine_.clock.waitUntil(end);
   destination.write(destinationRegion, results);
   banks->release(scratchpadBanks, accumulatorBanks);
   machine_.profiler.instruction(Component::Vector, issued.pc, start, end);
-  machine_.profiler.vectorElements(rows * cols);
+  machine_.profiler.vectorElements(rows * cols, transcendental);
   for (isa::Space space : {isa::Space::Scratchpad, isa::Space::Accumulator})
     machine_.profiler.memoryAccess(space, reads[static_cast<unsigned>(space)], 0);
   machine_.profiler.memoryAccess(destinationSpace, 0, destinationRegion.elements());

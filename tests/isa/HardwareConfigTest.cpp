@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 
 using ::testing::HasSubstr;
 using tpu::HardwareConfig;
@@ -86,13 +88,53 @@ TEST(HardwareConfig, UnknownPresetNamesThePresets) {
   EXPECT_THROW(HardwareConfig::load("tpu-8x8.json"), tpu::Error);
 }
 
+namespace {
+
+// The keys a config may leave out (docs/config.md).
+const char *const kOptionalKeys[] = {"vector.transcendental_cycles_per_group",
+                                     "energy.vector_transcendental_pj"};
+
+bool isOptional(const std::string &path) {
+  return std::find(std::begin(kOptionalKeys), std::end(kOptionalKeys), path) !=
+         std::end(kOptionalKeys);
+}
+
+} // namespace
+
 TEST(HardwareConfig, RejectsEachMissingKey) {
   json preset = presetJson();
   forEachKey(preset, [&](const std::string &path, const json::json_pointer &pointer) {
+    if (isOptional(path))
+      return;
     json config = preset;
     config[pointer.parent_pointer()].erase(pointer.back());
     EXPECT_EQ(fromJsonError(config), "test.json: " + path + ": missing");
   });
+}
+
+TEST(HardwareConfig, LeftOutTranscendentalFiguresChargeAnAdd) {
+  json config = presetJson();
+  config["vector"].erase("transcendental_cycles_per_group");
+  config["energy"].erase("vector_transcendental_pj");
+  config["energy"]["vector_element_pj"] = 2.5;
+  HardwareConfig parsed = HardwareConfig::fromJson(config, "older.json");
+  EXPECT_EQ(parsed.vector.transcendental_cycles_per_group, 1u);
+  EXPECT_EQ(parsed.energy.vector_transcendental_pj, 2.5);
+  // Written out, the defaults become explicit and read back the same.
+  json written = parsed.toJson();
+  EXPECT_EQ(written["vector"]["transcendental_cycles_per_group"], 1);
+  EXPECT_EQ(written["energy"]["vector_transcendental_pj"], 2.5);
+  EXPECT_EQ(HardwareConfig::fromJson(written, "round trip"), parsed);
+  // Each key also stands alone.
+  config["vector"]["transcendental_cycles_per_group"] = 6;
+  parsed = HardwareConfig::fromJson(config, "cycles only");
+  EXPECT_EQ(parsed.vector.transcendental_cycles_per_group, 6u);
+  EXPECT_EQ(parsed.energy.vector_transcendental_pj, 2.5);
+  config["vector"].erase("transcendental_cycles_per_group");
+  config["energy"]["vector_transcendental_pj"] = 0;
+  parsed = HardwareConfig::fromJson(config, "energy only");
+  EXPECT_EQ(parsed.vector.transcendental_cycles_per_group, 1u);
+  EXPECT_EQ(parsed.energy.vector_transcendental_pj, 0.0);
 }
 
 TEST(HardwareConfig, RejectsEachWronglyTypedValue) {
@@ -145,12 +187,24 @@ TEST(HardwareConfig, RejectsOutOfRangeValues) {
       {"/vector/lanes", 4097, "vector.lanes: must be an integer in [1, 4096] (got 4097)"},
       {"/vector/pipeline_latency", 1001,
        "vector.pipeline_latency: must be an integer in [0, 1000]"},
+      {"/vector/transcendental_cycles_per_group", 0,
+       "vector.transcendental_cycles_per_group: must be an integer in [1, 1000] (got 0)"},
+      {"/vector/transcendental_cycles_per_group", 1001,
+       "vector.transcendental_cycles_per_group: must be an integer in [1, 1000] (got 1001)"},
+      {"/vector/transcendental_cycles_per_group", 2.5,
+       "vector.transcendental_cycles_per_group: must be an integer in [1, 1000] (got 2.5)"},
+      {"/vector/transcendental_cycles_per_group", nullptr,
+       "vector.transcendental_cycles_per_group: must be an integer in [1, 1000] (got null)"},
       {"/dram/bytes_per_cycle", 0, "dram.bytes_per_cycle: must be a number in (0, 4096] (got 0)"},
       {"/dram/bytes_per_cycle", 4097, "dram.bytes_per_cycle: must be a number in (0, 4096]"},
       {"/dram/latency_cycles", 100001, "dram.latency_cycles: must be an integer in [0, 100000]"},
       {"/dram/max_outstanding", 0, "dram.max_outstanding: must be an integer in [1, 1024]"},
       {"/dram/max_outstanding", 1025, "dram.max_outstanding: must be an integer in [1, 1024]"},
       {"/energy/mac_pj", -1, "energy.mac_pj: must be a number in [0, 1000000] (got -1)"},
+      {"/energy/vector_transcendental_pj", -0.5,
+       "energy.vector_transcendental_pj: must be a number in [0, 1000000] (got -0.5)"},
+      {"/energy/vector_transcendental_pj", 1e7,
+       "energy.vector_transcendental_pj: must be a number in [0, 1000000] (got 10000000.0)"},
       {"/energy/dram_byte_pj", "x", "energy.dram_byte_pj: must be a number in [0, 1000000]"},
       {"/energy/static_mw", 1e7, "energy.static_mw: must be a number in [0, 1000000]"},
       {"/energy/sram_pj", 1, "energy.sram_pj: unknown key"},
@@ -170,12 +224,14 @@ TEST(HardwareConfig, AcceptsTheRangeLimits) {
   config["array"] = {{"rows", 2048}, {"cols", 1}, {"dtype", "i8"}};
   config["scratchpad"] = {{"kib", 16384}, {"banks", 64}};
   config["accumulator"] = {{"kib", 1}, {"banks", 1}};
-  config["vector"] = {{"lanes", 4096}, {"pipeline_latency", 0}};
+  config["vector"] = {
+      {"lanes", 4096}, {"pipeline_latency", 0}, {"transcendental_cycles_per_group", 1000}};
   config["dram"] = {{"bytes_per_cycle", 0.5}, {"latency_cycles", 0}, {"max_outstanding", 1024}};
   config["energy"] = {{"mac_pj", 0},
                       {"scratchpad_word_pj", 1e6},
                       {"accumulator_word_pj", 0},
                       {"vector_element_pj", 0},
+                      {"vector_transcendental_pj", 1e6},
                       {"dram_byte_pj", 0.25},
                       {"static_mw", 1e6}};
   HardwareConfig parsed = HardwareConfig::fromJson(config, "limits");
@@ -195,6 +251,15 @@ TEST(HardwareConfig, ValidateRejectsConfigsBuiltInCode) {
     FAIL() << "accepted rows = 0";
   } catch (const tpu::Error &error) {
     EXPECT_STREQ(error.what(), "built: array.rows: must be an integer in [1, 2048] (got 0)");
+  }
+  config = HardwareConfig::fromJson(presetJson(), "preset");
+  config.vector.transcendental_cycles_per_group = 0;
+  try {
+    config.validate("built");
+    FAIL() << "accepted transcendental_cycles_per_group = 0";
+  } catch (const tpu::Error &error) {
+    EXPECT_STREQ(error.what(), "built: vector.transcendental_cycles_per_group: must be an integer "
+                               "in [1, 1000] (got 0)");
   }
 }
 

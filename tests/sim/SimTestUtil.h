@@ -37,7 +37,9 @@ inline HardwareConfig smallConfig(DType arrayType = DType::BF16) {
   config.dram.latency_cycles = 10;
   config.dram.max_outstanding = 1;
   config.clock_ghz = 1.0;
-  config.energy = {1.0, 2.0, 3.0, 0.5, 10.0, 100.0};
+  // mac, scratchpad word, accumulator word, vector element, transcendental
+  // element (as an add, like a config that leaves it out), DRAM byte, static.
+  config.energy = {1.0, 2.0, 3.0, 0.5, 0.5, 10.0, 100.0};
   return config;
 }
 
@@ -232,6 +234,8 @@ inline void expectSameStats(const SimStats &cycle, const SimStats &fast) {
   EXPECT_EQ(cycle.dram_bytes_written, fast.dram_bytes_written);
   EXPECT_EQ(cycle.scratchpad.reads, fast.scratchpad.reads);
   EXPECT_EQ(cycle.accumulator.writes, fast.accumulator.writes);
+  EXPECT_EQ(cycle.vector_elements, fast.vector_elements);
+  EXPECT_EQ(cycle.vector_transcendental_elements, fast.vector_transcendental_elements);
   for (unsigned c = 0; c < kNumComponents; ++c) {
     EXPECT_EQ(cycle.components[c].busy, fast.components[c].busy) << componentName(Component(c));
     EXPECT_EQ(cycle.components[c].stalled, fast.components[c].stalled)

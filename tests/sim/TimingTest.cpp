@@ -1,6 +1,7 @@
 // The timing model of docs/simulator.md, checked against closed forms: the
 // DRAM channel, the matrix unit (one mm over many shapes and array sizes, and
-// chains of weight tiles that overlap), the vector unit, banks and the queues.
+// chains of weight tiles that overlap), the vector unit (transcendentals at
+// their own rate and energy), banks and the queues.
 // simulate() runs every program in cycle mode (the PE registers stepped one
 // cycle at a time) and in fast mode, and requires both to agree.
 #include "SimTestUtil.h"
@@ -288,6 +289,85 @@ TEST(Timing, VectorLanesAndDispatchBound) {
   EXPECT_EQ(stats.total_cycles, 10u);
   EXPECT_EQ(stats.component(Component::Controller).busy, 10u);
   EXPECT_EQ(opcodeStats(stats, Opcode::Nop).instructions, 9u);
+}
+
+// smallConfig() with a transcendental unit that takes 3 cycles for each group
+// of 4 lanes and 2.25 pJ an element; an add-class element stays 1 cycle per
+// group and 0.5 pJ.
+HardwareConfig slowTranscendentalsConfig() {
+  HardwareConfig config = smallConfig();
+  config.vector.transcendental_cycles_per_group = 3;
+  config.energy.vector_transcendental_pj = 2.25;
+  return config;
+}
+
+// What docs/isa.md calls the transcendentals.
+bool isTranscendental(Opcode opcode) {
+  for (Opcode transcendental : {Opcode::VExp, Opcode::VRecip, Opcode::VRsqrt, Opcode::VSigmoid,
+                                Opcode::VTanh, Opcode::VLog})
+    if (opcode == transcendental)
+      return true;
+  return false;
+}
+
+// One instruction of every vector opcode in the table, 3 rows of 5.
+std::vector<Instruction> everyVectorOp() {
+  std::vector<Instruction> ops;
+  for (const isa::OpcodeInfo &info : isa::opcodeTable()) {
+    if (info.unit != isa::Unit::Vector)
+      continue;
+    if (isa::usesField(info, Field::Src2Addr))
+      ops.push_back(vectorBinary(
+          info.opcode, {Space::Accumulator, 0}, {Space::Scratchpad, 0}, {Space::Scratchpad, 64},
+          info.opcode == Opcode::VClamp ? isa::Broadcast::Scalar : isa::Broadcast::None, 3, 5));
+    else
+      ops.push_back(
+          vectorUnary(info.opcode, {Space::Accumulator, 0}, {Space::Scratchpad, 0}, 3, 5));
+  }
+  return ops;
+}
+
+TEST(Timing, TranscendentalsTakeTheirOwnCyclesAndEnergy) {
+  HardwareConfig config = slowTranscendentalsConfig();
+  std::vector<uint8_t> dram(64);
+  unsigned transcendentals = 0;
+  for (const Instruction &op : everyVectorOp()) {
+    std::string name(isa::opcodeInfo(op.opcode).mnemonic);
+    bool transcendental = isTranscendental(op.opcode);
+    transcendentals += transcendental;
+    SimStats stats = simulate(makeBundle({op, halt()}, dram.size(), config), dram);
+    // 3 rows of ceil(5 / 4) = 2 groups after a latency of 2: 2 + 6 * 3 = 20
+    // cycles for a transcendental, 2 + 6 = 8 for the rest; 15 elements at
+    // 2.25 or 0.5 pJ.
+    EXPECT_EQ(stats.total_cycles, transcendental ? 20u : 8u) << name;
+    EXPECT_EQ(stats.component(Component::Vector).busy, transcendental ? 20u : 8u) << name;
+    EXPECT_EQ(stats.vector_elements, 15u) << name;
+    EXPECT_EQ(stats.vector_transcendental_elements, transcendental ? 15u : 0u) << name;
+    EXPECT_DOUBLE_EQ(stats.energy.vector_pj, transcendental ? 33.75 : 7.5) << name;
+  }
+  EXPECT_EQ(transcendentals, 6u);
+}
+
+TEST(Timing, VectorEnergyAddsBothClasses) {
+  HardwareConfig config = slowTranscendentalsConfig();
+  std::vector<uint8_t> dram(64);
+  // v.tanh 4 x 9 then v.mul 4 x 9, both 4 rows of ceil(9 / 4) = 3 groups:
+  // the tanh occupies the unit 0..2 + 12 * 3 = 38, the mul (dispatched at 1)
+  // 38..38 + 2 + 12 = 52.
+  Bundle bundle =
+      makeBundle({vectorUnary(Opcode::VTanh, {Space::Scratchpad, 64}, {Space::Scratchpad, 0}, 4, 9),
+                  vectorBinary(Opcode::VMul, {Space::Accumulator, 0}, {Space::Scratchpad, 0},
+                               {Space::Scratchpad, 64}, isa::Broadcast::None, 4, 9),
+                  halt()},
+                 dram.size(), config);
+  SimStats stats = simulate(bundle, dram);
+  EXPECT_EQ(stats.total_cycles, 52u);
+  EXPECT_EQ(opcodeStats(stats, Opcode::VTanh).cycles, 38u);
+  EXPECT_EQ(opcodeStats(stats, Opcode::VMul).cycles, 14u);
+  EXPECT_EQ(stats.vector_elements, 72u);
+  EXPECT_EQ(stats.vector_transcendental_elements, 36u);
+  // 36 elements at 2.25 pJ and 36 at 0.5 pJ.
+  EXPECT_DOUBLE_EQ(stats.energy.vector_pj, 36 * 2.25 + 36 * 0.5);
 }
 
 TEST(Timing, BankConflictsSerialiseComponents) {

@@ -107,6 +107,50 @@ def case_matches_tpusim(work):
         print(f"{cells['config']} {cells['fusion']}: {direct['total_cycles']} cycles, as tpusim")
 
 
+def case_transcendental_axes(work):
+    """The transcendental figures are axes even on a base config that leaves
+    them out. Between 1 and 4 cycles per group, each transcendental's
+    summed cycles go from n * latency + groups to n * latency + 4 * groups
+    (docs/simulator.md), and between 1 and 5 pJ the vector energy grows by
+    4 pJ per transcendental element."""
+    with open(os.path.join(ROOT, "configs", "tpu-8x8.json")) as f:
+        config = json.load(f)
+    del config["vector"]["transcendental_cycles_per_group"]
+    del config["energy"]["vector_transcendental_pj"]
+    base = os.path.join(work, "older-8x8.json")
+    with open(base, "w") as f:
+        json.dump(config, f)
+    spec = write_spec(work, f"models: [softmax]\nbase: {base}\naxes:\n"
+                            "  vector.transcendental_cycles_per_group: [1, 4]\n"
+                            "  energy.vector_transcendental_pj: [1.0, 5.0]\n"
+                            "zip:\n  - [vector.transcendental_cycles_per_group, "
+                            "energy.vector_transcendental_pj]\n")
+    out = os.path.join(work, "out")
+    sweep(spec, "--out", out)
+    reports = {}
+    for row in read_rows(out):
+        check(row["status"] == "ok" and row["checked"], f"{row['axes']}: {row.get('error')}")
+        reports[row["axes"]["vector.transcendental_cycles_per_group"]] = row["report"]
+    add, slow = reports[1], reports[4]
+    elements = add["vector_transcendental_elements"]
+    check(elements > 0 and slow["vector_transcendental_elements"] == elements,
+          f"transcendental elements {elements}, {slow['vector_transcendental_elements']}")
+    check(slow["energy_pj"]["vector"] - add["energy_pj"]["vector"] == 4 * elements,
+          f"vector energy {add['energy_pj']['vector']} -> {slow['energy_pj']['vector']} for "
+          f"{elements} transcendental elements")
+    latency = config["vector"]["pipeline_latency"]
+    slow_ops = {op["name"]: op for op in slow["by_instruction"]}
+    transcendentals = [op for op in add["by_instruction"] if op["name"] in
+                       ("v.exp", "v.recip", "v.rsqrt", "v.sigmoid", "v.tanh", "v.log")]
+    check(transcendentals, "the model runs no transcendental")
+    for op in transcendentals:
+        fixed = op["instructions"] * latency
+        expected = fixed + 4 * (op["cycles"] - fixed)
+        got = slow_ops[op["name"]]["cycles"]
+        check(got == expected, f"{op['name']}: {got} cycles at 4 per group, {expected} expected")
+        print(f"{op['name']}: {op['cycles']} -> {got} cycles")
+
+
 def case_failed_point(work):
     """A value the config rejects fails its point with tpuc's one-line error,
     outputs unlike the expected ones fail theirs with tpusim's verdict; the

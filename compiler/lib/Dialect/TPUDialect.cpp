@@ -89,6 +89,22 @@ FailureOr<APFloat> mlir::tpu::parseReal(AsmParser &parser) {
   return APFloat(value);
 }
 
+// The optional parameters' parsers run only when the parameter is in the
+// text: absence never reaches them.
+FailureOr<std::optional<APFloat>> mlir::tpu::parseOptionalReal(AsmParser &parser) {
+  FailureOr<APFloat> value = parseReal(parser);
+  if (failed(value))
+    return failure();
+  return std::optional<APFloat>(*value);
+}
+
+FailureOr<std::optional<uint32_t>> mlir::tpu::parseOptionalCount(AsmParser &parser) {
+  uint32_t value = 0;
+  if (parser.parseInteger(value))
+    return failure();
+  return std::optional<uint32_t>(value);
+}
+
 void mlir::tpu::printReal(AsmPrinter &printer, const APFloat &value) {
   // fmt's shortest form reads back as the same double.
   std::string text = fmt::format("{}", value.convertToDouble());
@@ -130,13 +146,20 @@ namespace {
   config.accumulator = {accumulator.getKib() * 1024, accumulator.getBanks()};
   config.vector.lanes = vector.getLanes();
   config.vector.pipeline_latency = vector.getPipelineLatency();
+  // Left out, the transcendental figures get the defaults a config file
+  // leaving them out gets: 1 cycle a group, and vector_element_pj.
+  if (std::optional<uint32_t> cycles = vector.getTranscendentalCyclesPerGroup())
+    config.vector.transcendental_cycles_per_group = *cycles;
   config.dram.bytes_per_cycle = dram.getBytesPerCycle().convertToDouble();
   config.dram.latency_cycles = dram.getLatencyCycles();
   config.dram.max_outstanding = dram.getMaxOutstanding();
+  double vectorElementPj = energy.getVectorElementPj().convertToDouble();
+  std::optional<APFloat> transcendentalPj = energy.getVectorTranscendentalPj();
   config.energy = {energy.getMacPj().convertToDouble(),
                    energy.getScratchpadWordPj().convertToDouble(),
                    energy.getAccumulatorWordPj().convertToDouble(),
-                   energy.getVectorElementPj().convertToDouble(),
+                   vectorElementPj,
+                   transcendentalPj ? transcendentalPj->convertToDouble() : vectorElementPj,
                    energy.getDramBytePj().convertToDouble(),
                    energy.getStaticMw().convertToDouble()};
   return config;
@@ -161,12 +184,14 @@ TargetAttr mlir::tpu::targetAttr(MLIRContext *context, const ::tpu::HardwareConf
                              config.array.dtype == ::tpu::isa::DType::BF16 ? ArrayDType::bf16
                                                                            : ArrayDType::i8),
       memory(config.scratchpad), memory(config.accumulator),
-      VectorUnitAttr::get(context, config.vector.lanes, config.vector.pipeline_latency),
+      VectorUnitAttr::get(context, config.vector.lanes, config.vector.pipeline_latency,
+                          config.vector.transcendental_cycles_per_group),
       DramAttr::get(context, real(config.dram.bytes_per_cycle), config.dram.latency_cycles,
                     config.dram.max_outstanding),
       EnergyAttr::get(context, real(energy.mac_pj), real(energy.scratchpad_word_pj),
                       real(energy.accumulator_word_pj), real(energy.vector_element_pj),
-                      real(energy.dram_byte_pj), real(energy.static_mw)));
+                      real(energy.vector_transcendental_pj), real(energy.dram_byte_pj),
+                      real(energy.static_mw)));
 }
 
 // The checks a config file gets (docs/config.md), so that a target written

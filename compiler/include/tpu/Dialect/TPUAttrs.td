@@ -28,6 +28,23 @@ def TPU_RealParameter : AttrOrTypeParameter<"::llvm::APFloat", "a real number"> 
   let printer = [{ ::mlir::tpu::printReal($_printer, $_self) }];
 }
 
+// A real number that may be left out of the text, as its config key may be;
+// the config's default then applies (hardwareConfig() in TPUDialect.cpp).
+def TPU_OptionalRealParameter
+    : OptionalParameter<"std::optional<::llvm::APFloat>", "a real number"> {
+  let comparator = [{ $_lhs.has_value() == $_rhs.has_value() &&
+                      (!$_lhs || $_lhs->bitwiseIsEqual(*$_rhs)) }];
+  let parser = [{ ::mlir::tpu::parseOptionalReal($_parser) }];
+  let printer = [{ ::mlir::tpu::printReal($_printer, *$_self) }];
+}
+
+// The same for a 32-bit count.
+def TPU_OptionalCountParameter
+    : OptionalParameter<"std::optional<uint32_t>", "a non-negative integer"> {
+  let parser = [{ ::mlir::tpu::parseOptionalCount($_parser) }];
+  let printer = [{ $_printer << *$_self }];
+}
+
 // Word addresses in an on-chip memory, one per buffer of a double-buffered
 // role, written `[a, b]`.
 def TPU_AddressesParameter : ArrayRefParameter<"int64_t", "word addresses"> {
@@ -57,8 +74,10 @@ def TPU_MemoryAttr : TPU_Attr<"Memory", "memory"> {
 }
 
 def TPU_VectorUnitAttr : TPU_Attr<"VectorUnit", "vector"> {
-  let summary = "The vector unit: elements per cycle and pipeline latency";
-  let parameters = (ins "uint32_t":$lanes, "uint32_t":$pipeline_latency);
+  let summary = "The vector unit: elements per cycle, pipeline latency and the "
+                "cycles per group of lanes of a transcendental (1 when left out)";
+  let parameters = (ins "uint32_t":$lanes, "uint32_t":$pipeline_latency,
+                        TPU_OptionalCountParameter:$transcendental_cycles_per_group);
 }
 
 def TPU_DramAttr : TPU_Attr<"Dram", "dram"> {
@@ -68,11 +87,13 @@ def TPU_DramAttr : TPU_Attr<"Dram", "dram"> {
 }
 
 def TPU_EnergyAttr : TPU_Attr<"Energy", "energy"> {
-  let summary = "Per-access energies for the simulator's estimate";
+  let summary = "Per-access energies for the simulator's estimate (a transcendental "
+                "element costs vector_element_pj when vector_transcendental_pj is left out)";
   let parameters = (ins TPU_RealParameter:$mac_pj, TPU_RealParameter:$scratchpad_word_pj,
                         TPU_RealParameter:$accumulator_word_pj,
-                        TPU_RealParameter:$vector_element_pj, TPU_RealParameter:$dram_byte_pj,
-                        TPU_RealParameter:$static_mw);
+                        TPU_RealParameter:$vector_element_pj,
+                        TPU_OptionalRealParameter:$vector_transcendental_pj,
+                        TPU_RealParameter:$dram_byte_pj, TPU_RealParameter:$static_mw);
 }
 
 def TPU_TargetAttr : TPU_Attr<"Target", "target",
@@ -82,7 +103,10 @@ def TPU_TargetAttr : TPU_Attr<"Target", "target",
     Every field of a hardware config (docs/config.md), set once on the module
     as `tpu.target` by tpuc from `--config`; the target's passes read the
     hardware from here, and the bundle records it. Checked as a config file
-    is: an out-of-range field is an error on the attribute. It answers the
+    is: an out-of-range field is an error on the attribute. The keys a config
+    may leave out (`vector.transcendental_cycles_per_group`,
+    `energy.vector_transcendental_pj`) may be left out here too, with the same
+    defaults; tpuc always writes them. It answers the
     fusion pass's questions for the systolic array (FusionTargetInterface,
     in compiler/lib/Target/TPU/FusionLegality.cpp).
 

@@ -12,6 +12,8 @@
 namespace mlir::tpu {
 // Parameter parsers and printers of the attributes (TPUAttrs.td).
 FailureOr<APFloat> parseReal(AsmParser &parser);
+FailureOr<std::optional<APFloat>> parseOptionalReal(AsmParser &parser);
+FailureOr<std::optional<uint32_t>> parseOptionalCount(AsmParser &parser);
 void printReal(AsmPrinter &printer, const APFloat &value);
 FailureOr<SmallVector<int64_t>> parseAddresses(AsmParser &parser);
 void printAddresses(AsmPrinter &printer, ArrayRef<int64_t> addresses);

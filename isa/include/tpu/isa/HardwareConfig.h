@@ -31,6 +31,10 @@ struct HardwareConfig {
   struct {
     uint32_t lanes = 0;            // elements per cycle
     uint32_t pipeline_latency = 0; // cycles from issue to first result
+    // Cycles each group of `lanes` elements of a transcendental (v.exp,
+    // v.recip, v.rsqrt, v.sigmoid, v.tanh, v.log) occupies the unit; every
+    // other vector op takes 1. Optional in JSON (docs/config.md).
+    uint32_t transcendental_cycles_per_group = 1;
   } vector;
   struct {
     double bytes_per_cycle = 0;
@@ -39,12 +43,13 @@ struct HardwareConfig {
   } dram;
   // Per-access energies for the report's estimate (docs/config.md).
   struct {
-    double mac_pj = 0;              // one multiply-accumulate in the array
-    double scratchpad_word_pj = 0;  // one 32-bit scratchpad read or write
-    double accumulator_word_pj = 0; // one 32-bit accumulator read or write
-    double vector_element_pj = 0;   // one element through a vector op
-    double dram_byte_pj = 0;        // one byte moved to or from DRAM
-    double static_mw = 0;           // leakage and clock, paid every cycle
+    double mac_pj = 0;                   // one multiply-accumulate in the array
+    double scratchpad_word_pj = 0;       // one 32-bit scratchpad read or write
+    double accumulator_word_pj = 0;      // one 32-bit accumulator read or write
+    double vector_element_pj = 0;        // one element through any other vector op
+    double vector_transcendental_pj = 0; // one element through a transcendental
+    double dram_byte_pj = 0;             // one byte moved to or from DRAM
+    double static_mw = 0;                // leakage and clock, paid every cycle
   } energy;
   double clock_ghz = 0;
 

@@ -98,6 +98,8 @@ struct SimStats {
   uint64_t dram_bytes_written = 0;
   uint64_t macs = 0;
   uint64_t vector_elements = 0;
+  // Of vector_elements, those through a transcendental (v.exp and the like).
+  uint64_t vector_transcendental_elements = 0;
   double mxu_utilization = 0; // macs / (R * C * total_cycles)
   MemoryTraffic scratchpad;
   MemoryTraffic accumulator;
