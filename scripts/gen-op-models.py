@@ -7,14 +7,13 @@ opset (attributes before the opset that made them inputs); models older than
 opset 11 reach the importer through ONNX's version converter.
 
     gen-op-models.py --out DIR          writes every model
-    gen-op-models.py --list             prints 'NAME-opsetN [awaits OP]' lines
+    gen-op-models.py --list             prints one 'NAME-opsetN' line per model
 
 Over 500 lines on purpose: it is the one list of tested forms (CMake reads
 --list), each case a few lines beside its numpy reference.
 
-A form whose TPU lowering awaits a vector-unit instruction (tosa.sigmoid,
-tosa.log, tosa.gather, ...) is marked 'awaits OP': ctest checks it on the CPU
-oracle (tests/importer-numeric) only, until the lowering lands.
+ctest runs each on every preset (tests/e2e) and on the CPU oracle
+(tests/importer-numeric).
 """
 import argparse
 import math
@@ -33,15 +32,15 @@ MAX_OPSET = 18
 
 
 class Case:
-    def __init__(self, build, lo, hi, awaits):
-        self.build, self.lo, self.hi, self.awaits = build, lo, hi, awaits
+    def __init__(self, build, lo, hi):
+        self.build, self.lo, self.hi = build, lo, hi
 
 
-def case(lo=7, hi=MAX_OPSET, awaits=None):
+def case(lo=7, hi=MAX_OPSET):
     """Registers build(opset) -> (nodes, inputs, outputs, constants), each a
     dict name -> array (outputs: expected values)."""
     def register(build):
-        CASES[build.__name__.replace("_", "-")] = Case(build, lo, hi, awaits)
+        CASES[build.__name__.replace("_", "-")] = Case(build, lo, hi)
         return build
     return register
 
@@ -73,12 +72,12 @@ def axes_form(opset, since, inputs, axes, **attrs):
 
 # --- elementwise functions of one input -------------------------------------
 
-def unary_case(name, op, reference, lo=7, awaits=None, data=None, **attrs):
+def unary_case(name, op, reference, lo=7, data=None, **attrs):
     def build(opset):
         x = data if data is not None else randn(1, 2, 3, 4, 5)
         return [node(op, "x", **attrs)], {"x": x}, {"y": reference(x.astype(np.float64))}, {}
     build.__name__ = name
-    case(lo=lo, awaits=awaits)(build)
+    case(lo=lo)(build)
 
 
 def positive(seed, *shape):
@@ -668,7 +667,7 @@ def main():
     args = parser.parse_args()
     if args.list:
         for name, opset, c in models():
-            print(f"{name}-opset{opset}" + (f" awaits {c.awaits}" if c.awaits else ""))
+            print(f"{name}-opset{opset}")
         return
     if not args.out:
         sys.exit("gen-op-models.py: --out or --list is required")
