@@ -47,4 +47,25 @@ module attributes {tpu.target = #target} {
     }
     return %y : tensor<8x8xf32>
   }
+// An output tile of 32 columns (four 8-wide chunks of the array, each its own
+// weight tile) over K = 64 (eight steps): 64 compute instructions, more than
+// the compute queue's 32 entries, so the next tile's weight panel is issued
+// before this tile's compute (software pipelining): the in-order front end
+// would otherwise hand it to the load queue only as the array finishes.
+// CHECK-LABEL: func.func @wide_tiles
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x800 dram_stride=64 space=sp sram_addr=4096 sram_stride=32 rows=64 cols=32 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x880 dram_stride=64 space=sp sram_addr=8192 sram_stride=32 rows=64 cols=32 dtype=f32
+// CHECK-NOT: dma.ld
+// CHECK: tpu.inst mxu.ldw src_addr=4096 src_stride=32 rows=8 cols=8
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4104 src_stride=32 rows=8 cols=8
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=8 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+// CHECK-COUNT-60: tpu.inst mxu.
+// CHECK-NOT: tpu.inst mxu.
+// CHECK: tpu.inst dma.st dram_addr=0x4800 dram_stride=64 space=acc sram_addr=0 sram_stride=32 rows=8 cols=32 dtype=f32
+  func.func @wide_tiles(%x: tensor<8x64xf32> {tpu.dram_address = 0 : i64}, %w: tensor<64x64xf32> {tpu.dram_address = 2048 : i64}) -> tensor<8x64xf32> {
+    %m = tpu.matmul %x, %w {tpu.dram_address = 18432 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 32, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+    return %m : tensor<8x64xf32>
+  }
 }

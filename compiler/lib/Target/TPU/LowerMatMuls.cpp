@@ -150,9 +150,9 @@ public:
   // every output column), weights in panels of kBlock x tileN; with two
   // buffers each, as for the accumulator tiles, loads, the array and stores
   // overlap. The program is software-pipelined: the fills of each step are
-  // issued before the compute of the step before, so that the in-order
-  // front end hands them to the load queue while the array works (a step's
-  // compute can outnumber the compute queue's entries); a fill into a
+  // issued before the compute of the step before when that compute
+  // outnumbers the compute queue's entries, so that the in-order front end
+  // hands them to the load queue while the array works; a fill into a
   // buffer the step before still reads waits until after it.
   void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
                   mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
@@ -199,7 +199,13 @@ public:
     for (size_t i = 0; i < steps.size(); ++i) {
       Step &step = steps[i];
       Step *next = i + 1 < steps.size() ? &steps[i + 1] : nullptr;
-      bool prefetch = next && !(next->newBlock && activations.nextAddress() == step.block) &&
+      // Only a step whose compute would fill the compute queue holds the
+      // next fills back; a short one goes first and its epilogue's operand
+      // loads are not queued behind them.
+      int64_t computeInstructions = 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
+                                    llvm::divideCeil(step.n, int64_t(config.array.cols));
+      bool prefetch = next && computeInstructions > int64_t(isa::kQueueDepth) &&
+                      !(next->newBlock && activations.nextAddress() == step.block) &&
                       weights.nextAddress() != step.panel;
       if (prefetch)
         fill(*next, &step);

@@ -16,6 +16,9 @@
 namespace tpu::isa {
 
 constexpr unsigned kInstructionBytes = 16;
+// Instructions each queue holds dispatched but not yet started; the front end
+// dispatches in program order and stalls while the next one's queue is full.
+constexpr unsigned kQueueDepth = 32;
 constexpr unsigned kOpcodeBits = 8;
 
 // The queue (and so the unit) an instruction is issued to. Sync instructions

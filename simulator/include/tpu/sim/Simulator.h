@@ -17,9 +17,7 @@
 
 namespace tpu::sim {
 
-// Instructions the controller can hold undispatched per queue; when a queue is
-// full the controller stalls.
-constexpr unsigned kQueueDepth = 32;
+using isa::kQueueDepth;
 
 // How the matrix unit computes; both give the same outputs and cycles.
 enum class Mode {
