@@ -223,15 +223,18 @@ int main(int argc, char **argv) {
   app.add_option("--outputs", options.outputDirectory,
                  "Write output N as DIR/output_N.pb (ONNX TensorProto), creating DIR");
   app.add_option("--trace", options.tracePath,
-                 "Write a Chrome/Perfetto trace (trace-event JSON, one track per unit) to this "
-                 "file; open it in ui.perfetto.dev");
+                 "Write a Chrome/Perfetto trace (trace-event JSON) to this file: per unit a "
+                 "track of its instructions and one of its busy and stalled cycles, which add up "
+                 "to the report's; open it in ui.perfetto.dev");
   app.add_option("--vcd", options.vcdPath,
                  "Write a VCD of per-unit busy, stalled and pc signals to this file");
   app.add_option("--vcd-signals", options.vcdSignals,
                  "Only these VCD signals, e.g. matrix.busy,dma_load.pc (units: controller, "
-                 "dma_load, matrix, matrix_weights, vector, dma_store; signals: busy, stalled, pc)")
+                 "dma_load, matrix, vector, dma_store with busy, stalled, pc; matrix_weights "
+                 "with busy, pc)")
       ->delimiter(',');
   app.add_option("--max-cycles", options.maxCycles,
-                 "Watchdog: stop with an error once the run passes this many cycles");
+                 "Watchdog: stop at this cycle with an error naming what still runs, unless the "
+                 "run has completed by then");
   return tpu::runTool(app, argc, argv, [&] { return run(options); });
 }

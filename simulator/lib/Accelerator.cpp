@@ -12,15 +12,16 @@ namespace tpu::sim {
 namespace {
 
 constexpr isa::Queue kDataQueues[] = {isa::Queue::Load, isa::Queue::Compute, isa::Queue::Store};
-// The kernel runs in slices of this many cycles, between which the watchdog
-// and the progress report look at the run.
+// The kernel runs in slices of this many cycles, between which the progress
+// report looks at the run; the last slice ends at the watchdog's limit, so
+// that the limit costs nothing per cycle and still stops the run exactly.
 constexpr uint64_t kSliceCycles = 1 << 16;
 
 } // namespace
 
 Accelerator::Accelerator(const sc_core::sc_module_name &name, const Bundle &bundle,
                          std::vector<uint8_t> &dram, const SimOptions &options)
-    : sc_module(name), options_(options), machine_(bundle, dram, options),
+    : sc_module(name), options_(options), program_(bundle.program), machine_(bundle, dram, options),
       loadFifo_("load_fifo", kQueueDepth), computeFifo_("compute_fifo", kQueueDepth),
       storeFifo_("store_fifo", kQueueDepth), controller_("controller", bundle.program, machine_),
       dmaLoad_("dma_load", Component::DmaLoad, machine_),
@@ -52,14 +53,20 @@ SimStats Accelerator::run() {
   WallClock::time_point lastProgress = wallStart;
   const Clock &clock = machine_.clock;
   for (;;) {
-    sc_core::sc_start(clock.cycles(kSliceCycles));
+    // sc_start(t) leaves what is due at its last instant for the next call,
+    // so the slice that ends at the limit runs one cycle past it: a run that
+    // completes at the limit is then done when it returns.
+    uint64_t slice = kSliceCycles;
+    if (options_.max_cycles != 0)
+      slice = std::min(slice, options_.max_cycles + 1 - clock.now());
+    sc_core::sc_start(clock.cycles(slice));
     if (machine_.fault())
       throw Error(*machine_.fault());
     if (!sc_core::sc_pending_activity())
       break; // completed, or the queues wait on each other
     if (options_.max_cycles != 0 && clock.now() > options_.max_cycles)
-      throw Error(fmt::format("watchdog: still running after {} cycles (limit {}): {}", clock.now(),
-                              options_.max_cycles, blockedQueues()));
+      throw Error(fmt::format("watchdog: still running after {} cycles (limit {}): {}",
+                              options_.max_cycles, options_.max_cycles, blockedQueues()));
     if (options_.progress && WallClock::now() - lastProgress > std::chrono::seconds(1)) {
       lastProgress = WallClock::now();
       options_.progress({clock.now(), controller_.dispatched(),
@@ -94,7 +101,16 @@ std::string Accelerator::blockedQueues() const {
       blocked.push_back(fmt::format("{} {} at pc {} ({})", isa::queueName(queue), doing,
                                     state.current.pc, isa::disassemble(state.current.instruction)));
   }
+  // Past the queues' instructions, the matrix unit may still be draining
+  // and the controller dispatching; neither is ever so in a deadlock, where
+  // nothing is left to happen.
+  if (std::optional<uint32_t> pc = matrix_.inFlight())
+    blocked.push_back(
+        fmt::format("matrix completes pc {} ({})", *pc, isa::disassemble(program_[*pc])));
   const QueueState &controller = machine_.queue(isa::Queue::Control);
+  if (controller.activity == Activity::Executing)
+    blocked.push_back(fmt::format("controller dispatches pc {} ({})", controller.current.pc,
+                                  isa::disassemble(controller.current.instruction)));
   if (controller.activity == Activity::Stalled)
     blocked.push_back(fmt::format("controller stalls at pc {} ({}): the {} queue is full",
                                   controller.current.pc,

@@ -27,10 +27,12 @@ private:
   // Called when the kernel has run out of events: true when the program
   // completed, false when the queues wait for each other.
   bool drained() const;
-  // What each unfinished queue is doing, for deadlock and watchdog errors.
+  // What each unfinished queue (and, for the watchdog, the matrix unit and
+  // the controller) is doing, for deadlock and watchdog errors.
   std::string blockedQueues() const;
 
   const SimOptions &options_;
+  const std::vector<isa::Instruction> &program_;
   Machine machine_;
   sc_core::sc_fifo<IssuedInstruction> loadFifo_;
   sc_core::sc_fifo<IssuedInstruction> computeFifo_;

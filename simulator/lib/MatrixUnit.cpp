@@ -6,7 +6,8 @@ using isa::Field;
 
 MatrixUnit::MatrixUnit(const sc_core::sc_module_name &name, Machine &machine)
     : sc_module(name), banks("banks"), machine_(machine),
-      datapath_(MatrixDatapath::create(machine.config, machine.roundOperands)), weightTiles_(machine.config) {
+      datapath_(MatrixDatapath::create(machine.config, machine.roundOperands)),
+      weightTiles_(machine.config) {
   SC_HAS_PROCESS(MatrixUnit);
   SC_THREAD(completeInOrder);
   if (machine.mode == Mode::Cycle)
@@ -28,8 +29,9 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
 
   // The shadow plane takes new weights once the previous mxu.ldw is done and
   // every mm that multiplied with this plane has left the array.
+  // The wait needs no stall of its own: an mm in the array keeps the unit
+  // busy, and the previous mxu.ldw counts as a weights stall (complete()).
   const Clock &clock = machine_.clock;
-  uint64_t waitStart = clock.now();
   unsigned shadowPlane = activePlane_ ^ 1;
   while (shadowLoadedAt_ > clock.now() || planeUsers_[shadowPlane] > 0) {
     if (shadowLoadedAt_ > clock.now())
@@ -37,8 +39,6 @@ void MatrixUnit::loadWeights(const IssuedInstruction &issued) {
     else
       sc_core::wait(completed_);
   }
-  machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
-                          clock.now());
   BankSet scratchpadBanks = banks->banksOf(isa::Space::Scratchpad, source);
   banks->acquire(Component::Matrix, issued.pc, scratchpadBanks, 0);
 
@@ -62,12 +62,10 @@ void MatrixUnit::multiply(const IssuedInstruction &issued) {
   Region destination{instruction.get(Field::DstAddr), source.rows, tile.cols,
                      instruction.get(Field::DstStride)};
 
+  // A flip waits for its mxu.ldw, whose span is already a weights stall.
   const Clock &clock = machine_.clock;
-  uint64_t waitStart = clock.now();
   if (flip)
     clock.waitUntil(shadowLoadedAt_);
-  machine_.profiler.stall(Component::Matrix, issued.pc, StallReason::Weights, waitStart,
-                          clock.now());
   clock.waitUntil(feederFreeAt_); // the array is busy with the previous mm
   BankSet scratchpadBanks = banks->banksOf(isa::Space::Scratchpad, source);
   BankSet accumulatorBanks = banks->banksOf(isa::Space::Accumulator, destination);
@@ -106,6 +104,12 @@ void MatrixUnit::drain() {
     sc_core::wait(completed_);
 }
 
+std::optional<uint32_t> MatrixUnit::inFlight() const {
+  if (started_.empty())
+    return std::nullopt;
+  return started_.begin()->second.pc; // ids, the map's keys, grow with each start
+}
+
 void MatrixUnit::scheduleCompletion(uint64_t id, uint64_t cycle) {
   completions_.emplace(cycle, id);
   scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -117,7 +121,14 @@ void MatrixUnit::complete(uint64_t id, uint64_t cycle) {
   banks->release(started.scratchpadBanks, started.accumulatorBanks);
   if (started.plane)
     planeUsers_[*started.plane] -= 1;
-  machine_.profiler.instruction(Component::Matrix, started.pc, started.start, cycle);
+  // The unit is busy while the array holds an mm. A weight tile loading
+  // (started.plane unset) is work the array waits for: a weights stall
+  // wherever no mm is in the array.
+  bool inArray = started.plane.has_value();
+  machine_.profiler.instruction(Component::Matrix, started.pc, started.start, cycle, inArray);
+  if (!inArray)
+    machine_.profiler.stall(Component::Matrix, started.pc, StallReason::Weights, started.start,
+                            cycle);
   machine_.finished(cycle);
   started_.erase(it);
   completed_.notify(sc_core::SC_ZERO_TIME);

@@ -33,6 +33,8 @@ public:
   isa::Unit unit() const override { return isa::Unit::Matrix; }
   void execute(const IssuedInstruction &issued) override;
   void drain() override;
+  // The pc of the oldest instruction started and not yet completed, if any.
+  std::optional<uint32_t> inFlight() const;
 
 private:
   // An instruction between its start and its completion.

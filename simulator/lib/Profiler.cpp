@@ -45,9 +45,7 @@ void Profiler::stall(Component component, uint32_t pc, StallReason reason, uint6
                      uint64_t end) {
   if (end <= start)
     return;
-  stalls_[static_cast<unsigned>(component)].push_back({start, end, reason});
-  if (recordEvents_)
-    stats_.events.push_back({component, pc, start, end, true, reason});
+  stalls_[static_cast<unsigned>(component)].push_back({start, end, reason, pc});
 }
 
 void Profiler::macs(uint32_t pc, uint64_t count) {
@@ -70,35 +68,12 @@ void Profiler::memoryAccess(isa::Space space, uint64_t reads, uint64_t writes) {
 
 namespace {
 
-// Sorts and merges spans in place; returns the cycles they cover.
-template <typename Span> uint64_t mergeSpans(std::vector<Span> &spans) {
-  std::sort(spans.begin(), spans.end(),
-            [](const Span &a, const Span &b) { return a.start < b.start; });
-  std::vector<Span> merged;
-  uint64_t covered = 0;
-  for (const Span &span : spans) {
-    if (!merged.empty() && span.start <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, span.end);
-    } else {
-      merged.push_back(span);
-    }
-  }
-  for (const Span &span : merged)
-    covered += span.end - span.start;
-  spans = std::move(merged);
-  return covered;
-}
-
-// Cycles of [start, end) that no busy span covers; `busy` is merged and sorted.
-template <typename Span>
-uint64_t uncovered(uint64_t start, uint64_t end, const std::vector<Span> &busy) {
-  auto first = std::lower_bound(busy.begin(), busy.end(), start,
-                                [](const Span &span, uint64_t at) { return span.end <= at; });
-  uint64_t covered = 0;
-  for (auto it = first; it != busy.end() && it->start < end; ++it)
-    covered += std::min(end, it->end) - std::max(start, it->start);
-  return end - start - covered;
-}
+// The order in which states claim a cycle that several spans cover: busy
+// first, then a weight load (the matrix unit's mxu.ldw, which overlaps its
+// queue's waits), then the queue's own waits, which never overlap each other.
+constexpr StallReason kStallPriority[kNumStallReasons] = {
+    StallReason::Weights, StallReason::Token, StallReason::Dram,
+    StallReason::Bank,    StallReason::Fence, StallReason::QueueFull};
 
 double utilization(uint64_t macs, const HardwareConfig &config, uint64_t cycles) {
   double peak =
@@ -108,31 +83,69 @@ double utilization(uint64_t macs, const HardwareConfig &config, uint64_t cycles)
 
 } // namespace
 
+void Profiler::classify(unsigned c, SimStats &stats) const {
+  // A sweep over the span boundaries: state 0 is busy, state 1 + i the stall
+  // kStallPriority[i]; each cycle goes to the first state with a span open.
+  constexpr unsigned kStates = 1 + kNumStallReasons;
+  struct Edge {
+    uint64_t cycle;
+    unsigned state;
+    int delta;
+    uint32_t pc;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(2 * (busy_[c].size() + stalls_[c].size()));
+  for (const Span &span : busy_[c]) {
+    edges.push_back({span.start, 0, 1, 0});
+    edges.push_back({span.end, 0, -1, 0});
+  }
+  for (const StallSpan &stall : stalls_[c]) {
+    unsigned state = 1 + static_cast<unsigned>(std::find(std::begin(kStallPriority),
+                                                         std::end(kStallPriority), stall.reason) -
+                                               std::begin(kStallPriority));
+    edges.push_back({stall.start, state, 1, stall.pc});
+    edges.push_back({stall.end, state, -1, stall.pc});
+  }
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge &a, const Edge &b) { return a.cycle < b.cycle; });
+  std::array<int, kStates> open{};
+  std::array<uint32_t, kStates> pcOf{}; // the latest span opened in each state
+  ComponentStats &component = stats.components[c];
+  uint64_t accounted = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    open[edges[i].state] += edges[i].delta;
+    if (edges[i].delta > 0)
+      pcOf[edges[i].state] = edges[i].pc;
+    uint64_t start = edges[i].cycle;
+    uint64_t end = i + 1 < edges.size() ? edges[i + 1].cycle : start;
+    unsigned state = 0;
+    while (state < kStates && open[state] == 0)
+      ++state;
+    if (end == start || state == kStates)
+      continue;
+    accounted += end - start;
+    bool busy = state == 0;
+    StallReason reason = busy ? StallReason::Token : kStallPriority[state - 1];
+    (busy ? component.busy : component.stalled[static_cast<unsigned>(reason)]) += end - start;
+    if (!recordEvents_)
+      continue;
+    uint32_t pc = busy ? 0 : pcOf[state];
+    StateSpan *last = stats.states.empty() ? nullptr : &stats.states.back();
+    if (last && last->component == static_cast<Component>(c) && last->end == start &&
+        last->busy == busy && last->reason == reason && last->pc == pc)
+      last->end = end;
+    else
+      stats.states.push_back({static_cast<Component>(c), start, end, busy, reason, pc});
+  }
+  component.idle = stats.total_cycles - accounted;
+}
+
 SimStats Profiler::finish(uint64_t totalCycles, const HardwareConfig &config) {
   SimStats stats = stats_;
   stats.total_cycles = totalCycles;
   stats.mxu_utilization = utilization(stats.macs, config, totalCycles);
-  for (unsigned c = 0; c < kNumComponents; ++c) {
-    ComponentStats &component = stats.components[c];
-    component.busy = mergeSpans(busy_[c]);
-    // A stall counts only where the component is not busy anyway, and each
-    // cycle once: stalls of one component never overlap each other.
-    std::vector<StallSpan> stalls = stalls_[c];
-    std::sort(stalls.begin(), stalls.end(),
-              [](const StallSpan &a, const StallSpan &b) { return a.start < b.start; });
-    uint64_t stalledUntil = 0;
-    uint64_t stalledTotal = 0;
-    for (const StallSpan &stall : stalls) {
-      uint64_t start = std::max(stall.start, stalledUntil);
-      if (start >= stall.end)
-        continue;
-      uint64_t cycles = uncovered(start, stall.end, busy_[c]);
-      component.stalled[static_cast<unsigned>(stall.reason)] += cycles;
-      stalledTotal += cycles;
-      stalledUntil = stall.end;
-    }
-    component.idle = totalCycles - component.busy - stalledTotal;
-  }
+  for (unsigned c = 0; c < kNumComponents; ++c)
+    classify(c, stats);
   for (unsigned opcode = 0; opcode < byOpcode_.size(); ++opcode) {
     if (byOpcode_[opcode].instructions == 0)
       continue;

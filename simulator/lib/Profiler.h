@@ -21,6 +21,9 @@ public:
   void instruction(Component component, uint32_t pc, uint64_t start, uint64_t end,
                    bool busy = true);
   void busy(Component component, uint64_t start, uint64_t end);
+  // `component` waits over [start, end) for `reason`. Stall spans of one
+  // component may overlap each other and its busy spans; finish() gives each
+  // cycle one state (see there).
   void stall(Component component, uint32_t pc, StallReason reason, uint64_t start, uint64_t end);
 
   void macs(uint32_t pc, uint64_t count);
@@ -31,7 +34,8 @@ public:
     stats_.vector_transcendental_elements += transcendental ? count : 0;
   }
 
-  // Totals, idle cycles, utilization and energy as of `totalCycles`.
+  // Totals, idle cycles, utilization and energy as of `totalCycles`; with
+  // recorded events, the states each component spent its cycles in.
   SimStats finish(uint64_t totalCycles, const HardwareConfig &config);
   size_t programSize() const { return bundle_.program.size(); }
 
@@ -42,9 +46,13 @@ private:
   struct StallSpan {
     uint64_t start, end;
     StallReason reason;
+    uint32_t pc;
   };
   WorkStats &sourceOf(uint32_t pc);
   static void addWork(WorkStats &work, uint64_t start, uint64_t end);
+  // Counts component `c`'s busy and stalled cycles into `stats` and, with
+  // recorded events, its state spans.
+  void classify(unsigned c, SimStats &stats) const;
 
   const Bundle &bundle_;
   bool recordEvents_;

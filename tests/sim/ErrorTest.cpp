@@ -151,14 +151,21 @@ TEST(Errors, WatchdogStopsARunPastItsLimit) {
     tpu::sim::simulate(bundle, dram, options);
     FAIL() << "expected the watchdog";
   } catch (const Error &error) {
-    // The watchdog looks between slices of 65536 cycles.
-    EXPECT_STREQ(error.what(), "watchdog: still running after 65536 cycles (limit 1000): load "
+    // The run stops at the limit itself.
+    EXPECT_STREQ(error.what(), "watchdog: still running after 1000 cycles (limit 1000): load "
                                "runs at pc 0 (dma.ld dram_addr=0x0 dram_stride=1 "
                                "space=sp sram_addr=0 sram_stride=1 rows=16 cols=1 "
                                "dtype=f32)");
   }
-  options.max_cycles = 2000000;
-  EXPECT_EQ(tpu::sim::simulate(bundle, dram, options).total_cycles, 16u * 100001);
+  // A run that completes at the limit is unaffected, in both modes; one cycle
+  // less is too few.
+  for (tpu::sim::Mode mode : {tpu::sim::Mode::Fast, tpu::sim::Mode::Cycle}) {
+    options.mode = mode;
+    options.max_cycles = 16 * 100001;
+    EXPECT_EQ(tpu::sim::simulate(bundle, dram, options).total_cycles, 16u * 100001);
+    options.max_cycles -= 1;
+    EXPECT_THROW(tpu::sim::simulate(bundle, dram, options), Error);
+  }
 }
 
 TEST(Errors, HaltMustComeLast) {

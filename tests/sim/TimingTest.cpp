@@ -200,7 +200,7 @@ TEST_P(MatrixTiming, MatchesTheClosedFormAndTheReference) {
     options.trace = true;
     SimStats stats = tpu::sim::simulate(bundle, image, options);
     for (const TraceEvent &event : stats.events)
-      if (event.component == Component::Matrix && !event.stall &&
+      if (event.component == Component::Matrix &&
           isa::opcodeInfo(bundle.program[event.pc].opcode).unit == isa::Unit::Matrix)
         events[mode == Mode::Cycle ? 0 : 1].push_back(event);
   }

@@ -36,7 +36,7 @@ enum class StallReason {
   Token,     // its queue waits in sync.pop
   Dram,      // a transfer waits for DRAM latency or for the bus
   Bank,      // an on-chip bank it needs is held by another component
-  Weights,   // mxu.ldw waits for the array to drain the bank, or mxu.mm for mxu.ldw
+  Weights,   // the array holds no mxu.mm while a weight tile loads or mxu.ldw waits for it
   Fence,     // the compute queue waits for the matrix unit's earlier instructions
   QueueFull, // the controller waits for room in a queue
 };
@@ -79,14 +79,24 @@ struct EnergyEstimate {
   }
 };
 
-// One span on a component's track: an instruction, or a stall with its reason.
+// One instruction on its component's track, from its start to its completion.
 struct TraceEvent {
   Component component;
   uint32_t pc;
   uint64_t start;
   uint64_t end;
-  bool stall = false;
-  StallReason reason = StallReason::Token;
+};
+
+// A run of cycles a component spends in one state of the report's accounting:
+// busy, or stalled for one reason (idle is what no span covers). A component's
+// spans never overlap, and their cycles add up to its busy and stalled counts.
+struct StateSpan {
+  Component component;
+  uint64_t start;
+  uint64_t end;
+  bool busy;
+  StallReason reason; // when !busy
+  uint32_t pc;        // when !busy: the instruction that waits
 };
 
 struct SimStats {
@@ -106,6 +116,7 @@ struct SimStats {
   std::vector<WorkStats> by_opcode;                        // opcodes that ran, table order
   std::vector<WorkStats> by_source_op;                     // the bundle's source_ops order
   std::vector<TraceEvent> events;                          // when SimOptions::trace
+  std::vector<StateSpan> states;                           // when SimOptions::trace
   double wall_seconds = 0;                                 // host time of the run
 
   const ComponentStats &component(Component c) const {
@@ -121,8 +132,8 @@ struct Progress {
 
 struct SimOptions {
   Mode mode = Mode::Fast;
-  bool trace = false;      // record SimStats::events
-  uint64_t max_cycles = 0; // watchdog: fail past this many cycles (0: no limit)
+  bool trace = false;      // record SimStats::events and SimStats::states
+  uint64_t max_cycles = 0; // watchdog: fail if still running at this cycle (0: no limit)
   // false: a bf16 array multiplies the fp32 words as they are, the reference
   // run that the output check compares with the expected outputs
   // (docs/numerics.md); cycles are the same either way.
@@ -148,8 +159,9 @@ nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config);
 // A readable summary: cycles, traffic, utilization, energy, and tables per
 // component and per source operation.
 std::string formatSummary(const SimStats &stats, const HardwareConfig &config);
-// Chrome / Perfetto trace-event JSON: one track per component, instruction
-// spans named by opcode and source operation; needs SimOptions::trace.
+// Chrome / Perfetto trace-event JSON: a track of instructions per component,
+// named by opcode and source operation, and a track of its busy and stalled
+// cycles, which add up to the report's; needs SimOptions::trace.
 nlohmann::json traceJson(const SimStats &stats, const Bundle &bundle);
 // A VCD of per-component busy, stall and pc signals; `signals` selects them by
 // name ("matrix.busy", "dma_load.pc", ...); empty selects all. Needs
