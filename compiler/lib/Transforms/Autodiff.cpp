@@ -378,7 +378,8 @@ private:
     Value difference = e.binary<tosa::SubOp>(output, target);
     Value total = e.mul(difference, difference);
     for (int64_t axis = 0; axis < rank; ++axis)
-      total = e.reduceSum(total, axis);
+      if (shape[axis] != 1)
+        total = e.reduceSum(total, axis);
     double inverse = 1.0 / static_cast<double>(elements);
     results.push_back(e.reshape(e.mul(total, e.scalar(inverse, rank)), {1}));
     return e.mul(difference, e.scalar(2.0 * inverse, rank));
