@@ -32,7 +32,7 @@ PIPELINE = ",".join([
 ])
 
 
-ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64"}
+ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 
 
 def tensor_type(shape, dtype=np.float32):
@@ -46,15 +46,16 @@ def memref_type(shape, dtype=np.float32):
 def harness(tosa, inputs, outputs):
     """The imported module with @main renamed @model and a new @main that
     calls it on constant inputs and prints every result. Inputs and outputs
-    are float32, or int64 (indices)."""
+    are float32, or int64 or int32 (indices, counts)."""
     module = re.sub(r"\{tpu\.name = \"[^\"]*\"\}", "", tosa).replace("@main(", "@model(", 1)
     module = module.rstrip().rstrip("}")
-    inputs, outputs = ([a if a.dtype == np.int64 else a.astype(np.float32) for a in arrays]
-                       for arrays in (inputs, outputs))
+    inputs, outputs = ([a if a.dtype in (np.int64, np.int32) else a.astype(np.float32)
+                        for a in arrays] for arrays in (inputs, outputs))
     lines = ["  func.func private @printMemrefF32(memref<*xf32>)",
-             "  func.func private @printMemrefI64(memref<*xi64>)", "  func.func @main() {"]
+             "  func.func private @printMemrefI64(memref<*xi64>)",
+             "  func.func private @printMemrefI32(memref<*xi32>)", "  func.func @main() {"]
     for i, array in enumerate(inputs):
-        little = "<i8" if array.dtype == np.int64 else "<f4"
+        little = {np.dtype(np.int64): "<i8", np.dtype(np.int32): "<i4"}.get(array.dtype, "<f4")
         data = np.ascontiguousarray(array, dtype=little).tobytes().hex().upper()
         lines.append(f'    %in{i} = arith.constant dense<"0x{data}"> : '
                      f'{tensor_type(array.shape, array.dtype)}')
@@ -73,25 +74,34 @@ def harness(tosa, inputs, outputs):
     return module + "\n" + "\n".join(lines) + "\n"
 
 
-def run(tools, work, name, model_path, inputs, expected):
-    tosa = subprocess.run([os.path.join(tools, "onnx-to-tosa"), model_path], check=True,
-                          capture_output=True, text=True).stdout
+def execute(work, name, tosa, inputs, outputs):
+    """Runs the TOSA module's @main on `inputs` through upstream MLIR on the
+    CPU; `outputs` give the results' shapes and types. Returns each result
+    as a flat float64 array (printMemref prints 6 significant digits)."""
     source = os.path.join(work, name + ".mlir")
     with open(source, "w") as f:
-        f.write(harness(tosa, inputs, [np.asarray(e) for e in expected]))
+        f.write(harness(tosa, inputs, [np.asarray(o) for o in outputs]))
     llvm = subprocess.run([f"{LLVM}/bin/mlir-opt", source, f"--pass-pipeline=builtin.module({PIPELINE})"],
                           check=True, capture_output=True, text=True).stdout
     libs = ",".join(f"{LLVM}/lib/lib{lib}.so" for lib in ("mlir_runner_utils", "mlir_c_runner_utils"))
     printed = subprocess.run([f"{LLVM}/bin/mlir-cpu-runner", "-e", "main", "-O2",
                               "-entry-point-result=void", f"-shared-libs={libs}"],
                              input=llvm, check=True, capture_output=True, text=True).stdout
-    blocks = printed.split("Unranked Memref")[1:]
-    if len(blocks) != len(expected):
-        return f"{name}: {len(blocks)} results printed, {len(expected)} expected"
-    failures = []
-    for index, (block, want) in enumerate(zip(blocks, expected)):
+    results = []
+    for block in printed.split("Unranked Memref")[1:]:
         numbers = re.findall(r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)", block.split("data =")[1])
-        got = np.array([float(n) for n in numbers], dtype=np.float64)
+        results.append(np.array([float(n) for n in numbers], dtype=np.float64))
+    return results
+
+
+def run(tools, work, name, model_path, inputs, expected):
+    tosa = subprocess.run([os.path.join(tools, "onnx-to-tosa"), model_path], check=True,
+                          capture_output=True, text=True).stdout
+    printed = execute(work, name, tosa, inputs, expected)
+    if len(printed) != len(expected):
+        return f"{name}: {len(printed)} results printed, {len(expected)} expected"
+    failures = []
+    for index, (got, want) in enumerate(zip(printed, expected)):
         want = np.asarray(want, dtype=np.float64).ravel()
         # printMemrefF32 prints 6 significant digits.
         tolerance = 1e-4 * max(1.0, np.abs(want).max())

@@ -2,6 +2,7 @@
 // tools and tests can call it without MLIR's headers or build flags.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,18 @@ enum class EmitKind {
   Bundle,     // the binary program bundle (.tpub)
 };
 
+// tpuc --train: the forward graph becomes a training step (tpu-autodiff).
+struct TrainOptions {
+  bool enabled = false;
+  std::string loss = "cross-entropy"; // or mse
+  std::string optimizer = "sgd";      // or momentum
+  double lr = 0.1;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  int64_t batch = 0;                  // 0: the model's; otherwise must equal it
+  std::vector<std::string> trainable; // empty: every float initializer
+};
+
 struct CompileOptions {
   std::string input_path;  // .onnx, or .mlir at any level tpuc writes
   std::string output_path; // "-" for stdout (text kinds only)
@@ -26,6 +39,7 @@ struct CompileOptions {
   EmitKind emit = EmitKind::Bundle;
   std::string fusion = "full";      // none, epilogue or full (tpu/FusionMode.h)
   bool print_fusion_groups = false; // list the groups on stdout
+  TrainOptions train;
 };
 
 // MLIR's own command-line options (--mlir-print-ir-after-all, --mlir-timing,

@@ -2,10 +2,10 @@
 // the target's lowering and plans, then program emission.
 #include "tpu/Compiler.h"
 
-#include "tpu/Target/TPU/BundleEncoder.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/FusionMode.h"
+#include "tpu/Target/TPU/BundleEncoder.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
 
@@ -124,6 +124,32 @@ void registerMlirOptions() {
   mlir::registerDefaultTimingManagerCLOptions();
 }
 
+// The training step built first, on the graph as imported: optimization
+// folds weight reshapes and transposes into constants without the
+// initializers' names, which is how tpu-autodiff finds the parameters.
+void addTraining(mlir::PassManager &pm, mlir::ModuleOp module, const CompileOptions &options) {
+  const TrainOptions &train = options.train;
+  if (train.batch != 0) {
+    auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+    auto input = main && main.getNumArguments() > 0
+                     ? llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[0])
+                     : mlir::RankedTensorType();
+    int64_t batch = input && input.getRank() > 0 ? input.getDimSize(0) : 0;
+    if (batch != train.batch)
+      throw Error(fmt::format("--batch={}: the model's batch is {}; changing it is not "
+                              "supported yet",
+                              train.batch, batch));
+  }
+  mlir::tpu::AutodiffOptions autodiff;
+  autodiff.loss = train.loss;
+  autodiff.optimizer = train.optimizer;
+  autodiff.lr = train.lr;
+  autodiff.momentum = train.momentum;
+  autodiff.weightDecay = train.weight_decay;
+  autodiff.trainable = train.trainable;
+  pm.addPass(mlir::tpu::createAutodiff(autodiff));
+}
+
 } // namespace
 
 void parseMlirOptions(const std::string &tool, const std::vector<std::string> &arguments) {
@@ -168,6 +194,9 @@ void compile(const CompileOptions &options) {
                       mlir::tpu::TPUDialect>();
   FirstErrorHandler errors(context);
   mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(options.input_path, context, errors);
+  if (options.train.enabled && options.emit != EmitKind::Tosa)
+    throw Error("--train: only --emit=tosa for now; the accelerator lowering of training steps "
+                "is not there yet");
   if (options.emit == EmitKind::OnnxImport)
     return writeText(options.output_path, printed(*module));
 
@@ -178,6 +207,8 @@ void compile(const CompileOptions &options) {
   mlir::applyDefaultTimingManagerCLOptions(timing);
   mlir::TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
+  if (options.train.enabled)
+    addTraining(pm, *module, options);
   mlir::tpu::buildGraphOptimizationPipeline(pm);
   if (options.emit != EmitKind::Tosa) {
     mlir::tpu::TargetPipelineOptions target;

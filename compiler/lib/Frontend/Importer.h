@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,9 @@ public:
   int64_t opset = 0;
   std::map<std::string, Tensor> values;
   std::map<std::string, const onnx::TensorProto *> constants;
+  // The graph's initializers among them: float ones carry their name as
+  // tpu.name, which tpu-autodiff reads to find the trainable parameters.
+  std::set<std::string> initializers;
   // Constants the importer makes itself (Constant's value_* forms, Shape).
   std::vector<std::unique_ptr<onnx::TensorProto>> ownedConstants;
 };

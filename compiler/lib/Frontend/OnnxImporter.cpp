@@ -194,8 +194,10 @@ int64_t Node::normalizeAxis(int64_t axis, int64_t rank) const {
 mlir::OwningOpRef<mlir::ModuleOp> Importer::run(const onnx::ModelProto &model) {
   checkOpset(model);
   const onnx::GraphProto &graph = model.graph();
-  for (const onnx::TensorProto &tensor : graph.initializer())
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
     constants[tensor.name()] = &tensor;
+    initializers.insert(tensor.name());
+  }
 
   mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
   // Owned from the start: an error thrown mid-import must not leak the IR.
@@ -278,6 +280,8 @@ Tensor Importer::lookup(const std::string &name, const std::string &what) {
     Tensor result;
     if (tensor.data_type() == onnx::TensorProto::FLOAT) {
       result.value = constant(shape, tensorFloats(tensor, what), builder.getUnknownLoc());
+      if (initializers.count(name))
+        result.value.getDefiningOp()->setAttr("tpu.name", builder.getStringAttr(name));
     } else {
       // Indices and conditions: integer or boolean data.
       mlir::Type element = onnxElementType(tensor.data_type(), what);

@@ -48,12 +48,41 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember(tpu::kFusionModeNames));
   app.add_flag("--print-fusion-groups", options.print_fusion_groups,
                "Print the fusion groups chosen (one line each) on stdout");
+  tpu::compiler::TrainOptions &train = options.train;
+  app.add_flag("--train", train.enabled,
+               "Compile a training step instead: inputs, labels and parameters in; loss, the "
+               "correct count (cross-entropy) and updated parameters out (--emit=tosa only "
+               "for now; docs/compiler.md)");
+  app.add_option("--loss", train.loss, "With --train: cross-entropy (integer labels) or mse")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
+  app.add_option("--optimizer", train.optimizer, "With --train: sgd or momentum")
+      ->check(CLI::IsMember({"sgd", "momentum"}));
+  app.add_option("--lr", train.lr, "With --train: the learning rate (default 0.1)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--momentum", train.momentum,
+                 "With --train --optimizer=momentum: the coefficient (default 0.9)")
+      ->check(CLI::Range(0.0, 0.999999));
+  app.add_option("--weight-decay", train.weight_decay,
+                 "With --train: L2 weight decay added to each gradient (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", train.batch,
+                 "With --train: the batch size (must be the model's for now)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--trainable", train.trainable,
+                 "With --train: the initializers to train, by name (default: every float one)")
+      ->delimiter(',');
   // MLIR's own options (pass manager, timing, printing) pass through.
   app.allow_extras();
   app.footer("MLIR options (see mlir-opt):\n" + tpu::compiler::mlirOptionsHelp());
   return tpu::runTool(app, argc, argv, [&] {
     tpu::compiler::parseMlirOptions("tpuc", app.remaining());
     options.emit = kinds.at(emit);
+    bool trainOption = app.count("--loss") || app.count("--optimizer") || app.count("--lr") ||
+                       app.count("--momentum") || app.count("--weight-decay") ||
+                       app.count("--batch") || app.count("--trainable");
+    if (trainOption && !train.enabled)
+      throw tpu::Error("--loss, --optimizer, --lr, --momentum, --weight-decay, --batch and "
+                       "--trainable need --train");
     if (options.emit == EmitKind::Bundle && options.output_path.empty())
       throw tpu::Error("-o OUT.tpub is required to write a bundle");
     tpu::compiler::compile(options);

@@ -190,4 +190,92 @@ def PrintFusionGroups : Pass<"tpu-print-fusion-groups", "mlir::func::FuncOp"> {
   ];
 }
 
+def Autodiff : Pass<"tpu-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build a training-step function from the forward function by reverse-mode differentiation";
+  let description = [{
+    Turns the module's forward function `@main` (one result, the model's
+    output) into a training step, also named `@main`, which computes the
+    loss, its gradient with respect to every trainable parameter by the
+    chain rule (one vector-Jacobian rule per TOSA op, applied in reverse
+    order), and the optimizer's update. Target-neutral: TOSA in, TOSA out,
+    so the step runs wherever the forward graph does.
+
+    Trainable parameters are the float `tosa.const` ops that carry a
+    `tpu.name` (the importer names each float initializer so), in order of
+    appearance; `trainable=a,b` restricts them to those names (an unknown
+    name is an error). Every other constant stays a constant.
+
+    The step function's signature, in this order:
+    * inputs: the forward inputs; the labels (`cross-entropy`: the class of
+      each row, `tensor<Bxi64>` for a `[B, C]` output; `mse`: a target of
+      the output's type); the trainable parameters; with `optimizer=momentum`,
+      one momentum buffer per parameter (same type, zeros at the start).
+    * results: the loss (`tensor<1xf32>`); with `cross-entropy`, the number
+      of rows whose largest output is at the label's class (`tensor<1xi32>`);
+      the updated parameters; the updated momentum buffers.
+    Parameters and buffers are named `tpu.name = NAME` and `NAME.momentum`
+    on both sides, so a caller feeds results back as the next step's inputs.
+
+    Losses: `cross-entropy` is the mean over the batch of softmax cross
+    entropy of the output rows (logits) against the labels, its gradient
+    the fused `(softmax - onehot) / B`; a label outside `[0, C)` matches no
+    class. `mse` is the mean over all elements of `(output - target)^2`.
+    Optimizers (g: gradient, wd: `weight-decay`): `sgd` is
+    `w -= lr * (g + wd w)`; `momentum` is `v = momentum * v + g + wd w`,
+    `w -= lr * v` (PyTorch's convention).
+
+    Rules: add, sub and mul with broadcasting (the gradient summed over the
+    broadcast axes), negate, matmul (batched), reshape, transpose, clamp
+    (ReLU; gradient 1 strictly inside the bounds, 0 at and outside them),
+    exp, log, reciprocal (so the importer's Div), tanh, sigmoid,
+    reduce_sum, reduce_max (the gradient shared equally among tied
+    maxima). Softmax and LogSoftmax as the importer writes them are
+    compositions of these. An op on the path from a parameter to the loss
+    without a rule is an error on that op, whose location names the ONNX
+    node.
+
+    Before (`loss=mse optimizer=sgd lr=0.5`):
+    ```mlir
+    func.func @main(%x: tensor<2x3xf32> {tpu.name = "x"}) -> tensor<2x3xf32> {
+      %w = "tosa.const"() <{value = dense<...> : tensor<1x3xf32>}> {tpu.name = "w"} : () -> tensor<1x3xf32>
+      %y = tosa.mul %x, %w {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+      return %y : tensor<2x3xf32>
+    }
+    ```
+
+    After (the loss's own ops shortened):
+    ```mlir
+    func.func @main(%x: tensor<2x3xf32> {tpu.name = "x"}, %t: tensor<2x3xf32> {tpu.name = "labels"},
+                    %w: tensor<1x3xf32> {tpu.name = "w"})
+        -> (tensor<1xf32> {tpu.name = "loss"}, tensor<1x3xf32> {tpu.name = "w"}) {
+      %y = tosa.mul %x, %w {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+      %d = tosa.sub %y, %t : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      %loss = ...
+      %dy = tosa.mul %d, %two_over_n {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>) -> tensor<2x3xf32>
+      %p = tosa.mul %dy, %x {shift = 0 : i8} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      %dw = tosa.reduce_sum %p {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+      %s = tosa.mul %dw, %lr {shift = 0 : i8} : (tensor<1x3xf32>, tensor<1x1xf32>) -> tensor<1x3xf32>
+      %w2 = tosa.sub %w, %s : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+      return %loss, %w2 : tensor<1xf32>, tensor<1x3xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy (integer labels) or mse (a target per output)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"", "sgd or momentum">,
+    Option<"lr", "lr", "double", /*default=*/"0.1", "The learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "The momentum coefficient (optimizer=momentum)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay added to each gradient (wd * w)">,
+    ListOption<"trainable", "trainable", "std::string",
+               "The parameters to train, by name (default: every named float constant)">,
+  ];
+  let statistics = [
+    Statistic<"numParameters", "parameters", "Trainable parameters">,
+    Statistic<"numGradientOps", "gradient-ops", "Operations built for the gradients">,
+  ];
+}
+
 #endif // TPU_PASSES
