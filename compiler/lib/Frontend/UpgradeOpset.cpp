@@ -32,17 +32,58 @@ void checkOutputsAreMade(const onnx::GraphProto &graph, const std::string &path)
       throw Error(fmt::format("{}: output '{}' is made by no node", path, output.name()));
 }
 
+// The rank of `name` as the shapes inferred for `graph` give it, or -1.
+int rankOf(const onnx::GraphProto &graph, const std::string &name) {
+  for (const auto *values : {&graph.input(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.name() == name && value.type().tensor_type().has_shape())
+        return value.type().tensor_type().shape().dim_size();
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    if (initializer.name() == name)
+      return initializer.dims_size();
+  return -1;
+}
+
+// libonnx's shape inference for the old Gemm reads dimension 1 of both
+// operands without checking their rank, so a Gemm of vectors crashes it
+// (fuzz/corpus/onnx-importer/regression-upgrade-gemm-of-vectors.onnx). Each
+// Gemm's operand ranks are checked first, with the shapes inferred for the
+// nodes before it (a model's nodes are in order: ONNX's checker says so).
+void checkGemmOperandsAreMatrices(const onnx::ModelProto &model, const std::string &path) {
+  const onnx::GraphProto &graph = model.graph();
+  for (int index = 0; index < graph.node_size(); ++index) {
+    const onnx::NodeProto &gemm = graph.node(index);
+    if (gemm.op_type() != "Gemm" || gemm.input_size() < 2)
+      continue;
+    onnx::ModelProto before = model;
+    onnx::GraphProto &prefix = *before.mutable_graph();
+    prefix.mutable_node()->DeleteSubrange(index, graph.node_size() - index);
+    prefix.clear_output();
+    onnx::shape_inference::InferShapes(before);
+    for (int operand = 0; operand < 2; ++operand) {
+      int rank = rankOf(prefix, gemm.input(operand));
+      if (rank != -1 && rank != 2)
+        throw Error(fmt::format("{}: node '{}' (Gemm): input '{}' has rank {}; Gemm multiplies "
+                                "matrices",
+                                path, gemm.name(), gemm.input(operand), rank));
+    }
+  }
+}
+
 } // namespace
 
 onnx::ModelProto upgradeOpset(const onnx::ModelProto &model, int target, const std::string &path) {
   checkOutputsAreMade(model.graph(), path);
   try {
     onnx::checker::check_model(model);
+    checkGemmOperandsAreMatrices(model, path);
     // The adapters read operand shapes (Gemm's, Softmax's): inferred first,
     // as python3-onnx's convert_version does.
     onnx::ModelProto inferred = model;
     onnx::shape_inference::InferShapes(inferred);
     return onnx::version_conversion::ConvertVersion(inferred, target);
+  } catch (const Error &) {
+    throw; // ours, already one line naming the problem
   } catch (const std::exception &error) {
     // The converter's messages span lines; the first says what failed.
     std::string message = error.what();
