@@ -38,6 +38,20 @@ inline Bundle reluBundle() {
   return bundle;
 }
 
+// reluBundle with v.cvt.f2i for the relu: y = x rounded to int32 words, an
+// int64 output of the model.
+inline Bundle int64OutputBundle() {
+  Bundle bundle = reluBundle();
+  for (isa::Instruction &instruction : bundle.program)
+    if (instruction.opcode == Opcode::VRelu)
+      instruction.opcode = Opcode::VCvtF2I;
+    else if (instruction.opcode == Opcode::DmaStore)
+      instruction.set(Field::DType, static_cast<uint64_t>(DType::I32));
+  bundle.outputs[0].dtype = DType::I32;
+  bundle.outputs[0].host_type = HostType::I64;
+  return bundle;
+}
+
 inline Tensor floatTensor(std::string name, std::vector<int64_t> shape,
                           std::vector<double> values) {
   return Tensor{std::move(name), ElementType::Float32, std::move(shape), std::move(values)};

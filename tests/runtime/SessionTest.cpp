@@ -104,15 +104,7 @@ TEST(Session, Bf16AndInt8Inputs) {
 }
 
 TEST(Session, Int32WordsOfAnInt64OutputWiden) {
-  Bundle bundle = reluBundle();
-  // y = v.cvt.f2i(x), stored as i32 words; the model's output is int64.
-  for (isa::Instruction &instruction : bundle.program)
-    if (instruction.opcode == Opcode::VRelu)
-      instruction.opcode = Opcode::VCvtF2I;
-    else if (instruction.opcode == Opcode::DmaStore)
-      instruction.set(Field::DType, static_cast<uint64_t>(DType::I32));
-  bundle.outputs[0].dtype = DType::I32;
-  bundle.outputs[0].host_type = HostType::I64;
+  Bundle bundle = int64OutputBundle();
   ASSERT_NO_THROW(bundle.validate());
   Session session(bundle, "indices.tpub");
   session.setInput(0, floatTensor("x", {2, 4}, {0, 1, 2, 3, 4094, 4095, -1, 7}), "x.pb");

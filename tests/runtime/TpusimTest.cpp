@@ -89,15 +89,7 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
 }
 
 TEST_F(Tpusim, Int64OutputsAreWrittenAndComparedExactly) {
-  // y = v.cvt.f2i(x) stored as i32 words, an int64 output of the model.
-  Bundle bundle = reluBundle();
-  for (isa::Instruction &instruction : bundle.program)
-    if (instruction.opcode == Opcode::VRelu)
-      instruction.opcode = Opcode::VCvtF2I;
-    else if (instruction.opcode == Opcode::DmaStore)
-      instruction.set(Field::DType, static_cast<uint64_t>(DType::I32));
-  bundle.outputs[0].dtype = DType::I32;
-  bundle.outputs[0].host_type = HostType::I64;
+  Bundle bundle = int64OutputBundle();
   writeBundle(bundle, directory.file("indices.tpub"));
   std::filesystem::create_directory(directory.file("data"));
   writeTensor(floatTensor("x", {2, 4}, {1, -2, 3, -4, 0, 5, 0, 7}),
