@@ -10,7 +10,11 @@
 namespace tpu::frontend::detail {
 
 Value Importer::gatherConstant(Value input, int64_t axis, const std::vector<int64_t> &indices,
-                               mlir::Location loc) {
+                               const Node &node) {
+  // No index would be a concat of nothing, which TOSA's verifier crashes on.
+  if (indices.empty())
+    node.fail("selects no elements; empty tensors are not supported");
+  mlir::Location loc = node.loc;
   Shape shape = shapeOf(input);
   std::vector<Value> pieces;
   // Runs of consecutive indices are one slice each.
@@ -50,7 +54,7 @@ Tensor Importer::importGather(const Node &node) {
         node.fail("index {} is out of range for axis {} of size {}", index, axis, dim);
       index = index < 0 ? index + dim : index;
     }
-    Value gathered = gatherConstant(data, axis, indices, node.loc);
+    Value gathered = gatherConstant(data, axis, indices, node);
     Shape result = before;
     result.insert(result.end(), indexShape.begin(), indexShape.end());
     result.insert(result.end(), after.begin(), after.end());
@@ -152,7 +156,7 @@ Tensor Importer::importPad(const Node &node) {
         continue;
       if (mode == "reflect" && (low[axis] >= size[axis] || high[axis] >= size[axis]))
         node.fail("reflect pads of axis {} must be smaller than its size {}", axis, size[axis]);
-      x = gatherConstant(x, axis, borderIndices(mode, size[axis], low[axis], high[axis]), node.loc);
+      x = gatherConstant(x, axis, borderIndices(mode, size[axis], low[axis], high[axis]), node);
     }
     return {x};
   }
@@ -265,13 +269,13 @@ Tensor Importer::importResize(const Node &node) {
       second.push_back(std::clamp<int64_t>(static_cast<int64_t>(lower) + 1, 0, inSize - 1));
       weights.push_back(static_cast<float>(source - lower));
     }
-    Value near = gatherConstant(result, tosaAxis, first, node.loc);
+    Value near = gatherConstant(result, tosaAxis, first, node);
     if (mode == "nearest") {
       result = near;
       continue;
     }
     // near + (far - near) * w, with w along the axis.
-    Value far = gatherConstant(result, tosaAxis, second, node.loc);
+    Value far = gatherConstant(result, tosaAxis, second, node);
     Shape weightShape(rank, 1);
     weightShape[tosaAxis] = outSize;
     Value blend = binary<mlir::tosa::MulOp>(binary<mlir::tosa::SubOp>(far, near, node.loc),

@@ -147,7 +147,7 @@ public:
   // Elements `indices` (in range) of `axis`, as constant slices and a concat:
   // Gather with constant indices, Pad's reflect and edge modes, Resize.
   Value gatherConstant(Value input, int64_t axis, const std::vector<int64_t> &indices,
-                       mlir::Location loc);
+                       const Node &node);
   Value transpose(Value input, llvm::ArrayRef<int32_t> perm, mlir::Location loc);
   Value slice(Value input, const Shape &start, const Shape &size, mlir::Location loc);
   Value pad(Value input, llvm::ArrayRef<int64_t> lowHigh, mlir::Location loc, float value = 0.0f);
