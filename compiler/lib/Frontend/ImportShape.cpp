@@ -18,8 +18,8 @@ Shape reshapeTarget(const Node &node, const Shape &inputShape, Shape target) {
       inferred = i;
     } else if (target[i] <= 0) {
       node.fail("invalid dimension {} in the shape", target[i]);
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      node.fail("the shape [{}] has more elements than an int64 counts", fmt::join(target, ","));
     }
   }
   if (inferred >= 0 && total % known == 0)
