@@ -7,6 +7,7 @@
 #include "Importer.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace tpu::frontend::detail {
@@ -34,10 +35,14 @@ IntTensor elementwise(const std::string &op, const IntTensor &a, const IntTensor
     if (op == "Div" && y == 0)
       node.fail("integer division by zero");
     // ONNX's integer Div truncates, as C++ does.
-    result.values.push_back(op == "Add"   ? x + y
-                            : op == "Sub" ? x - y
-                            : op == "Mul" ? x * y
-                                          : x / y);
+    int64_t value = 0;
+    bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &value)
+                    : op == "Sub" ? __builtin_sub_overflow(x, y, &value)
+                    : op == "Mul" ? __builtin_mul_overflow(x, y, &value)
+                                  : x == std::numeric_limits<int64_t>::min() && y == -1;
+    if (overflow)
+      node.fail("{} of {} and {} overflows int64", op, x, y);
+    result.values.push_back(op == "Div" ? x / y : value);
   }
   return result;
 }
