@@ -46,6 +46,21 @@ std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64
   return std::nullopt;
 }
 
+// Words of one buffer of each role for output tiles of tileM x tileN and
+// activation blocks of kBlock columns; the operand is one fill of the
+// epilogue's largest: per tile row, or fixed.
+struct BufferWords {
+  uint64_t block, panel, operand, tile;
+};
+
+BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock,
+                        const EpilogueOperands &epilogue) {
+  int64_t operand = std::max<int64_t>(
+      {epilogue.tile ? tileM * tileN : 0, epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0});
+  return {uint64_t(tileM * kBlock), uint64_t(kBlock * tileN), uint64_t(operand),
+          uint64_t(tileM * tileN)};
+}
+
 // One way to run the matmul: tile sizes and how many buffers each role
 // gets (two let the producer fill one while the consumer reads the other).
 struct Candidate {
@@ -140,9 +155,6 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
 
   std::optional<MatMulPlan> best;
   for (int64_t tileN : tileNs) {
-    // One fill of the largest epilogue operand: per tile row, or fixed.
-    int64_t operandWords = epilogue.tile ? tileN : 0;
-    int64_t operandFixed = std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0);
     int64_t mostRows = std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN});
     for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
       for (int64_t kBlock : kBlocks)
@@ -151,18 +163,20 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
             for (int accumulatorBuffers : {2, 1}) {
               Candidate candidate{
                   tileM, tileN, kBlock, activationBuffers, weightBuffers, accumulatorBuffers};
-              uint64_t operandSize = uint64_t(std::max(tileM * operandWords, operandFixed));
-              uint64_t block = uint64_t(tileM * kBlock), panel = uint64_t(kBlock * tileN);
+              BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
               // A second activation block only when there is a second to load.
               bool refills = tileM < M || kBlock < K;
-              uint64_t secondBlock = refills && activationBuffers == 2 ? block : 0;
-              uint64_t secondPanel = weightBuffers == 2 ? panel : 0;
-              uint64_t tile = uint64_t(tileM * tileN);
-              auto scratchpad = placeBuffers(
-                  {{block}, {secondBlock}, {panel}, {secondPanel}, {operandSize, true}},
-                  config.scratchpad.words(), config.scratchpad.banks);
-              auto accumulator = placeBuffers({{tile}, {accumulatorBuffers == 2 ? tile : 0}},
-                                              config.accumulator.words(), config.accumulator.banks);
+              uint64_t secondBlock = refills && activationBuffers == 2 ? words.block : 0;
+              uint64_t secondPanel = weightBuffers == 2 ? words.panel : 0;
+              auto scratchpad = placeBuffers({{words.block},
+                                              {secondBlock},
+                                              {words.panel},
+                                              {secondPanel},
+                                              {words.operand, true}},
+                                             config.scratchpad.words(), config.scratchpad.banks);
+              auto accumulator =
+                  placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
+                               config.accumulator.words(), config.accumulator.banks);
               if (!scratchpad || !accumulator)
                 continue;
               // Packed buffers share banks: the unit reading one holds up the
@@ -197,13 +211,10 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
 
 MatMulMemoryNeeds minimumMatMulMemory(int64_t K, int64_t N, const EpilogueOperands &epilogue,
                                       const HardwareConfig &config) {
-  int64_t tileK = std::min<int64_t>(K, config.array.rows);
-  int64_t tileN = std::min<int64_t>(N, config.array.cols);
-  int64_t operand =
-      std::max<int64_t>(epilogue.tile || epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0);
-  // One row of activations, one weight tile, the operand's two buffers; one
-  // accumulator row.
-  return {uint64_t(tileK + tileK * tileN + 2 * operand), uint64_t(tileN)};
+  // The smallest plan: one row, one weight tile, one buffer of each.
+  BufferWords words = bufferWords(1, std::min<int64_t>(N, config.array.cols),
+                                  std::min<int64_t>(K, config.array.rows), epilogue);
+  return {words.block + words.panel + words.operand, words.tile};
 }
 
 } // namespace tpu::codegen
