@@ -5,6 +5,7 @@
 #include "tpu/Frontend/OnnxImporter.h"
 
 #include "Importer.h"
+#include "TensorElements.h"
 #include "UpgradeOpset.h"
 
 #include "tpu/Dialect/TPUDialect.h"
@@ -29,25 +30,8 @@ namespace detail {
 constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 18;
 constexpr int kUpgradeOpset = 13;
-// The most elements a tensor can have: 16 GiB of float32, all the DRAM a
-// bundle addresses (Bundle.cpp). Bounding the shapes a model gives keeps the
-// importer's size arithmetic far from int64 overflow.
-constexpr int64_t kMaxElements = int64_t{1} << 32;
 
 namespace {
-
-// An initializer's element count from its dims.
-int64_t tensorElements(const onnx::TensorProto &tensor, const std::string &what) {
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0)
-      throw Error(fmt::format("{}: dimension {} is negative", what, dim));
-    if (dim != 0 && count > kMaxElements / dim)
-      throw Error(fmt::format("{}: more than {} elements", what, kMaxElements));
-    count *= dim;
-  }
-  return count;
-}
 
 // The values of raw_data, which must hold exactly `count` of them.
 template <typename T>

@@ -4,6 +4,8 @@
 // converter headers need RTTI, which the MLIR code is built without.
 #include "UpgradeOpset.h"
 
+#include "TensorElements.h"
+
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
@@ -76,14 +78,8 @@ void checkTensor(const onnx::TensorProto &tensor, const std::string &where) {
   if (tensor.has_data_location() && tensor.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(fmt::format("{}: tensor '{}': external tensor data is not supported", where,
                             tensor.name()));
-  constexpr uint64_t kMaxElements = uint64_t(1) << 40;
-  uint64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0 || (dim != 0 && count > kMaxElements / uint64_t(dim)))
-      throw Error(fmt::format("{}: tensor '{}': dimension {} is negative or too large", where,
-                              tensor.name(), dim));
-    count *= uint64_t(dim);
-  }
+  auto count =
+      uint64_t(tensorElements(tensor, fmt::format("{}: tensor '{}'", where, tensor.name())));
   ElementLayout layout = layoutOf(tensor);
   if (layout.rawBytes == 0)
     return; // strings and types the importer refuses later
