@@ -44,7 +44,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 // Blocks run one after another, so one static instance per kernel serves every block.
 #define __shared__ static
 #define __syncthreads() ::tpu_emu::syncthreads(__FILE__, __LINE__)
