@@ -51,9 +51,9 @@ constexpr int tileExtent(int64_t extent) {
 //   - bk: 32 (16 when K <= 16, so a tiny reduction is not mostly zero padding);
 //   - warps: one warp per 64x32 of the tile (128x128: 2x4 = 8 warps, 64x32 warp tiles of 4x4 mma
 //     tiles, 64 fp32 accumulators per thread);
-//   - stages: as many shared-memory buffers as fit, at least 2 and at most 4 (128x128x32 stages
-//     are 16 KiB: 4 stages = 64 KiB), but never more than the number of k tiles, and 1
-//     (synchronous) when K fits one tile.
+//   - stages: as many shared-memory buffers as fit, at most 4 (128x128x32 stages are 16 KiB:
+//     4 stages = 64 KiB; every target's limit holds at least 2 of any tile here), but never more
+//     than the number of k tiles: 1 (synchronous) when K fits one tile.
 constexpr TileChoice chooseTile(int64_t M, int64_t N, int64_t K, int smemBytesPerBlock) {
   TileChoice tile{};
   tile.bm = tileExtent(M);
@@ -62,8 +62,8 @@ constexpr TileChoice chooseTile(int64_t M, int64_t N, int64_t K, int smemBytesPe
   tile.warpsM = std::max(1, tile.bm / 64);
   tile.warpsN = std::max(1, tile.bn / 32);
   int64_t kTiles = std::max<int64_t>(1, (K + tile.bk - 1) / tile.bk);
-  int fitting = smemBytesPerBlock / tile.stageBytes();
-  tile.stages = static_cast<int>(std::min<int64_t>(std::clamp(fitting, 2, 4), kTiles));
+  int fitting = std::max(1, smemBytesPerBlock / tile.stageBytes());
+  tile.stages = static_cast<int>(std::min<int64_t>(std::min(fitting, 4), kTiles));
   return tile;
 }
 

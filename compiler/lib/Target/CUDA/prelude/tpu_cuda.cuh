@@ -273,10 +273,10 @@ __device__ __forceinline__ float block_max(float value) {
 template <int RowBytes>
 __host__ __device__ __forceinline__ constexpr int swizzled_offset(int row, int chunk) {
   static_assert(RowBytes % 16 == 0 && RowBytes >= 16, "rows are whole 16-byte chunks");
-  constexpr int kChunksPerRow = RowBytes / 16;
 #if TPU_CUDA_MUTATION == TPU_CUDA_MUTATION_NO_SWIZZLE
   return row * RowBytes + chunk * 16;
 #else
+  constexpr int kChunksPerRow = RowBytes / 16;
   if constexpr (kChunksPerRow >= 8)
     return row * RowBytes + (chunk ^ (row % 8)) * 16;
   else
