@@ -277,9 +277,9 @@ inline void syncthreads(const char *file, int line) {
     b.barrier_file = file;
     b.barrier_line = line;
   } else if (b.barrier_line != line || std::strcmp(b.barrier_file, file) != 0) {
-    fail("divergent __syncthreads in " + block_name(b) + ": thread " +
-         std::to_string(f.linear_id) + " at " + file + ":" + std::to_string(line) +
-         ", others at " + b.barrier_file + ":" + std::to_string(b.barrier_line));
+    fail("divergent __syncthreads in " + block_name(b) + ": thread " + std::to_string(f.linear_id) +
+         " at " + file + ":" + std::to_string(line) + ", others at " + b.barrier_file + ":" +
+         std::to_string(b.barrier_line));
   }
   if (++b.at_barrier < static_cast<int>(b.fibers.size())) {
     f.state = FiberState::AtBarrier;
@@ -471,8 +471,7 @@ inline void ldmatrix(uint32_t *regs, int matrices, bool transpose, const void *r
     // Only the lanes that give row addresses (8 per matrix) need valid ones.
     for (int l = 0; l < 8 * matrices; ++l)
       if (reinterpret_cast<uintptr_t>(ins[l].row) % 16 != 0)
-        detail::fail("ldmatrix row address of lane " + std::to_string(l) +
-                     " not 16-byte aligned");
+        detail::fail("ldmatrix row address of lane " + std::to_string(l) + " not 16-byte aligned");
     for (int j = 0; j < matrices; ++j) {
       // One phase: the 8 rows of matrix j. Count distinct words per bank.
       ++stats().ldmatrix_phases;

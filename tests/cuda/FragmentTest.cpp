@@ -307,8 +307,8 @@ template <int RowBytes> void checkSwizzle() {
       std::set<int> bankGroups; // 16-byte groups of 4 banks
       for (int r = 0; r < 8; ++r)
         bankGroups.insert(swizzled_offset<RowBytes>(row0 + r, chunk) / 16 % 8);
-      EXPECT_EQ(bankGroups.size(), 8u) << RowBytes << "-byte rows, rows " << row0 << ", chunk "
-                                       << chunk;
+      EXPECT_EQ(bankGroups.size(), 8u)
+          << RowBytes << "-byte rows, rows " << row0 << ", chunk " << chunk;
     }
 }
 

@@ -15,7 +15,7 @@ using tpu_cuda::TileConfig;
 namespace {
 
 constexpr bool kMutationBreaksResults = TPU_CUDA_MUTATION != TPU_CUDA_MUTATION_NONE &&
-                                       TPU_CUDA_MUTATION != TPU_CUDA_MUTATION_NO_SWIZZLE;
+                                        TPU_CUDA_MUTATION != TPU_CUDA_MUTATION_NO_SWIZZLE;
 
 void expectOutcome(long mismatch) {
   if (kMutationBreaksResults)

@@ -201,10 +201,9 @@ TEST(Gemm, FusedBiasReluResidual) {
       bNK[n * s.K + k] = tpu_cuda::to_bf16(b[k * s.N + n]);
   std::vector<float> out(residual.size(), NAN);
   using Tile = TileConfig<64, 64, 32, 2, 2, 2>;
-  tpu_cuda::launch_gemm<Tile>(tpu_cuda::DenseA<bf16>(aData.data(), s.M, s.K),
-                              tpu_cuda::DenseB_NK(bNK.data(), s.N, s.K),
-                              BiasReluResidual{bias.data(), residual.data(), out.data(), s.M, s.N},
-                              s.M, s.N, s.K, s.batch);
+  tpu_cuda::launch_gemm<Tile>(
+      tpu_cuda::DenseA<bf16>(aData.data(), s.M, s.K), tpu_cuda::DenseB_NK(bNK.data(), s.N, s.K),
+      BiasReluResidual{bias.data(), residual.data(), out.data(), s.M, s.N}, s.M, s.N, s.K, s.batch);
   std::vector<float> expected = referenceGemm(s, a, b, false);
   for (size_t i = 0; i < expected.size(); ++i)
     expected[i] = std::max(expected[i] + bias[i % s.N], 0.0f) + residual[i];
@@ -215,9 +214,9 @@ TEST(Gemm, FusedBiasReluResidual) {
 
 TEST(Gemm, SwizzledTilesAreBankConflictFree) {
   Shape s{1, 128, 128, 128};
-  using Wide = TileConfig<128, 128, 32, 2, 4, 3>;   // A/B_NK rows of 64 B, B_KN rows of 256 B
-  using Narrow = TileConfig<64, 32, 16, 2, 1, 2>;   // rows of 32 and 64 B
-  using Deep = TileConfig<32, 64, 64, 1, 2, 2>;     // rows of 128 B
+  using Wide = TileConfig<128, 128, 32, 2, 4, 3>; // A/B_NK rows of 64 B, B_KN rows of 256 B
+  using Narrow = TileConfig<64, 32, 16, 2, 1, 2>; // rows of 32 and 64 B
+  using Deep = TileConfig<32, 64, 64, 1, 2, 2>;   // rows of 128 B
   tpu_emu::reset_stats();
   EXPECT_EQ((denseGemmMismatch<Wide, bf16, bf16, NK>(s)), -1);
   EXPECT_EQ((denseGemmMismatch<Wide, bf16, bf16, KN>(s)), -1);
@@ -232,11 +231,13 @@ TEST(Gemm, SwizzledTilesAreBankConflictFree) {
 TEST(TileRule, ChoicesForTypicalShapes) {
   using cuda::chooseTile;
   using cuda::TileChoice;
-  EXPECT_EQ(chooseTile(4096, 4096, 4096, cuda::kSmemPerBlockSm80), (TileChoice{128, 128, 32, 2, 4, 4}));
+  EXPECT_EQ(chooseTile(4096, 4096, 4096, cuda::kSmemPerBlockSm80),
+            (TileChoice{128, 128, 32, 2, 4, 4}));
   EXPECT_EQ(chooseTile(1, 4096, 4096, cuda::kSmemPerBlockSm90), (TileChoice{32, 128, 32, 1, 4, 4}));
   EXPECT_EQ(chooseTile(50, 10, 8, cuda::kSmemPerBlockSm80), (TileChoice{64, 32, 16, 1, 1, 1}));
   // ResNet stem as implicit GEMM: M = 112 * 112, N = 64, K = 7 * 7 * 3.
-  EXPECT_EQ(chooseTile(12544, 64, 147, cuda::kSmemPerBlockSm80), (TileChoice{128, 64, 32, 2, 2, 4}));
+  EXPECT_EQ(chooseTile(12544, 64, 147, cuda::kSmemPerBlockSm80),
+            (TileChoice{128, 64, 32, 2, 2, 4}));
   // Little shared memory (the 48 KiB default): 128x128x32 stages are 16 KiB, so 3.
   EXPECT_EQ(chooseTile(4096, 4096, 4096, 48 * 1024).stages, 3);
 }

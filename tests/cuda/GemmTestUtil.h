@@ -63,8 +63,9 @@ inline std::vector<float> referenceGemm(const Shape &s, const std::vector<float>
       for (int n = 0; n < s.N; ++n) {
         double sum = 0;
         for (int k = 0; k < s.K; ++k)
-          sum += static_cast<double>(roundedToBf16(a[(static_cast<size_t>(b) * s.M + m) * s.K + k])) *
-                 roundedToBf16(bKN[((bBatched ? static_cast<size_t>(b) : 0) * s.K + k) * s.N + n]);
+          sum +=
+              static_cast<double>(roundedToBf16(a[(static_cast<size_t>(b) * s.M + m) * s.K + k])) *
+              roundedToBf16(bKN[((bBatched ? static_cast<size_t>(b) : 0) * s.K + k) * s.N + n]);
         c[(static_cast<size_t>(b) * s.M + m) * s.N + n] = static_cast<float>(sum);
       }
   return c;
@@ -111,8 +112,8 @@ std::vector<float> runDenseGemm(const Shape &s, const std::vector<float> &a,
                                 s.N, s.K, s.batch);
   } else {
     std::vector<BType> bData = asType<BType>(bKN);
-    tpu_cuda::launch_gemm<Tile>(aLoader, tpu_cuda::DenseB_KN<BType>(bData.data(), s.K, s.N),
-                                store, s.M, s.N, s.K, s.batch);
+    tpu_cuda::launch_gemm<Tile>(aLoader, tpu_cuda::DenseB_KN<BType>(bData.data(), s.K, s.N), store,
+                                s.M, s.N, s.K, s.batch);
   }
   return c;
 }

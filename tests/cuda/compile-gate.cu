@@ -31,8 +31,9 @@ template __global__ void tpu_cuda::gemm_kernel<BigTile, DenseA<bf16>, DenseB_NK,
     DenseA<bf16>, DenseB_NK, BiasReluResidual, int, int, int);
 template __global__ void tpu_cuda::gemm_kernel<BigTile, DenseA<float>, DenseB_KN<bf16>, StoreF32>(
     DenseA<float>, DenseB_KN<bf16>, StoreF32, int, int, int);
-template __global__ void tpu_cuda::gemm_kernel<BigTile, ConvA<bf16>, DenseB_NK, StoreF32>(
-    ConvA<bf16>, DenseB_NK, StoreF32, int, int, int);
+template __global__ void
+tpu_cuda::gemm_kernel<BigTile, ConvA<bf16>, DenseB_NK, StoreF32>(ConvA<bf16>, DenseB_NK, StoreF32,
+                                                                 int, int, int);
 template __global__ void tpu_cuda::gemm_kernel<SmallTile, DenseA<bf16>, DenseB_KN<float>, StoreF32>(
     DenseA<bf16>, DenseB_KN<float>, StoreF32, int, int, int);
 

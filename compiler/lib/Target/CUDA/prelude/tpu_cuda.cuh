@@ -72,7 +72,7 @@
 #define TPU_LAUNCH(kernel, grid, block, smem_bytes, ...)                                           \
   do {                                                                                             \
     if ((smem_bytes) > 48 * 1024)                                                                  \
-      TPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,    \
+      TPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,     \
                                           static_cast<int>(smem_bytes)));                          \
     kernel<<<grid, block, smem_bytes>>>(__VA_ARGS__);                                              \
   } while (0)
@@ -373,8 +373,7 @@ template <class T> struct DenseRows {
 // A = [batch][M][K], row-major.
 template <class T> struct DenseA : DenseRows<T> {
   __host__ __device__ DenseA(const T *data, int M, int K, long long batch_stride = -1)
-      : DenseRows<T>(data, M, K, batch_stride < 0 ? static_cast<long long>(M) * K : batch_stride) {
-  }
+      : DenseRows<T>(data, M, K, batch_stride < 0 ? static_cast<long long>(M) * K : batch_stride) {}
 };
 
 // B = [batch][K][N], row-major (activations, e.g. attention's V): chunks along N, fragments by
@@ -382,8 +381,7 @@ template <class T> struct DenseA : DenseRows<T> {
 template <class T> struct DenseB_KN : DenseRows<T> {
   static constexpr bool kContiguousK = false;
   __host__ __device__ DenseB_KN(const T *data, int K, int N, long long batch_stride = -1)
-      : DenseRows<T>(data, K, N, batch_stride < 0 ? static_cast<long long>(K) * N : batch_stride) {
-  }
+      : DenseRows<T>(data, K, N, batch_stride < 0 ? static_cast<long long>(K) * N : batch_stride) {}
 };
 
 // B given as bf16 [N][K] (K contiguous: weights laid out at compile time), shared by every batch
@@ -396,12 +394,12 @@ struct DenseB_NK : DenseRows<bf16> {
 
 // Convolution geometry for the implicit GEMM (NHWC input, kernel rows KH x KW, channels C).
 struct ConvShape {
-  int n, h, w, c;            // input
-  int kh, kw;                // kernel
-  int stride_h, stride_w;    // stride
-  int pad_top, pad_left;     // padding before the first row / column (the rest follows from OH/OW)
+  int n, h, w, c; // input
+  int kh, kw;     // kernel
+  int stride_h, stride_w;
+  int pad_top, pad_left; // padding before the first row / column (the rest follows from oh, ow)
   int dilation_h, dilation_w;
-  int oh, ow;                // output
+  int oh, ow; // output
   __host__ __device__ int gemm_m() const { return n * oh * ow; }
   __host__ __device__ int gemm_k() const { return kh * kw * c; }
 };
@@ -462,9 +460,8 @@ __device__ __forceinline__ void load_tile(const Loader &loader, unsigned char *t
 
 // Loads stage `stage` (k tile `k_tile`) of A and B.
 template <class Tile, class ALoader, class BLoader>
-__device__ __forceinline__ void load_stage(const ALoader &a, const BLoader &b,
-                                           unsigned char *smem, int stage, int k_tile, int batch,
-                                           int m0, int n0) {
+__device__ __forceinline__ void load_stage(const ALoader &a, const BLoader &b, unsigned char *smem,
+                                           int stage, int k_tile, int batch, int m0, int n0) {
   unsigned char *a_tile = smem + stage * Tile::kStageBytes;
   unsigned char *b_tile = a_tile + Tile::kATileBytes;
   int k0 = k_tile * Tile::BK;
@@ -479,30 +476,28 @@ __device__ __forceinline__ void load_stage(const ALoader &a, const BLoader &b,
 // kMmaM row tiles and the B fragments of its kMmaN column tiles, then kMmaM x kMmaN mma.
 template <class Tile, bool BContiguousK>
 __device__ __forceinline__ void compute_stage(const unsigned char *a_tile,
-                                              const unsigned char *b_tile, int warp_m0,
-                                              int warp_n0, int lane,
-                                              float (&acc)[Tile::kMmaM][Tile::kMmaN][4]) {
+                                              const unsigned char *b_tile, int warp_m0, int warp_n0,
+                                              int lane, float (&acc)[Tile::kMmaM][Tile::kMmaN][4]) {
   for (int kk = 0; kk < Tile::BK / 16; ++kk) {
     uint32_t a_frag[Tile::kMmaM][4], b_frag[Tile::kMmaN][2];
     // A (x4): lane l addresses row l % 16, k chunk l / 16 of the 16x16 tile, so registers 0..3
     // are the (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) matrices = a0..a3.
     for (int i = 0; i < Tile::kMmaM; ++i)
-      ldmatrix_x4(a_frag[i],
-                  a_tile + fragment_offset<Tile::BK * 2>(warp_m0 + i * 16 + lane % 16,
-                                                         kk * 2 + lane / 16));
+      ldmatrix_x4(a_frag[i], a_tile + fragment_offset<Tile::BK * 2>(warp_m0 + i * 16 + lane % 16,
+                                                                    kk * 2 + lane / 16));
     for (int j = 0; j < Tile::kMmaN; j += 2) {
       uint32_t r[4];
       if constexpr (BContiguousK) {
         // [n][k] tile: matrix q = lane / 8 covers n (q / 2) * 8.., k chunk q % 2; no transpose
         // needed, row n of the tile is column n of B: r0, r1 = b0, b1 of n tile j; r2, r3 of j+1.
-        ldmatrix_x4(r, b_tile + fragment_offset<Tile::BK * 2>(
-                                    warp_n0 + j * 8 + (lane / 16) * 8 + lane % 8,
-                                    kk * 2 + (lane / 8) % 2));
+        ldmatrix_x4(
+            r, b_tile + fragment_offset<Tile::BK * 2>(warp_n0 + j * 8 + (lane / 16) * 8 + lane % 8,
+                                                      kk * 2 + (lane / 8) % 2));
       } else {
         // [k][n] tile: matrix q covers k rows (q % 2) * 8.. and n chunk q / 2, transposed.
-        ldmatrix_x4_trans(r, b_tile + fragment_offset<Tile::BN * 2>(
-                                          kk * 16 + ((lane / 8) % 2) * 8 + lane % 8,
-                                          (warp_n0 + j * 8) / 8 + lane / 16));
+        ldmatrix_x4_trans(
+            r, b_tile + fragment_offset<Tile::BN * 2>(kk * 16 + ((lane / 8) % 2) * 8 + lane % 8,
+                                                      (warp_n0 + j * 8) / 8 + lane / 16));
       }
       b_frag[j][0] = r[0];
       b_frag[j][1] = r[1];
@@ -545,8 +540,8 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
 
   auto compute = [&](int stage) {
     const unsigned char *a_tile = smem + stage * Tile::kStageBytes;
-    detail::compute_stage<Tile, BLoader::kContiguousK>(a_tile, a_tile + Tile::kATileBytes,
-                                                       warp_m0, warp_n0, lane, acc);
+    detail::compute_stage<Tile, BLoader::kContiguousK>(a_tile, a_tile + Tile::kATileBytes, warp_m0,
+                                                       warp_n0, lane, acc);
   };
 
   if constexpr (S == 1) {
