@@ -88,6 +88,14 @@
   unsigned char *name = tpu_cuda_dynamic_smem_
 #endif
 
+// Full unrolling of the loops over register arrays (fragments, accumulators, chunk elements):
+// a loop nvcc leaves rolled indexes the array dynamically, which moves it to local memory.
+#if defined(__CUDACC__)
+#define TPU_UNROLL _Pragma("unroll")
+#else
+#define TPU_UNROLL
+#endif
+
 namespace tpu_cuda {
 
 // ---------------------------------------------------------------------------------------------
@@ -333,9 +341,11 @@ __device__ __forceinline__ bf16 load_as_bf16(const float *p) { return to_bf16(*p
 template <class Address, class Valid>
 __device__ __forceinline__ void store_chunk_elements(void *dst, Address address, Valid valid) {
   bf16 values[8];
+  TPU_UNROLL
   for (int i = 0; i < 8; ++i)
     values[i] = valid(i) ? load_as_bf16(address(i)) : bf16{0};
   Chunk16 chunk;
+  TPU_UNROLL
   for (int i = 0; i < 4; ++i)
     chunk.words[i] = pack_bf16x2(values[2 * i], values[2 * i + 1]);
   *static_cast<Chunk16 *>(dst) = chunk;
@@ -478,13 +488,16 @@ template <class Tile, bool BContiguousK>
 __device__ __forceinline__ void compute_stage(const unsigned char *a_tile,
                                               const unsigned char *b_tile, int warp_m0, int warp_n0,
                                               int lane, float (&acc)[Tile::kMmaM][Tile::kMmaN][4]) {
+  TPU_UNROLL
   for (int kk = 0; kk < Tile::BK / 16; ++kk) {
     uint32_t a_frag[Tile::kMmaM][4], b_frag[Tile::kMmaN][2];
     // A (x4): lane l addresses row l % 16, k chunk l / 16 of the 16x16 tile, so registers 0..3
     // are the (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) matrices = a0..a3.
+    TPU_UNROLL
     for (int i = 0; i < Tile::kMmaM; ++i)
       ldmatrix_x4(a_frag[i], a_tile + fragment_offset<Tile::BK * 2>(warp_m0 + i * 16 + lane % 16,
                                                                     kk * 2 + lane / 16));
+    TPU_UNROLL
     for (int j = 0; j < Tile::kMmaN; j += 2) {
       uint32_t r[4];
       if constexpr (BContiguousK) {
@@ -504,9 +517,11 @@ __device__ __forceinline__ void compute_stage(const unsigned char *a_tile,
       b_frag[j + 1][0] = r[2];
       b_frag[j + 1][1] = r[3];
     }
+    TPU_UNROLL
     for (int i = 0; i < Tile::kMmaM; ++i)
-      for (int j = 0; j < Tile::kMmaN; ++j)
-        mma_m16n8k16_bf16(acc[i][j], a_frag[i], b_frag[j]);
+      TPU_UNROLL
+    for (int j = 0; j < Tile::kMmaN; ++j)
+      mma_m16n8k16_bf16(acc[i][j], a_frag[i], b_frag[j]);
   }
 }
 
@@ -533,10 +548,13 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
   const int k_tiles = (K + Tile::BK - 1) / Tile::BK;
 
   float acc[Tile::kMmaM][Tile::kMmaN][4];
+  TPU_UNROLL
   for (int i = 0; i < Tile::kMmaM; ++i)
-    for (int j = 0; j < Tile::kMmaN; ++j)
-      for (int r = 0; r < 4; ++r)
-        acc[i][j][r] = 0.0f;
+    TPU_UNROLL
+  for (int j = 0; j < Tile::kMmaN; ++j)
+    TPU_UNROLL
+  for (int r = 0; r < 4; ++r)
+    acc[i][j][r] = 0.0f;
 
   auto compute = [&](int stage) {
     const unsigned char *a_tile = smem + stage * Tile::kStageBytes;
@@ -580,18 +598,21 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
 
   // c0, c1 = C[g][2t, 2t+1] and c2, c3 = C[g+8][2t, 2t+1] of each 16x8 mma tile.
   const int g = lane / 4, t = lane % 4;
+  TPU_UNROLL
   for (int i = 0; i < Tile::kMmaM; ++i)
-    for (int j = 0; j < Tile::kMmaN; ++j)
-      for (int r = 0; r < 4; ++r) {
-        int m = m0 + warp_m0 + i * 16 + g + (r / 2) * 8;
+    TPU_UNROLL
+  for (int j = 0; j < Tile::kMmaN; ++j)
+    TPU_UNROLL
+  for (int r = 0; r < 4; ++r) {
+    int m = m0 + warp_m0 + i * 16 + g + (r / 2) * 8;
 #if TPU_CUDA_MUTATION == TPU_CUDA_MUTATION_FRAGMENT_INDEX
-        int n = n0 + warp_n0 + j * 8 + 2 * t + 1 - r % 2;
+    int n = n0 + warp_n0 + j * 8 + 2 * t + 1 - r % 2;
 #else
-        int n = n0 + warp_n0 + j * 8 + 2 * t + r % 2;
+    int n = n0 + warp_n0 + j * 8 + 2 * t + r % 2;
 #endif
-        if (m < M && n < N)
-          epilogue(batch, m, n, acc[i][j][r]);
-      }
+    if (m < M && n < N)
+      epilogue(batch, m, n, acc[i][j][r]);
+  }
 }
 
 // The grid gemm_block expects.
