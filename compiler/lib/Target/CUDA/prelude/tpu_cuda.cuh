@@ -67,7 +67,7 @@
 // parentheses. Dynamic shared memory above the 48 KiB default needs the per-kernel opt-in.
 #if defined(TPU_CUDA_EMULATE)
 #define TPU_LAUNCH(kernel, grid, block, smem_bytes, ...)                                           \
-  ::tpu_emu::launch(kernel, grid, block, smem_bytes, __VA_ARGS__)
+  ::tpu_emu::launch(kernel, grid, block, smem_bytes, ##__VA_ARGS__)
 #else
 #define TPU_LAUNCH(kernel, grid, block, smem_bytes, ...)                                           \
   do {                                                                                             \
@@ -355,8 +355,9 @@ template <class T> __host__ __device__ inline bool is_aligned16(const T *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-// Row-major [batch][Rows][Cols] operand, chunks along Cols. With T = bf16, Cols % 8 == 0 and a
-// 16-byte aligned base it loads by cp.async; otherwise element by element.
+// Row-major [batch][Rows][Cols] operand, chunks along Cols. With T = bf16, Cols and the batch
+// stride multiples of 8 and a 16-byte aligned base it loads by cp.async; otherwise element by
+// element.
 template <class T> struct DenseRows {
   const T *data;
   int rows, cols;
@@ -365,7 +366,8 @@ template <class T> struct DenseRows {
 
   __host__ __device__ DenseRows(const T *data, int rows, int cols, long long batch_stride)
       : data(data), rows(rows), cols(cols), batch_stride(batch_stride),
-        async_copy(sizeof(T) == 2 && cols % 8 == 0 && is_aligned16(data)) {}
+        async_copy(sizeof(T) == 2 && cols % 8 == 0 && batch_stride % 8 == 0 && is_aligned16(data)) {
+  }
 
   __device__ __forceinline__ void load_chunk(void *dst, int batch, int row, int col) const {
     const T *row_start = data + batch * batch_stride + static_cast<long long>(row) * cols;
