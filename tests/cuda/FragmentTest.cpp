@@ -355,6 +355,36 @@ TEST(Emulator, CpAsyncLandsAtTheWaitAndZeroFills) {
     }
 }
 
+// Every thread of a 3-D grid of 3-D blocks records its linear id at its global position, so
+// each position must be written exactly once with the value CUDA's index rules give.
+__global__ void indexKernel(int *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  int width = gridDim.x * blockDim.x, height = gridDim.y * blockDim.y;
+  out[(z * height + y) * width + x] +=
+      1 + threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+TEST(Emulator, ThreeDimensionalIndices) {
+  dim3 grid(3, 2, 2), block(8, 4, 2);
+  int width = 24, height = 8, depth = 4;
+  std::vector<int> out(width * height * depth, 0);
+  TPU_LAUNCH(indexKernel, grid, block, 0, out.data());
+  for (int z = 0; z < depth; ++z)
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        ASSERT_EQ(out[(z * height + y) * width + x], 1 + x % 8 + 8 * (y % 4 + 4 * (z % 2)))
+            << x << "," << y << "," << z;
+}
+
+int parameterlessRuns = 0;
+__global__ void parameterlessKernel() { ++parameterlessRuns; }
+
+TEST(Emulator, KernelWithoutParameters) {
+  TPU_LAUNCH(parameterlessKernel, dim3(2), dim3(32), 0);
+  EXPECT_EQ(parameterlessRuns, 64);
+}
+
 __global__ void barrierInDivergentCode(int *out) {
   if (threadIdx.x < 32)
     __syncthreads();
