@@ -25,7 +25,10 @@
 //       __device__ void operator()(int batch, int m, int n, float acc) const;
 //     it owns the store, so fused bias/activation/residual and any output type or layout (fp32,
 //     bf16, NHWC ...) live in the generated code, applied to the accumulator registers.
-#pragma once
+// An include guard, not #pragma once: the emitter pastes this file into the generated source,
+// where #pragma once would be "in main file".
+#ifndef TPU_CUDA_CUH
+#define TPU_CUDA_CUH
 
 #include <cmath>
 #include <cstdint>
@@ -641,3 +644,5 @@ __host__ inline void launch_gemm(const ALoader &a, const BLoader &b, const Epilo
 }
 
 } // namespace tpu_cuda
+
+#endif // TPU_CUDA_CUH
