@@ -608,6 +608,13 @@ template <class T> T __shfl_sync(unsigned mask, T value, int src_lane) {
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { ::tpu_emu::syncwarp(mask); }
 
+// Fast-math intrinsics of row kernels: exact host functions (the device versions are
+// approximations within a few ulp).
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
 // ---- Runtime API: device memory is host memory, work is synchronous. ----
 
 enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
