@@ -177,6 +177,21 @@ TEST(Gemm, ScheduleSeeds) {
   tpu_emu::set_schedule_seed(0);
 }
 
+// Random extents from 1 to 80 (ragged in every dimension, K often not a multiple of 8) with
+// random schedules, on two tiles and both B layouts.
+TEST(Gemm, RandomShapes) {
+  std::mt19937 random(99);
+  std::uniform_int_distribution<int> extent(1, 80), batches(1, 2);
+  for (int trial = 0; trial < 12; ++trial) {
+    Shape s{batches(random), extent(random), extent(random), extent(random)};
+    tpu_emu::set_schedule_seed(trial);
+    SCOPED_TRACE(s.name() + ", seed " + std::to_string(trial));
+    EXPECT_EQ((denseGemmMismatch<TileConfig<32, 32, 16, 1, 1, 2>, bf16, bf16, KN>(s, trial)), -1);
+    EXPECT_EQ((denseGemmMismatch<TileConfig<64, 64, 32, 2, 2, 3>, bf16, bf16, NK>(s, trial)), -1);
+  }
+  tpu_emu::set_schedule_seed(0);
+}
+
 // ---- Fused epilogue ----
 
 struct BiasReluResidual {

@@ -25,6 +25,7 @@
 //       __device__ void operator()(int batch, int m, int n, float acc) const;
 //     it owns the store, so fused bias/activation/residual and any output type or layout (fp32,
 //     bf16, NHWC ...) live in the generated code, applied to the accumulator registers.
+
 // An include guard, not #pragma once: the emitter pastes this file into the generated source,
 // where #pragma once would be "in main file".
 #ifndef TPU_CUDA_CUH
