@@ -11,7 +11,8 @@
 // Everything between two synchronisation points of a thread runs at once, so the emulator is
 // deliberately hostile to racy code: fibers are picked in a seeded order (seed 0: highest thread
 // first, otherwise random), dynamic shared memory is filled with NaN bytes at every block start,
-// and cp.async copies stay pending until the issuing thread waits for their group. A missing
+// and cp.async copies stay pending until the issuing thread waits for their group; dynamic shared
+// memory ends at a guard page. A missing
 // barrier or wait therefore yields wrong numbers instead of passing by luck. A deadlock
 // (threads waiting at a barrier or collective that others never reach) is reported as one line
 // on stderr and exit status 1, as are misaligned or oversized operations.
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -118,7 +120,8 @@ struct Block {
   int at_barrier = 0;
   const char *barrier_file = nullptr;
   int barrier_line = 0;
-  std::vector<unsigned char> dynamic_smem;
+  unsigned char *dynamic_smem = nullptr; // ends right before a guard page (SmemArena)
+  size_t dynamic_smem_bytes = 0;         // requested size rounded up to 128
   ucontext_t scheduler;
   Fiber *current = nullptr;
   std::function<void()> body;
@@ -189,6 +192,70 @@ inline uint64_t schedule_seed() {
   }
   return g.seed;
 }
+
+// Dynamic shared memory placed so that it ends right before an inaccessible page: a kernel that
+// uses more than it asked for at launch faults there, and the SIGSEGV handler turns that into one
+// line (instead of silently overwriting the host heap).
+struct SmemArena {
+  unsigned char *mapping = nullptr, *guard = nullptr;
+  size_t mapped = 0;
+  struct sigaction previous {};
+
+  static SmemArena *&active() {
+    static SmemArena *arena = nullptr;
+    return arena;
+  }
+
+  static void on_fault(int signal, siginfo_t *info, void *) {
+    SmemArena *arena = active();
+    auto *address = static_cast<unsigned char *>(info->si_addr);
+    long page = sysconf(_SC_PAGESIZE);
+    if (arena && address >= arena->guard && address < arena->guard + page) {
+      static const char message[] =
+          "tpu_emu: access beyond the dynamic shared memory the launch requested\n";
+      ssize_t ignored = write(2, message, sizeof message - 1);
+      (void)ignored;
+      _exit(1);
+    }
+    // Any other fault: the default action (a crash with a core dump where enabled).
+    signal_default(signal);
+  }
+
+  static void signal_default(int signal) {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigaction(signal, &action, nullptr);
+  }
+
+  // Returns the 128-byte aligned start of `bytes` (rounded up to 128) of shared memory.
+  unsigned char *allocate(size_t bytes, size_t &rounded) {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    rounded = (bytes + 127) / 128 * 128;
+    size_t usable = (rounded + page - 1) / page * page;
+    mapped = usable + page;
+    void *memory =
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED)
+      fail("cannot allocate shared memory");
+    mapping = static_cast<unsigned char *>(memory);
+    guard = mapping + usable;
+    mprotect(guard, page, PROT_NONE);
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &action, &previous);
+    active() = this;
+    return guard - rounded;
+  }
+
+  ~SmemArena() {
+    if (!mapping)
+      return;
+    sigaction(SIGSEGV, &previous, nullptr);
+    active() = nullptr;
+    munmap(mapping, mapped);
+  }
+};
 
 // Points the fiber at the start of the kernel on its own stack. Kept out of launch's loops:
 // getcontext returns like setjmp, which would make the loop variables "clobbered".
@@ -267,7 +334,7 @@ inline void set_schedule_seed(uint64_t seed) {
   detail::global().seed = seed;
 }
 
-inline unsigned char *dynamic_smem() { return detail::block().dynamic_smem.data(); }
+inline unsigned char *dynamic_smem() { return detail::block().dynamic_smem; }
 
 inline void syncthreads(const char *file, int line) {
   using namespace detail;
@@ -560,12 +627,14 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
   for (Fiber &f : b.fibers)
     f.stack = allocate_stack();
   b.body = [&] { std::apply(kernel, params); };
+  SmemArena arena;
+  b.dynamic_smem = arena.allocate(smem_bytes, b.dynamic_smem_bytes);
   global().block = &b;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         b.block_idx = dim3(x, y, z);
-        b.dynamic_smem.assign(smem_bytes + 128, 0xFF);
+        std::memset(b.dynamic_smem, 0xFF, b.dynamic_smem_bytes);
         b.at_barrier = 0;
         for (size_t i = 0; i < threads; ++i) {
           Fiber &f = b.fibers[i];

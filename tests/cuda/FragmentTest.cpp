@@ -424,6 +424,18 @@ TEST(EmulatorDeathTest, HalfAWarpInAShuffleIsADeadlock) {
               testing::ExitedWithCode(1), "tpu_emu: deadlock.*16 at a warp collective");
 }
 
+__global__ void writeSharedAt(int offset) {
+  TPU_DYNAMIC_SMEM(smem);
+  smem[offset] = 1;
+}
+
+// Dynamic shared memory ends at a guard page: using more than the launch asked for is reported.
+TEST(EmulatorDeathTest, SharedMemoryOverrunIsReported) {
+  TPU_LAUNCH(writeSharedAt, dim3(1), dim3(32), 1000, 1023); // within the 128-byte rounding
+  EXPECT_EXIT(TPU_LAUNCH(writeSharedAt, dim3(1), dim3(32), 1000, 1024), testing::ExitedWithCode(1),
+              "tpu_emu: access beyond the dynamic shared memory");
+}
+
 TEST(EmulatorDeathTest, TooMuchSharedMemoryIsRejected) {
   std::vector<int> out(64);
   EXPECT_EXIT(TPU_LAUNCH(barrierInDivergentCode, dim3(1), dim3(64), 300 * 1024, out.data()),
