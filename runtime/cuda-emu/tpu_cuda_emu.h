@@ -11,11 +11,11 @@
 // Everything between two synchronisation points of a thread runs at once, so the emulator is
 // deliberately hostile to racy code: fibers are picked in a seeded order (seed 0: highest thread
 // first, otherwise random), dynamic shared memory is filled with NaN bytes at every block start,
-// and cp.async copies stay pending until the issuing thread waits for their group; dynamic shared
-// memory ends at a guard page. A missing
-// barrier or wait therefore yields wrong numbers instead of passing by luck. A deadlock
-// (threads waiting at a barrier or collective that others never reach) is reported as one line
-// on stderr and exit status 1, as are misaligned or oversized operations.
+// and cp.async copies stay pending until the issuing thread waits for their group. A missing
+// barrier or wait therefore yields wrong numbers instead of passing by luck. A deadlock (threads
+// waiting at a barrier or collective that others never reach) is reported as one line on stderr
+// and exit status 1, as are misaligned or oversized operations and accesses past the end of the
+// dynamic shared memory (which ends at a guard page).
 //
 // Not thread-safe: launches must come from one host thread. Not emulated: atomics, streams,
 // clusters, memory-model subtleties beyond "visible after wait + barrier", timing.
