@@ -385,6 +385,37 @@ TEST(Emulator, KernelWithoutParameters) {
   EXPECT_EQ(parameterlessRuns, 64);
 }
 
+struct GroupProbe {
+  unsigned char source[2][16];
+  unsigned char afterWaitOne[2], afterWaitZero[2];
+};
+
+__global__ void cpAsyncGroupsKernel(GroupProbe *probe) {
+  TPU_DYNAMIC_SMEM(smem);
+  cp_async_16(smem, probe->source[0], true);
+  cp_async_commit(); // older group
+  cp_async_16(smem + 16, probe->source[1], true);
+  cp_async_commit(); // newer group
+  cp_async_wait<1>();
+  probe->afterWaitOne[0] = smem[0];
+  probe->afterWaitOne[1] = smem[16];
+  cp_async_wait<0>();
+  probe->afterWaitZero[0] = smem[0];
+  probe->afterWaitZero[1] = smem[16];
+}
+
+// wait_group 1 completes all but the newest committed group.
+TEST(Emulator, CpAsyncWaitLeavesTheNewestGroupsPending) {
+  GroupProbe probe{};
+  std::memset(probe.source[0], 1, 16);
+  std::memset(probe.source[1], 2, 16);
+  TPU_LAUNCH(cpAsyncGroupsKernel, dim3(1), dim3(32), 32, &probe);
+  EXPECT_EQ(probe.afterWaitOne[0], 1);
+  EXPECT_EQ(probe.afterWaitOne[1], 0xFF);
+  EXPECT_EQ(probe.afterWaitZero[0], 1);
+  EXPECT_EQ(probe.afterWaitZero[1], 2);
+}
+
 __global__ void barrierInDivergentCode(int *out) {
   if (threadIdx.x < 32)
     __syncthreads();
