@@ -409,7 +409,7 @@ TEST(Emulator, CpAsyncWaitLeavesTheNewestGroupsPending) {
   GroupProbe probe{};
   std::memset(probe.source[0], 1, 16);
   std::memset(probe.source[1], 2, 16);
-  TPU_LAUNCH(cpAsyncGroupsKernel, dim3(1), dim3(32), 32, &probe);
+  TPU_LAUNCH(cpAsyncGroupsKernel, dim3(1), dim3(1), 32, &probe); // one thread: no other copies
   EXPECT_EQ(probe.afterWaitOne[0], 1);
   EXPECT_EQ(probe.afterWaitOne[1], 0xFF);
   EXPECT_EQ(probe.afterWaitZero[0], 1);
