@@ -56,6 +56,24 @@ struct dim3 {
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
 };
 
+// CUDA's vector types, with their alignment (16-byte loads and stores of generated code).
+struct __attribute__((aligned(8))) float2 {
+  float x, y;
+};
+struct __attribute__((aligned(16))) float4 {
+  float x, y, z, w;
+};
+struct __attribute__((aligned(8))) uint2 {
+  unsigned x, y;
+};
+struct __attribute__((aligned(16))) uint4 {
+  unsigned x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
 namespace tpu_emu {
 
 // Counters a test can inspect after a launch; reset with reset_stats().

@@ -71,22 +71,28 @@ TEST(Gemm, DenseB_KNRaggedN) {
   EXPECT_EQ((denseGemmMismatch<Tile, bf16, float, KN>(s)), -1);
 }
 
-TEST(Gemm, UnalignedBaseFallsBackToElementLoads) {
+// A base one element past a 16-byte boundary: no cp.async or vector loads, element loads only.
+template <class T> void checkUnalignedA() {
   Shape s{1, 20, 24, 32};
   std::vector<float> a = randomValues(s.M * s.K + 1, 7), b = randomValues(s.K * s.N, 8);
-  std::vector<bf16> aData = asType<bf16>(a);
+  std::vector<T> aData = asType<T>(a);
   std::vector<bf16> bNK(s.N * s.K);
   for (int k = 0; k < s.K; ++k)
     for (int n = 0; n < s.N; ++n)
       bNK[n * s.K + k] = tpu_cuda::to_bf16(b[k * s.N + n]);
   std::vector<float> c(s.M * s.N, NAN);
-  tpu_cuda::DenseA<bf16> aLoader(aData.data() + 1, s.M, s.K); // 2-byte offset: not 16-aligned
-  EXPECT_FALSE(aLoader.async_copy);
+  tpu_cuda::DenseA<T> aLoader(aData.data() + 1, s.M, s.K);
+  EXPECT_FALSE(aLoader.whole_chunks);
   using Tile = TileConfig<32, 32, 32, 1, 1, 2>;
   tpu_cuda::launch_gemm<Tile>(aLoader, tpu_cuda::DenseB_NK(bNK.data(), s.N, s.K),
                               StoreC{c.data(), s.M, s.N}, s.M, s.N, s.K, 1);
   std::vector<float> aShifted(a.begin() + 1, a.end());
   EXPECT_EQ(firstMismatch(c, referenceGemm(s, aShifted, b, false), s.K), -1);
+}
+
+TEST(Gemm, UnalignedBaseFallsBackToElementLoads) {
+  checkUnalignedA<bf16>();
+  checkUnalignedA<float>();
 }
 
 // ---- Implicit-GEMM convolution ----

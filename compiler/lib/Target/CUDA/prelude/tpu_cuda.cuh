@@ -359,26 +359,44 @@ template <class T> __host__ __device__ inline bool is_aligned16(const T *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-// Row-major [batch][Rows][Cols] operand, chunks along Cols. With T = bf16, Cols and the batch
-// stride multiples of 8 and a 16-byte aligned base it loads by cp.async; otherwise element by
-// element.
+// Row-major [batch][Rows][Cols] operand, chunks along Cols. When Cols and the batch stride are
+// multiples of 8 and the base is 16-byte aligned, every chunk is whole and aligned: bf16 chunks
+// then load by cp.async, fp32 chunks by two 16-byte vector loads (converted to bf16 in
+// registers). Otherwise element by element.
 template <class T> struct DenseRows {
   const T *data;
   int rows, cols;
   long long batch_stride; // elements between batches; 0 broadcasts one matrix to every batch
-  bool async_copy;
+  bool whole_chunks;
 
   __host__ __device__ DenseRows(const T *data, int rows, int cols, long long batch_stride)
       : data(data), rows(rows), cols(cols), batch_stride(batch_stride),
-        async_copy(sizeof(T) == 2 && cols % 8 == 0 && batch_stride % 8 == 0 && is_aligned16(data)) {
-  }
+        whole_chunks(cols % 8 == 0 && batch_stride % 8 == 0 && is_aligned16(data)) {}
+
+  __host__ __device__ bool async_copy() const { return sizeof(T) == 2 && whole_chunks; }
 
   __device__ __forceinline__ void load_chunk(void *dst, int batch, int row, int col) const {
     const T *row_start = data + batch * batch_stride + static_cast<long long>(row) * cols;
-    if (async_copy) {
-      bool inside = row < rows && col < cols;
-      cp_async_16(dst, inside ? row_start + col : data, inside);
-      return;
+    bool inside = row < rows && col < cols;
+    if constexpr (sizeof(T) == 2) {
+      if (whole_chunks) {
+        cp_async_16(dst, inside ? row_start + col : data, inside);
+        return;
+      }
+    } else {
+      if (whole_chunks) {
+        Chunk16 chunk = {{0, 0, 0, 0}};
+        if (inside) {
+          const float4 *source = reinterpret_cast<const float4 *>(row_start + col);
+          float4 low = source[0], high = source[1];
+          float values[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
+          TPU_UNROLL
+          for (int i = 0; i < 4; ++i)
+            chunk.words[i] = pack_bf16x2(to_bf16(values[2 * i]), to_bf16(values[2 * i + 1]));
+        }
+        *static_cast<Chunk16 *>(dst) = chunk;
+        return;
+      }
     }
     store_chunk_elements(
         dst, [&](int i) { return row_start + col + i; },
