@@ -263,12 +263,27 @@ TEST(TileRule, ChoicesForTypicalShapes) {
   EXPECT_EQ(chooseTile(4096, 4096, 4096, 48 * 1024).stages, 3);
 }
 
+// With the multiprocessor count, tiles shrink (not below 64) until the grid fills the GPU.
+TEST(TileRule, SmallGridsUseSmallerTiles) {
+  using cuda::chooseTile;
+  using cuda::TileChoice;
+  constexpr int smem = cuda::kSmemPerBlockSm90, sms = cuda::kMultiprocessorsH100;
+  EXPECT_EQ(chooseTile(4096, 4096, 4096, smem, sms), chooseTile(4096, 4096, 4096, smem));
+  EXPECT_EQ(chooseTile(512, 512, 4096, smem, sms), (TileChoice{64, 64, 32, 1, 2, 4}));
+  EXPECT_EQ(chooseTile(512, 4096, 4096, smem, sms), (TileChoice{64, 128, 32, 1, 4, 4}));
+  // Enough batches fill the GPU with the big tile.
+  EXPECT_EQ(chooseTile(512, 512, 4096, smem, sms, 16).bm, 128);
+  // Tiny GEMMs keep their small tiles.
+  EXPECT_EQ(chooseTile(1, 10, 64, smem, sms), chooseTile(1, 10, 64, smem));
+}
+
 TEST(TileRule, EveryChoiceIsValidAndFits) {
   for (int smem : {cuda::kSmemPerBlockSm80, cuda::kSmemPerBlockSm90, 48 * 1024})
     for (int64_t m : {1, 16, 31, 32, 33, 64, 65, 100, 128, 1000, 1 << 20})
       for (int64_t n : {1, 8, 33, 64, 65, 128, 4096})
         for (int64_t k : {1, 16, 17, 32, 33, 100, 4096, 1 << 20}) {
-          cuda::TileChoice tile = cuda::chooseTile(m, n, k, smem);
+          // Without and with the multiprocessor count (which only ever shrinks tiles).
+          cuda::TileChoice tile = cuda::chooseTile(m, n, k, smem, (m + n + k) % 2 ? 132 : 0);
           SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
           EXPECT_TRUE(tile.valid());
           EXPECT_LE(tile.smemBytes(), smem);

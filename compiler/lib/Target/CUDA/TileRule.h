@@ -44,20 +44,38 @@ constexpr int tileExtent(int64_t extent) {
   return 32;
 }
 
-// Picks the GEMM tile for C[M][N] = A[M][K] * B[K][N] (per batch) given the dynamic shared memory
-// a block may use (kSmemPerBlockSm80/Sm90):
+// Multiprocessors of the targets' reference parts (A100: 108; H100/H200 SXM: 132).
+constexpr int kMultiprocessorsA100 = 108;
+constexpr int kMultiprocessorsH100 = 132;
+
+// Picks the GEMM tile for `batch` GEMMs C[M][N] = A[M][K] * B[K][N] given the dynamic shared
+// memory a block may use (kSmemPerBlockSm80/Sm90) and, optionally, the GPU's multiprocessors:
 //   - bm, bn: tileExtent of M and N (128 for big GEMMs: 128x128 is the usual sweet spot of
 //     mma.sync kernels on sm_80/sm_90, 64 or 32 for small extents);
+//   - when `multiprocessors` is given and the grid would leave some of them idle, the larger of
+//     bm and bn is halved (down to 64) while that is so: a 512 x 512 GEMM gets 64 blocks of 64x64
+//     instead of 16 blocks of 128x128;
 //   - bk: 32 (16 when K <= 16, so a tiny reduction is not mostly zero padding);
 //   - warps: one warp per 64x32 of the tile (128x128: 2x4 = 8 warps, 64x32 warp tiles of 4x4 mma
 //     tiles, 64 fp32 accumulators per thread);
 //   - stages: as many shared-memory buffers as fit, at most 4 (128x128x32 stages are 16 KiB:
 //     4 stages = 64 KiB; every target's limit holds at least 2 of any tile here), but never more
 //     than the number of k tiles: 1 (synchronous) when K fits one tile.
-constexpr TileChoice chooseTile(int64_t M, int64_t N, int64_t K, int smemBytesPerBlock) {
+constexpr TileChoice chooseTile(int64_t M, int64_t N, int64_t K, int smemBytesPerBlock,
+                                int multiprocessors = 0, int64_t batch = 1) {
   TileChoice tile{};
   tile.bm = tileExtent(M);
   tile.bn = tileExtent(N);
+  auto blocks = [&] {
+    return ((M + tile.bm - 1) / tile.bm) * ((N + tile.bn - 1) / tile.bn) *
+           std::max<int64_t>(1, batch);
+  };
+  while (blocks() < multiprocessors && std::max(tile.bm, tile.bn) > 64) {
+    if (tile.bm >= tile.bn)
+      tile.bm /= 2;
+    else
+      tile.bn /= 2;
+  }
   tile.bk = K <= 16 ? 16 : 32;
   tile.warpsM = std::max(1, tile.bm / 64);
   tile.warpsN = std::max(1, tile.bn / 32);
