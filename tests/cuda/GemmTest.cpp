@@ -53,6 +53,14 @@ TEST(Gemm, Batched) {
   EXPECT_EQ((denseGemmMismatch<Tile, float, float, KN>(s)), -1); // fp32 activations
 }
 
+// The shape the multiprocessor rule picks for wide-N grids: one row of four 64x32 warp tiles.
+TEST(Gemm, OneByFourWarps) {
+  Shape s{1, 70, 150, 96};
+  using Tile = TileConfig<64, 128, 32, 1, 4, 2>;
+  EXPECT_EQ((denseGemmMismatch<Tile, bf16, bf16, NK>(s)), -1);
+  EXPECT_EQ((denseGemmMismatch<Tile, bf16, bf16, KN>(s)), -1);
+}
+
 // ---- Loaders ----
 
 TEST(Gemm, DenseAFloatIsRoundedToBf16) {
