@@ -239,6 +239,45 @@ TEST(Gemm, FusedBiasReluResidual) {
   EXPECT_EQ(firstMismatch(out, expected, s.K), -1);
 }
 
+// An epilogue with the optional two-column store: used for every pair inside C, the ragged last
+// column (odd N) falls back to operator().
+struct PairStoreC {
+  float *c;
+  int M, N;
+  int *pairs, *singles; // call counters (the emulator runs one thread at a time)
+  __device__ void operator()(int batch, int m, int n, float acc) const {
+    ++*singles;
+    c[(static_cast<long long>(batch) * M + m) * N + n] = acc;
+  }
+  __device__ void pair(int batch, int m, int n, float first, float second) const {
+    ++*pairs;
+    long long index = (static_cast<long long>(batch) * M + m) * N + n;
+    c[index] = first;
+    c[index + 1] = second;
+  }
+};
+static_assert(tpu_cuda::detail::HasPairStore<PairStoreC>::value);
+static_assert(!tpu_cuda::detail::HasPairStore<StoreC>::value);
+
+TEST(Gemm, PairStoreEpilogue) {
+  Shape s{2, 21, 37, 48};
+  std::vector<float> a = randomValues(s.batch * s.M * s.K, 31), b = randomValues(s.K * s.N, 32);
+  std::vector<bf16> aData = asType<bf16>(a);
+  std::vector<bf16> bNK(s.N * s.K);
+  for (int k = 0; k < s.K; ++k)
+    for (int n = 0; n < s.N; ++n)
+      bNK[n * s.K + k] = tpu_cuda::to_bf16(b[k * s.N + n]);
+  std::vector<float> c(s.batch * s.M * s.N, NAN);
+  int pairs = 0, singles = 0;
+  using Tile = TileConfig<32, 32, 32, 1, 1, 2>;
+  tpu_cuda::launch_gemm<Tile>(
+      tpu_cuda::DenseA<bf16>(aData.data(), s.M, s.K), tpu_cuda::DenseB_NK(bNK.data(), s.N, s.K),
+      PairStoreC{c.data(), s.M, s.N, &pairs, &singles}, s.M, s.N, s.K, s.batch);
+  EXPECT_EQ(firstMismatch(c, referenceGemm(s, a, b, false), s.K), -1);
+  EXPECT_EQ(pairs, s.batch * s.M * (s.N / 2));
+  EXPECT_EQ(singles, s.batch * s.M); // column 36 of each row
+}
+
 // ---- Shared-memory banks ----
 
 TEST(Gemm, SwizzledTilesAreBankConflictFree) {

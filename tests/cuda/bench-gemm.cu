@@ -56,11 +56,16 @@ __global__ void fill_random(bf16 *data, long long count, unsigned seed) {
   }
 }
 
+// Both epilogues store adjacent column pairs as one 32-bit bf16x2 (N is even here).
 struct StoreBf16 {
   bf16 *out;
   int N;
   __device__ void operator()(int, int m, int n, float acc) const {
     out[static_cast<long long>(m) * N + n] = to_bf16(acc);
+  }
+  __device__ void pair(int, int m, int n, float first, float second) const {
+    *reinterpret_cast<uint32_t *>(out + static_cast<long long>(m) * N + n) =
+        pack_bf16x2(to_bf16(first), to_bf16(second));
   }
 };
 
@@ -69,9 +74,17 @@ struct BiasReluResidual {
   const bf16 *residual;
   bf16 *out;
   int N;
+  __device__ float value(long long index, int n, float acc) const {
+    return fmaxf(acc + to_float(bias[n]), 0.0f) + to_float(residual[index]);
+  }
   __device__ void operator()(int, int m, int n, float acc) const {
     long long index = static_cast<long long>(m) * N + n;
-    out[index] = to_bf16(fmaxf(acc + to_float(bias[n]), 0.0f) + to_float(residual[index]));
+    out[index] = to_bf16(value(index, n, acc));
+  }
+  __device__ void pair(int, int m, int n, float first, float second) const {
+    long long index = static_cast<long long>(m) * N + n;
+    *reinterpret_cast<uint32_t *>(out + index) =
+        pack_bf16x2(to_bf16(value(index, n, first)), to_bf16(value(index + 1, n + 1, second)));
   }
 };
 

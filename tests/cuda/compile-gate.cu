@@ -7,15 +7,24 @@ using namespace tpu_cuda;
 using BigTile = TileConfig<128, 128, 32, 2, 4, 4>;
 using SmallTile = TileConfig<32, 32, 32, 1, 1, 1>;
 
-// bias + ReLU + residual, stored as bf16: the fused epilogue shape the emitter generates.
+// bias + ReLU + residual, stored as bf16 (pairs as one bf16x2): the fused epilogue shape the
+// emitter generates.
 struct BiasReluResidual {
   const float *bias;
   const bf16 *residual;
   bf16 *out;
   int N;
-  __device__ void operator()(int batch, int m, int n, float acc) const {
-    long long index = (static_cast<long long>(batch) * 0 + m) * N + n;
-    out[index] = to_bf16(fmaxf(acc + bias[n], 0.0f) + to_float(residual[index]));
+  __device__ bf16 value(long long index, int n, float acc) const {
+    return to_bf16(fmaxf(acc + bias[n], 0.0f) + to_float(residual[index]));
+  }
+  __device__ void operator()(int, int m, int n, float acc) const {
+    long long index = static_cast<long long>(m) * N + n;
+    out[index] = value(index, n, acc);
+  }
+  __device__ void pair(int, int m, int n, float first, float second) const {
+    long long index = static_cast<long long>(m) * N + n;
+    *reinterpret_cast<uint32_t *>(out + index) =
+        pack_bf16x2(value(index, n, first), value(index + 1, n + 1, second));
   }
 };
 

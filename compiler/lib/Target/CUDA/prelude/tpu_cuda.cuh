@@ -24,7 +24,11 @@
 //   - Epilogue: a functor the kernel calls once per valid output element with the fp32 sum,
 //       __device__ void operator()(int batch, int m, int n, float acc) const;
 //     it owns the store, so fused bias/activation/residual and any output type or layout (fp32,
-//     bf16, NHWC ...) live in the generated code, applied to the accumulator registers.
+//     bf16, NHWC ...) live in the generated code, applied to the accumulator registers. An
+//     epilogue may also define
+//       __device__ void pair(int batch, int m, int n, float acc_n, float acc_n_plus_1) const;
+//     then every pair of adjacent outputs (n even, both inside C) goes through it instead, for one
+//     vector store; the ragged last column still uses operator().
 
 // An include guard, not #pragma once: the emitter pastes this file into the generated source,
 // where #pragma once would be "in main file".
@@ -36,6 +40,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #if defined(TPU_CUDA_EMULATE)
 #include "tpu_cuda_emu.h"
@@ -479,6 +485,16 @@ template <class T> struct ConvA {
 
 namespace detail {
 
+// Whether the epilogue has the optional two-column store
+//   __device__ void pair(int batch, int m, int n, float acc_n, float acc_n_plus_1) const;
+// which gemm_block then calls for every pair (n even) whose two columns are both inside C, so the
+// generated code can store them with one bf16x2 / float2 access.
+template <class Epilogue, class = void> struct HasPairStore : std::false_type {};
+template <class Epilogue>
+struct HasPairStore<
+    Epilogue, std::void_t<decltype(std::declval<const Epilogue &>().pair(0, 0, 0, 0.0f, 0.0f))>>
+    : std::true_type {};
+
 // Issues the loads of one Rows x Cols tile (Cols contiguous, chunks of 8) whose top-left element
 // is (row0, col0) of the loader's operand into the swizzled buffer `tile`.
 template <int Rows, int Cols, int Threads, class Loader>
@@ -542,10 +558,11 @@ __device__ __forceinline__ void compute_stage(const unsigned char *a_tile,
       b_frag[j + 1][1] = r[3];
     }
     TPU_UNROLL
-    for (int i = 0; i < Tile::kMmaM; ++i)
+    for (int i = 0; i < Tile::kMmaM; ++i) {
       TPU_UNROLL
-    for (int j = 0; j < Tile::kMmaN; ++j)
-      mma_m16n8k16_bf16(acc[i][j], a_frag[i], b_frag[j]);
+      for (int j = 0; j < Tile::kMmaN; ++j)
+        mma_m16n8k16_bf16(acc[i][j], a_frag[i], b_frag[j]);
+    }
   }
 }
 
@@ -573,12 +590,14 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
 
   float acc[Tile::kMmaM][Tile::kMmaN][4];
   TPU_UNROLL
-  for (int i = 0; i < Tile::kMmaM; ++i)
+  for (int i = 0; i < Tile::kMmaM; ++i) {
     TPU_UNROLL
-  for (int j = 0; j < Tile::kMmaN; ++j)
-    TPU_UNROLL
-  for (int r = 0; r < 4; ++r)
-    acc[i][j][r] = 0.0f;
+    for (int j = 0; j < Tile::kMmaN; ++j) {
+      TPU_UNROLL
+      for (int r = 0; r < 4; ++r)
+        acc[i][j][r] = 0.0f;
+    }
+  }
 
   auto compute = [&](int stage) {
     const unsigned char *a_tile = smem + stage * Tile::kStageBytes;
@@ -620,22 +639,36 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
     }
   }
 
-  // c0, c1 = C[g][2t, 2t+1] and c2, c3 = C[g+8][2t, 2t+1] of each 16x8 mma tile.
+  // c0, c1 = C[g][2t, 2t+1] and c2, c3 = C[g+8][2t, 2t+1] of each 16x8 mma tile: every lane holds
+  // pairs of horizontally adjacent outputs (n even).
   const int g = lane / 4, t = lane % 4;
   TPU_UNROLL
-  for (int i = 0; i < Tile::kMmaM; ++i)
+  for (int i = 0; i < Tile::kMmaM; ++i) {
     TPU_UNROLL
-  for (int j = 0; j < Tile::kMmaN; ++j)
-    TPU_UNROLL
-  for (int r = 0; r < 4; ++r) {
-    int m = m0 + warp_m0 + i * 16 + g + (r / 2) * 8;
+    for (int j = 0; j < Tile::kMmaN; ++j) {
+      TPU_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        int m = m0 + warp_m0 + i * 16 + g + half * 8;
+        int n = n0 + warp_n0 + j * 8 + 2 * t;
 #if TPU_CUDA_MUTATION == TPU_CUDA_MUTATION_FRAGMENT_INDEX
-    int n = n0 + warp_n0 + j * 8 + 2 * t + 1 - r % 2;
+        float first = acc[i][j][2 * half + 1], second = acc[i][j][2 * half];
 #else
-    int n = n0 + warp_n0 + j * 8 + 2 * t + r % 2;
+        float first = acc[i][j][2 * half], second = acc[i][j][2 * half + 1];
 #endif
-    if (m < M && n < N)
-      epilogue(batch, m, n, acc[i][j][r]);
+        if (m >= M)
+          continue;
+        if constexpr (detail::HasPairStore<Epilogue>::value) {
+          if (n + 1 < N) {
+            epilogue.pair(batch, m, n, first, second);
+            continue;
+          }
+        }
+        if (n < N)
+          epilogue(batch, m, n, first);
+        if (n + 1 < N)
+          epilogue(batch, m, n + 1, second);
+      }
+    }
   }
 }
 
