@@ -9,13 +9,13 @@
 //     arrive at the same operation; the last lane to arrive computes the result of every lane
 //     from the per-lane inputs, using the PTX ISA fragment layouts.
 // Everything between two synchronisation points of a thread runs at once, so the emulator is
-// deliberately hostile to racy code: fibers are picked in a seeded order (seed 0: highest thread
-// first, otherwise random), dynamic shared memory is filled with NaN bytes at every block start,
-// and cp.async copies stay pending until the issuing thread waits for their group. A missing
-// barrier or wait therefore yields wrong numbers instead of passing by luck. A deadlock (threads
-// waiting at a barrier or collective that others never reach) is reported as one line on stderr
-// and exit status 1, as are misaligned or oversized operations and accesses past the end of the
-// dynamic shared memory (which ends at a guard page).
+// deliberately hostile to racy code: fibers are picked in a seeded order, warp by warp (seed 0:
+// highest thread first, otherwise warps and lanes shuffled), dynamic shared memory is filled with
+// NaN bytes at every block start, and cp.async copies stay pending until the issuing thread waits
+// for their group. A missing barrier or wait therefore yields wrong numbers instead of passing by
+// luck. A deadlock (threads waiting at a barrier or collective that others never reach) is
+// reported as one line on stderr and exit status 1, as are misaligned or oversized operations and
+// accesses past the end of the dynamic shared memory (which ends at a guard page).
 //
 // Not thread-safe: launches must come from one host thread. Not emulated: atomics, streams,
 // clusters, memory-model subtleties beyond "visible after wait + barrier", timing.
@@ -326,10 +326,24 @@ inline void run_block(Block &b) {
       return;
     if (ready.empty())
       report_deadlock(b);
-    if (reverse_order)
+    // Warp by warp: the first warp of a round runs all its lanes to their next synchronisation
+    // point before any other warp moves, so reading another warp's shared-memory data without a
+    // barrier always finds it missing (a fully random interleaving misses that about half the
+    // time). Lanes within a warp are shuffled too, to expose missing __syncwarp.
+    if (reverse_order) {
       std::reverse(ready.begin(), ready.end());
-    else
+    } else {
+      std::vector<int> warp_order(b.warps.size());
+      for (size_t w = 0; w < warp_order.size(); ++w)
+        warp_order[w] = static_cast<int>(w);
+      std::shuffle(warp_order.begin(), warp_order.end(), random);
+      std::vector<int> rank(b.warps.size());
+      for (size_t position = 0; position < warp_order.size(); ++position)
+        rank[warp_order[position]] = static_cast<int>(position);
       std::shuffle(ready.begin(), ready.end(), random);
+      std::stable_sort(ready.begin(), ready.end(),
+                       [&](int x, int y) { return rank[x / kWarpSize] < rank[y / kWarpSize]; });
+    }
     for (int id : ready) {
       Fiber &f = b.fibers[id];
       if (f.state != FiberState::Ready) // released or blocked by an earlier fiber of this round
@@ -346,7 +360,8 @@ inline void run_block(Block &b) {
 inline Stats &stats() { return detail::global().stats; }
 inline void reset_stats() { detail::global().stats = Stats{}; }
 // Scheduling order of the fibers: 0 runs the highest thread index first, any other value a
-// pseudo-random order drawn from it. The environment variable TPU_EMU_SEED sets the initial value.
+// pseudo-random order of the warps, and of the lanes within each warp, drawn from it. The
+// environment variable TPU_EMU_SEED sets the initial value.
 inline void set_schedule_seed(uint64_t seed) {
   detail::global().seed_from_env_read = true;
   detail::global().seed = seed;

@@ -17,35 +17,49 @@ namespace {
 constexpr bool kMutationBreaksResults = TPU_CUDA_MUTATION != TPU_CUDA_MUTATION_NONE &&
                                         TPU_CUDA_MUTATION != TPU_CUDA_MUTATION_NO_SWIZZLE;
 
-void expectOutcome(long mismatch) {
-  if (kMutationBreaksResults)
-    EXPECT_NE(mismatch, -1) << "mutation " << TPU_CUDA_MUTATION << " went unnoticed";
-  else
-    EXPECT_EQ(mismatch, -1) << "first wrong element " << mismatch;
+// Runs one GEMM under several schedules (reverse order and three shuffled warp orders): a
+// mutation must be caught under every one of them, not by a lucky order.
+template <class Run> void expectOutcomeForEverySchedule(Run run) {
+  for (uint64_t seed : {0, 1, 2, 3}) {
+    tpu_emu::set_schedule_seed(seed);
+    long mismatch = run();
+    if (kMutationBreaksResults)
+      EXPECT_NE(mismatch, -1) << "mutation " << TPU_CUDA_MUTATION << " went unnoticed, seed "
+                              << seed;
+    else
+      EXPECT_EQ(mismatch, -1) << "first wrong element " << mismatch << ", seed " << seed;
+  }
+  tpu_emu::set_schedule_seed(0);
 }
 
 TEST(GemmMutation, PipelinedWeights) {
   using Tile = TileConfig<64, 64, 32, 1, 2, 3>;
-  expectOutcome(denseGemmMismatch<Tile, bf16, bf16, BLayout::WeightsNK>({1, 64, 64, 256}));
+  expectOutcomeForEverySchedule([] {
+    return denseGemmMismatch<Tile, bf16, bf16, BLayout::WeightsNK>({1, 64, 64, 256});
+  });
 }
 
 TEST(GemmMutation, FloatActivationsTimesActivations) {
   using Tile = TileConfig<32, 64, 32, 1, 2, 2>;
-  expectOutcome(denseGemmMismatch<Tile, float, bf16, BLayout::ActivationsKN>({2, 40, 64, 96}));
+  expectOutcomeForEverySchedule([] {
+    return denseGemmMismatch<Tile, float, bf16, BLayout::ActivationsKN>({2, 40, 64, 96});
+  });
 }
 
 // Two warps: within one warp every lane has waited for its own copies before the ldmatrix that
 // reads them, so a missing barrier only shows between warps.
 TEST(GemmMutation, SynchronousSingleStage) {
   using Tile = TileConfig<64, 32, 32, 2, 1, 1>;
-  expectOutcome(denseGemmMismatch<Tile, bf16, bf16, BLayout::WeightsNK>({1, 64, 32, 64}));
+  expectOutcomeForEverySchedule([] {
+    return denseGemmMismatch<Tile, bf16, bf16, BLayout::WeightsNK>({1, 64, 32, 64});
+  });
 }
 
-TEST(GemmMutation, RandomSchedule) {
-  tpu_emu::set_schedule_seed(12345);
+TEST(GemmMutation, FourWarps) {
   using Tile = TileConfig<64, 64, 32, 2, 2, 2>;
-  expectOutcome(denseGemmMismatch<Tile, bf16, bf16, BLayout::ActivationsKN>({1, 64, 64, 128}));
-  tpu_emu::set_schedule_seed(0);
+  expectOutcomeForEverySchedule([] {
+    return denseGemmMismatch<Tile, bf16, bf16, BLayout::ActivationsKN>({1, 64, 64, 128});
+  });
 }
 
 TEST(GemmMutation, BankConflictsOnlyWithoutSwizzle) {
