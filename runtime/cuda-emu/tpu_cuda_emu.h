@@ -1,4 +1,4 @@
-// Host emulation of the CUDA subset that generated GPU code uses (docs/gpu-device-library.md).
+// Host emulation of the CUDA subset that generated GPU code uses (docs/gpu.md).
 //
 // Including this header instead of the CUDA headers lets a generated .cu file, or the device
 // library tpu_cuda.cuh with TPU_CUDA_EMULATE defined, compile with a plain C++17 compiler and run

@@ -5,6 +5,7 @@
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/FusionMode.h"
+#include "tpu/Target/CUDA/EmitCUDA.h"
 #include "tpu/Target/TPU/BundleEncoder.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
@@ -216,7 +217,8 @@ void compile(const CompileOptions &options) {
     target.fusion = options.fusion;
     mlir::tpu::buildFusionPipeline(pm, target);
   }
-  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused) {
+  bool cuda = options.emit == EmitKind::Cuda;
+  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused && !cuda) {
     mlir::tpu::buildTPULoweringPipeline(pm);
     if (options.print_fusion_groups)
       pm.addNestedPass<mlir::func::FuncOp>(
@@ -227,6 +229,16 @@ void compile(const CompileOptions &options) {
     mlir::tpu::buildISAPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     errors.raise("compilation");
+  if (cuda) {
+    mlir::tpu::cuda::CudaOptions cudaOptions;
+    cudaOptions.gpu = options.gpu;
+    cudaOptions.model_path = options.input_path;
+    cudaOptions.fusion = options.fusion;
+    mlir::FailureOr<std::string> source = mlir::tpu::cuda::emitCuda(*module, cudaOptions);
+    if (mlir::failed(source))
+      errors.raise("CUDA code generation");
+    return writeText(options.output_path, *source);
+  }
   if (options.emit != EmitKind::Asm && options.emit != EmitKind::Bundle)
     return writeText(options.output_path, printed(*module));
 

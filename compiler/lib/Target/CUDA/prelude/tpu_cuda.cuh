@@ -1,4 +1,4 @@
-// tpu_cuda: the device library every generated CUDA file embeds (docs/gpu-device-library.md).
+// tpu_cuda: the device library every generated CUDA file embeds (docs/gpu.md).
 //
 // Compiles under nvcc for sm_80 and newer (mma.sync, ldmatrix and cp.async as inline PTX), and as
 // plain C++17 when TPU_CUDA_EMULATE is defined: then runtime/cuda-emu/tpu_cuda_emu.h stands in
