@@ -51,7 +51,8 @@ nlohmann::json workJson(const WorkStats &work) {
 std::string ratioText(uint64_t cycles, const std::optional<Roofline> &roofline) {
   if (!roofline || roofline->cycles() == 0)
     return "-";
-  return fmt::format("{:.2f}x", static_cast<double>(cycles) / static_cast<double>(roofline->cycles()));
+  return fmt::format("{:.2f}x",
+                     static_cast<double>(cycles) / static_cast<double>(roofline->cycles()));
 }
 
 nlohmann::json workListJson(const std::vector<WorkStats> &list) {
@@ -129,8 +130,7 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
                   config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
   if (stats.roofline)
     text += fmt::format("roofline: {} cycles (compute {}, memory {}); the run takes {} of it\n",
-                        grouped(stats.roofline->cycles()),
-                        grouped(stats.roofline->compute_cycles),
+                        grouped(stats.roofline->cycles()), grouped(stats.roofline->compute_cycles),
                         grouped(stats.roofline->memory_cycles),
                         ratioText(stats.total_cycles, stats.roofline));
   text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", grouped(stats.macs),
@@ -174,18 +174,17 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
   });
   constexpr size_t kShownOps = 10;
   if (!ops.empty())
-    text += fmt::format("{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>8}\n",
-                        "source op (longest first)", "instrs", "span", "roofline", "ratio", "MACs",
-                        "DRAM bytes", "util");
+    text +=
+        fmt::format("{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>8}\n", "source op (longest first)",
+                    "instrs", "span", "roofline", "ratio", "MACs", "DRAM bytes", "util");
   for (size_t i = 0; i < std::min(ops.size(), kShownOps); ++i) {
     const WorkStats &work = *ops[i];
     std::string name = work.name.size() > 30 ? work.name.substr(0, 29) + "~" : work.name;
     uint64_t span = work.last_cycle - work.first_cycle;
-    text += fmt::format("{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>7.1f}%\n", name,
-                        work.instructions, span,
-                        work.roofline ? std::to_string(work.roofline->cycles()) : "-",
-                        ratioText(span, work.roofline), work.macs, work.dram_bytes,
-                        100 * work.mxu_utilization);
+    text += fmt::format(
+        "{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>7.1f}%\n", name, work.instructions, span,
+        work.roofline ? std::to_string(work.roofline->cycles()) : "-",
+        ratioText(span, work.roofline), work.macs, work.dram_bytes, 100 * work.mxu_utilization);
   }
   if (ops.size() > kShownOps)
     text += fmt::format("({} more in the report's by_source_op)\n", ops.size() - kShownOps);

@@ -66,8 +66,7 @@ uint64_t vectorCycles(uint64_t elements, uint64_t transcendental, const Hardware
 namespace {
 
 uint64_t memoryCycles(uint64_t bytes, const HardwareConfig &config) {
-  return static_cast<uint64_t>(
-      std::ceil(static_cast<double>(bytes) / config.dram.bytes_per_cycle));
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / config.dram.bytes_per_cycle));
 }
 
 } // namespace

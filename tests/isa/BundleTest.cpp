@@ -178,7 +178,9 @@ TEST(Bundle, RejectsMalformedWork) {
   const Mutation mutations[] = {
       {[](auto &json) { json["work"].erase("dram_bytes"); },
        "bundle metadata: work.dram_bytes: missing"},
-      {[](auto &json) { json["work"]["source_ops"][1]["gemms"][0] = {1, 4, 8}; },
+      {[](auto &json) {
+         json["work"]["source_ops"][1]["gemms"][0] = {1, 4, 8};
+       },
        "bundle metadata: work.source_ops[1].gemms[0]: must be [batch, m, k, n] (got [1,4,8])"},
       {[](auto &json) { json["work"]["source_ops"][1]["gemms"][0][2] = 0; },
        "bundle metadata: work.source_ops[1].gemms[0][2]: must be an integer in [1, "

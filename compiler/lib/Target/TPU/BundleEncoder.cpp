@@ -45,7 +45,8 @@ CompulsoryWork compulsoryWork(mlir::DictionaryAttr record,
   for (mlir::Attribute entry : llvm::cast<mlir::ArrayAttr>(record.get("source_ops"))) {
     auto op = llvm::cast<mlir::DictionaryAttr>(entry);
     SourceWork work;
-    llvm::ArrayRef<int64_t> gemms = llvm::cast<mlir::DenseI64ArrayAttr>(op.get("gemms")).asArrayRef();
+    llvm::ArrayRef<int64_t> gemms =
+        llvm::cast<mlir::DenseI64ArrayAttr>(op.get("gemms")).asArrayRef();
     for (size_t i = 0; i + 4 <= gemms.size(); i += 4)
       work.gemms.push_back({uint64_t(gemms[i]), uint64_t(gemms[i + 1]), uint64_t(gemms[i + 2]),
                             uint64_t(gemms[i + 3])});

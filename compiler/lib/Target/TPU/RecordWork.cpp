@@ -62,16 +62,18 @@ uint64_t neededBytes(mlir::Operation &op, Value operand) {
   uint64_t all = bytesOf(operand);
   if (llvm::isa<mlir::tpu::SliceOp>(op))
     return std::min(all, bytesOf(op.getResult(0)));
-  if (auto gather = llvm::dyn_cast<mlir::tpu::GatherOp>(op); gather && operand == gather.getValues())
+  if (auto gather = llvm::dyn_cast<mlir::tpu::GatherOp>(op);
+      gather && operand == gather.getValues())
     return std::min(all, bytesOf(gather.getResult()));
-  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op); im2col && operand == im2col.getInput()) {
+  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op);
+      im2col && operand == im2col.getInput()) {
     llvm::ArrayRef<int64_t> shape = im2col.getInput().getType().getShape();
-    int64_t rows = coveredPositions(shape[1], im2col.getOutputHeight(), im2col.getKernel()[0],
-                                    im2col.getStride()[0], im2col.getDilation()[0],
-                                    im2col.getPad()[0]);
-    int64_t cols = coveredPositions(shape[2], im2col.getOutputWidth(), im2col.getKernel()[1],
-                                    im2col.getStride()[1], im2col.getDilation()[1],
-                                    im2col.getPad()[2]);
+    int64_t rows =
+        coveredPositions(shape[1], im2col.getOutputHeight(), im2col.getKernel()[0],
+                         im2col.getStride()[0], im2col.getDilation()[0], im2col.getPad()[0]);
+    int64_t cols =
+        coveredPositions(shape[2], im2col.getOutputWidth(), im2col.getKernel()[1],
+                         im2col.getStride()[1], im2col.getDilation()[1], im2col.getPad()[2]);
     return all / uint64_t(shape[1] * shape[2]) * uint64_t(rows * cols);
   }
   return all;
@@ -91,7 +93,8 @@ public:
     };
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       auto [m, k] = matrixShape(matmul.getLhs());
-      work.gemms.push_back({1, uint64_t(m), uint64_t(k), uint64_t(matrixShape(matmul.getRhs()).second)});
+      work.gemms.push_back(
+          {1, uint64_t(m), uint64_t(k), uint64_t(matrixShape(matmul.getRhs()).second)});
     } else if (auto batch = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
       llvm::ArrayRef<int64_t> lhs = batch.getLhs().getType().getShape();
       work.gemms.push_back({uint64_t(lhs[0]), uint64_t(lhs[1]), uint64_t(lhs[2]),
@@ -199,9 +202,8 @@ public:
         bool matmulGroup = llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
         for (mlir::Operation &member : fused.getMembers()) {
           ledger.compute(member);
-          std::string reader = matmulGroup && &member != &fused.getHead()
-                                   ? tpu::codegen::sourceName(&member)
-                                   : name;
+          std::string reader =
+              matmulGroup && &member != &fused.getHead() ? tpu::codegen::sourceName(&member) : name;
           for (mlir::Value operand : member.getOperands())
             if (operand.getParentRegion() != &fused.getBody())
               ledger.read(reader, operand, tpu::codegen::neededBytes(member, operand));

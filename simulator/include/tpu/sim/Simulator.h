@@ -81,7 +81,7 @@ struct WorkStats {
   uint64_t last_cycle = 0; // the span [first_cycle, last_cycle) its instructions cover
   uint64_t macs = 0;
   uint64_t dram_bytes = 0;
-  double mxu_utilization = 0; // macs / (R * C * span)
+  double mxu_utilization = 0;       // macs / (R * C * span)
   std::optional<Roofline> roofline; // source ops of a bundle that records its work
 };
 
