@@ -158,7 +158,9 @@ SimStats Profiler::finish(uint64_t totalCycles, const HardwareConfig &config) {
       entry.mxu_utilization = utilization(entry.macs, config, entry.last_cycle - entry.first_cycle);
   if (bundle_.work) {
     stats.roofline = roofline(*bundle_.work, config);
-    for (size_t i = 0; i < stats.by_source_op.size(); ++i)
+    // As with the source map, a bundle built in code may record less.
+    for (size_t i = 0; i < std::min(stats.by_source_op.size(), bundle_.work->source_ops.size());
+         ++i)
       stats.by_source_op[i].roofline = roofline(bundle_.work->source_ops[i], config);
   }
 
