@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks tpu-autodiff's gradients against central finite differences.
 
-    gradcheck.py TOOLS_DIR WORK_DIR   (TOOLS_DIR holds tpuc and tpu-opt)
+    gradcheck.py TOOLS_DIR WORK_DIR [CASE...]   (TOOLS_DIR holds tpuc and tpu-opt)
 
 Each case is a small ONNX model built here with onnx.helper together with
 its forward function written in numpy from the ONNX operator definitions.
@@ -24,6 +24,7 @@ gradient tensor must agree within 1e-3 of its largest entry (JAX's check_grads
 allows 2e-3 for float32). Inputs are drawn so that no ReLU input lies
 within 1e-3 of its kink, where a finite difference is meaningless.
 """
+import math
 import os
 import re
 import subprocess
@@ -41,10 +42,12 @@ RTOL = 1e-3
 
 
 def model(nodes, inputs, output, params, constants=()):
-    """An opset-17 model; `params` are its float initializers, `constants`
-    other (integer) ones."""
+    """An opset-17 model; `params` are its trainable float initializers,
+    `constants` other ones (integer, or float ones that the case's
+    trainable= option leaves out)."""
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        nodes, "g", [helper.make_tensor_value_info(i[0], i[2] if len(i) > 2 else TensorProto.FLOAT,
+                                                   i[1]) for i in inputs],
         [helper.make_tensor_value_info(output[0], TensorProto.FLOAT, output[1])],
         [numpy_helper.from_array(v.astype(np.float32), n) for n, v in params.items()] +
         [numpy_helper.from_array(v, n) for n, v in constants])
@@ -64,6 +67,64 @@ def softmax(x):
 
 def sigmoid(x):
     return 1 / (1 + np.exp(-x))
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def windows(x, kernel, strides, dilations=(1, 1)):
+    """The taps of a window over an NCHW image that is already padded: each
+    (i, j, x[:, :, i d + s oh, j d + s ow]) for the window's offsets."""
+    oh = (x.shape[2] - dilations[0] * (kernel[0] - 1) - 1) // strides[0] + 1
+    ow = (x.shape[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            h, w = i * dilations[0], j * dilations[1]
+            yield i, j, x[:, :, h:h + (oh - 1) * strides[0] + 1:strides[0],
+                          w:w + (ow - 1) * strides[1] + 1:strides[1]]
+
+
+def pad_image(x, pads, value=0.0):
+    """ONNX pads [top, left, bottom, right] around an NCHW image."""
+    return np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])),
+                  constant_values=value)
+
+
+def conv(x, w, b=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1):
+    """ONNX Conv (NCHW, OIHW weights)."""
+    out_group, in_group = w.shape[0] // group, w.shape[1]
+    parts = []
+    for g in range(group):
+        xs = pad_image(x[:, g * in_group:(g + 1) * in_group], pads)
+        ws = w[g * out_group:(g + 1) * out_group]
+        parts.append(sum(np.einsum("nchw,oc->nohw", tap, ws[:, :, i, j])
+                         for i, j, tap in windows(xs, w.shape[2:], strides, dilations)))
+    y = np.concatenate(parts, axis=1)
+    return y if b is None else y + b[None, :, None, None]
+
+
+def max_pool(x, kernel, strides, pads=(0, 0, 0, 0)):
+    taps = np.stack([t for _, _, t in windows(pad_image(x, pads, -np.inf), kernel, strides)])
+    top = np.sort(taps, axis=0)
+    if (top[-1] - top[-2]).min() < 1e-3:
+        raise ValueError("two window elements within 1e-3 of the maximum; pick other data")
+    return taps.max(axis=0)
+
+
+def average_pool(x, kernel, strides, pads=(0, 0, 0, 0), count_include_pad=0):
+    total = sum(t for _, _, t in windows(pad_image(x, pads), kernel, strides))
+    ones = np.ones((1, 1) + x.shape[2:])
+    count = (np.prod(kernel) if count_include_pad else
+             sum(t for _, _, t in windows(pad_image(ones, pads), kernel, strides)))
+    return total / count
+
+
+def layer_norm(x, scale, bias, axis=-1, epsilon=1e-5):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    variance = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(variance + epsilon) * scale + bias
 
 
 def cross_entropy(logits, labels):
@@ -138,6 +199,108 @@ def cases(rng):
            "cross-entropy", np.array([5, 0, 3], dtype=np.int64), "")
 
 
+    # A small CNN: Conv 3x3 stride 1 pad 1, ReLU, Conv 3x3 stride 2 pad 1
+    # (the importer drops the bottom and right padding no window reads),
+    # MaxPool 2x2, AveragePool 2x2 with padding (count_include_pad=0),
+    # GlobalAveragePool, Flatten, Gemm, under cross-entropy.
+    p = {"conv1.weight": n((3, 2, 3, 3)), "conv1.bias": n(3), "conv2.weight": n((4, 3, 3, 3)),
+         "conv2.bias": n(4), "fc.weight": n((3, 4)), "fc.bias": n(3)}
+    yield ("conv-net",
+           model([helper.make_node("Conv", ["x", "conv1.weight", "conv1.bias"], ["c1"],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["c1"], ["r1"]),
+                  helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["c2"],
+                                   strides=[2, 2], pads=[1, 1, 1, 1]),
+                  helper.make_node("MaxPool", ["c2"], ["m"], kernel_shape=[2, 2]),
+                  helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[2, 2],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("GlobalAveragePool", ["a"], ["g"]),
+                  helper.make_node("Flatten", ["g"], ["f"]),
+                  helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], transB=1)],
+                 [("x", [2, 2, 6, 6])], ("y", [2, 3]), p),
+           [n((2, 2, 6, 6))], p,
+           lambda x, q: (lambda c2: average_pool(max_pool(c2, (2, 2), (1, 1)), (2, 2), (1, 1),
+                                                 (1, 1, 1, 1)).mean(axis=(2, 3))
+                         @ q["fc.weight"].T + q["fc.bias"])(
+               conv(relu(conv(x, q["conv1.weight"], q["conv1.bias"], pads=(1, 1, 1, 1))),
+                    q["conv2.weight"], q["conv2.bias"], strides=(2, 2), pads=(1, 1, 1, 1))),
+           "cross-entropy", np.array([2, 0], dtype=np.int64), "")
+
+    # Depthwise Conv (group = channels) with stride 2, dilation 2 and
+    # padding, AveragePool counting the padding (count_include_pad=1, the
+    # importer pads with zeros first), MaxPool over padding at the end,
+    # under MSE.
+    p = {"dw.weight": n((3, 1, 3, 3)), "dw.bias": n(3)}
+    yield ("depthwise-pools",
+           model([helper.make_node("Conv", ["x", "dw.weight", "dw.bias"], ["c"], group=3,
+                                   strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2]),
+                  helper.make_node("AveragePool", ["c"], ["a"], kernel_shape=[3, 3],
+                                   strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+                  helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[2, 2],
+                                   pads=[0, 0, 1, 1])],
+                 [("x", [2, 3, 7, 7])], ("y", [2, 3, 2, 2]), p),
+           [n((2, 3, 7, 7))], p,
+           lambda x, q: max_pool(average_pool(
+               conv(x, q["dw.weight"], q["dw.bias"], strides=(2, 2), pads=(2, 2, 2, 2),
+                    dilations=(2, 2), group=3),
+               (3, 3), (2, 2), (1, 1, 1, 1), count_include_pad=1), (2, 2), (1, 1), (0, 0, 1, 1)),
+           "mse", n((2, 3, 2, 2)), "")
+
+    # Index ops: Gather with runtime indices (one index twice, so the
+    # scatter must add), Pad, Concat, Slice, Gather with constant indices
+    # (slices and a concat), under MSE.
+    p = {"table": n((5, 4)), "w": n((3, 2))}
+    yield ("index-ops",
+           model([helper.make_node("Gather", ["table", "idx"], ["g"], axis=0),
+                  helper.make_node("Pad", ["w", "pads"], ["p"]),
+                  helper.make_node("Concat", ["g", "p"], ["c"], axis=1),
+                  helper.make_node("Slice", ["c", "starts", "ends", "axes"], ["s"]),
+                  helper.make_node("Gather", ["s", "picks"], ["k"], axis=1),
+                  helper.make_node("Mul", ["k", "x"], ["y"])],
+                 [("x", [3, 4]), ("idx", [3], TensorProto.INT64)], ("y", [3, 4]), p,
+                 [("pads", np.array([0, 1, 0, 1], dtype=np.int64)),
+                  ("starts", np.array([1], dtype=np.int64)),
+                  ("ends", np.array([7], dtype=np.int64)),
+                  ("axes", np.array([1], dtype=np.int64)),
+                  ("picks", np.array([0, 2, 2, 5], dtype=np.int64))]),
+           [n((3, 4)), np.array([1, 3, 1], dtype=np.int64)], p,
+           lambda x, idx, q: np.concatenate(
+               [q["table"][idx], np.pad(q["w"], ((0, 0), (1, 1)))], axis=1)[:, 1:7][:, [0, 2, 2, 5]] * x,
+           "mse", n((3, 4)), "")
+
+    # LayerNormalization as the importer writes it (reduce_sum, mul, sub,
+    # rsqrt), GELU with Erf, then ReduceMax and ReduceSum over axis 0 and a
+    # Tile, under MSE.
+    p = {"w": n((4, 5)), "b": n(5), "ln.scale": n(5), "ln.bias": n(5)}
+    yield ("layernorm-gelu",
+           model([helper.make_node("MatMul", ["x", "w"], ["m"]),
+                  helper.make_node("Add", ["m", "b"], ["h"]),
+                  helper.make_node("LayerNormalization", ["h", "ln.scale", "ln.bias"], ["ln"],
+                                   axis=-1),
+                  helper.make_node("Div", ["ln", "sqrt2"], ["z"]),
+                  helper.make_node("Erf", ["z"], ["e"]),
+                  helper.make_node("Add", ["e", "one"], ["e1"]),
+                  helper.make_node("Mul", ["ln", "e1"], ["l2"]),
+                  helper.make_node("Mul", ["l2", "half"], ["gelu"]),
+                  helper.make_node("ReduceMax", ["gelu"], ["mx"], axes=[0], keepdims=1),
+                  helper.make_node("Tile", ["mx", "repeats"], ["t"]),
+                  helper.make_node("ReduceSum", ["gelu", "axis0"], ["sm"], keepdims=1),
+                  helper.make_node("Add", ["gelu", "t"], ["gt"]),
+                  helper.make_node("Sub", ["gt", "sm"], ["y"])],
+                 [("x", [3, 4])], ("y", [3, 5]), p,
+                 [("sqrt2", np.array(math.sqrt(2), dtype=np.float32)),
+                  ("one", np.array(1, dtype=np.float32)),
+                  ("half", np.array(0.5, dtype=np.float32)),
+                  ("repeats", np.array([3, 1], dtype=np.int64)),
+                  ("axis0", np.array([0], dtype=np.int64))]),
+           [n((3, 4))], p,
+           lambda x, q: (lambda g: g + np.tile(g.max(axis=0, keepdims=True), (3, 1)) -
+                         g.sum(axis=0, keepdims=True))(
+               (lambda l: 0.5 * l * (1 + erf(l / math.sqrt(2))))(
+                   layer_norm(x @ q["w"] + q["b"], q["ln.scale"], q["ln.bias"]))),
+           "mse", n((3, 5)), " trainable=w,b,ln.scale,ln.bias")
+
+
 def step_signature(tosa):
     """The step function's input and result names, in order."""
     header = re.search(r"func\.func @main\((.*?)\) -> \((.*?)\) \{", tosa).groups()
@@ -176,7 +339,8 @@ def check_case(tools, work, case, rng):
     name, onnx_model, inputs, params, forward, loss, labels, extra = case
     # The float32 values the step sees, in float64 for the reference.
     params = {k: v.astype(np.float32).astype(np.float64) for k, v in params.items()}
-    inputs = [x.astype(np.float32).astype(np.float64) for x in inputs]
+    inputs = [x if x.dtype == np.int64 else x.astype(np.float32).astype(np.float64)
+              for x in inputs]
     loss_fn = cross_entropy if loss == "cross-entropy" else mse
 
     def loss_of(q):
@@ -184,7 +348,8 @@ def check_case(tools, work, case, rng):
 
     reference = finite_differences(loss_of, params)
     lr, momentum = 0.25, 0.5
-    feeds = {"x": inputs[0], "labels": labels if loss == "cross-entropy" else labels.astype(np.float32)}
+    feeds = {i.name: x for i, x in zip(onnx_model.graph.input, inputs)}
+    feeds["labels"] = labels if loss == "cross-entropy" else labels.astype(np.float32)
     outputs = {"loss": np.zeros(1, np.float32), "correct": np.zeros(1, np.int32)}
     for k, v in params.items():
         feeds[k] = v
@@ -229,10 +394,13 @@ def check_case(tools, work, case, rng):
 
 def main():
     tools, work = sys.argv[1:3]
+    only = set(sys.argv[3:])  # case names, for debugging; default all
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(7)
     failures = []
     for case in cases(rng):
+        if only and case[0] not in only:
+            continue
         try:
             failures += check_case(tools, work, case, rng)
         except subprocess.CalledProcessError as error:
