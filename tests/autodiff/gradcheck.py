@@ -246,6 +246,20 @@ def cases(rng):
                (3, 3), (2, 2), (1, 1, 1, 1), count_include_pad=1), (2, 2), (1, 1), (0, 0, 1, 1)),
            "mse", n((2, 3, 2, 2)), "")
 
+    # Grouped Conv (2 groups: per-group slices, convolutions and a concat
+    # when training) and depthwise Conv with a channel multiplier of 2
+    # (tosa.depthwise_conv2d when training), under MSE.
+    p = {"g.weight": n((4, 2, 3, 3)), "g.bias": n(4), "m.weight": n((8, 1, 3, 3))}
+    yield ("grouped-convs",
+           model([helper.make_node("Conv", ["x", "g.weight", "g.bias"], ["g"], group=2,
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Conv", ["g", "m.weight"], ["y"], group=4, strides=[2, 2])],
+                 [("x", [2, 4, 5, 5])], ("y", [2, 8, 2, 2]), p),
+           [n((2, 4, 5, 5))], p,
+           lambda x, q: conv(conv(x, q["g.weight"], q["g.bias"], pads=(1, 1, 1, 1), group=2),
+                             q["m.weight"], strides=(2, 2), group=4),
+           "mse", n((2, 8, 2, 2)), "")
+
     # Index ops: Gather with runtime indices (one index twice, so the
     # scatter must add), Pad, Concat, Slice, Gather with constant indices
     # (slices and a concat), under MSE.
@@ -310,8 +324,11 @@ def step_signature(tosa):
 def run_step(tools, work, name, onnx_model, options, feeds, outputs):
     path = os.path.join(work, name + ".onnx")
     onnx.save(onnx_model, path)
-    # As imported: optimization folds weight reshapes into unnamed constants.
-    imported = subprocess.run([os.path.join(tools, "tpuc"), path, "--emit=onnx-import", "-o", "-"],
+    # As imported for training (weights stay values: grouped Conv as
+    # per-group convolutions); optimization would fold weight reshapes into
+    # unnamed constants.
+    imported = subprocess.run([os.path.join(tools, "tpuc"), path, "--train", "--emit=onnx-import",
+                               "-o", "-"],
                               check=True, capture_output=True, text=True).stdout
     tosa = subprocess.run([os.path.join(tools, "tpu-opt"), f"--tpu-autodiff={options}"],
                           input=imported, check=True, capture_output=True, text=True).stdout
