@@ -117,10 +117,12 @@ public:
                                                      : DenseElementsAttr::get(t, values));
   }
 
-  // reduce_sum over several axes, the axes dropped when `shape` says so.
+  // reduce_sum over several axes (those of size 1 need none), reshaped to
+  // `shape`.
   Value sum(Value x, ArrayRef<int64_t> axes, ArrayRef<int64_t> shape) {
     for (int64_t axis : axes)
-      x = reduceSum(x, axis);
+      if (shapeOf(x)[axis] != 1)
+        x = reduceSum(x, axis);
     return reshape(x, shape);
   }
 
@@ -167,13 +169,11 @@ public:
 
   // Elements start, start + stride, ... (count of them) along `axis`.
   Value stridedSlice(Value x, int64_t axis, int64_t start, int64_t stride, int64_t count) {
-    Shape shape = shapeOf(x);
-    int64_t end = start + (count - 1) * stride + 1;
-    x = padOrCrop(x, axis, -start, end - shape[axis]);
+    // The count * stride elements from start (padded with zeros past the
+    // end), split into [count, stride], column 0.
+    x = padOrCrop(x, axis, -start, start + count * stride - shapeOf(x)[axis]);
     if (stride == 1)
       return x;
-    // Padded to count * stride, split into [count, stride], column 0.
-    x = padOrCrop(x, axis, 0, stride - 1);
     Shape split = shapeOf(x);
     split[axis] = count;
     split.insert(split.begin() + axis + 1, stride);
@@ -487,10 +487,12 @@ Gradients maxPool2dRule(Emitter &e, tosa::MaxPool2dOp op, Value dy) {
         Value tap = e.stridedSlice(padded, 1, i, window.stride[0], window.output[1]);
         tap = e.stridedSlice(tap, 2, j, window.stride[1], window.output[2]);
         Value first = e.compare<tosa::EqualOp>(tap, y);
+        bool last = i + 1 == window.kernel[0] && j + 1 == window.kernel[1];
         if (taken) {
           Type mask = taken.getType();
           first = e.make<tosa::LogicalAndOp>(mask, first, e.make<tosa::LogicalNotOp>(mask, taken));
-          taken = e.make<tosa::LogicalOrOp>(mask, taken, first);
+          if (!last)
+            taken = e.make<tosa::LogicalOrOp>(mask, taken, first);
         } else {
           taken = first;
         }
