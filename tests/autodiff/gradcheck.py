@@ -22,7 +22,10 @@ float64 with eps = 1e-6, whose truncation (~eps^2) and rounding
 through the forward and backward graphs and 6 printed digits, so each
 gradient tensor must agree within 1e-3 of its largest entry (JAX's check_grads
 allows 2e-3 for float32). Inputs are drawn so that no ReLU input lies
-within 1e-3 of its kink, where a finite difference is meaningless.
+within 1e-3 of its kink and no max-pool window has two elements within
+1e-3 of its maximum, where a finite difference is meaningless; the
+max-pool tie rule (the first maximum in row-major window order gets the
+gradient) is checked on its own against that rule written in numpy.
 """
 import math
 import os
@@ -409,6 +412,42 @@ def check_case(tools, work, case, rng):
     return failures
 
 
+def check_max_pool_ties(tools, work):
+    """MaxPool 2x2 stride 1 over a parameter with tied maxima: each window's
+    gradient must go to its first maximum in row-major window order (and
+    overlapping windows add up); finite differences cannot check this."""
+    w = np.array([[1, 1, 0, 2], [1, 1, 2, 2], [0, 3, 3, 0], [3, 3, 0, 1]],
+                 dtype=np.float64).reshape(1, 1, 4, 4)
+    target = np.arange(9, dtype=np.float64).reshape(1, 1, 3, 3) / 9
+    onnx_model = model([helper.make_node("Add", ["x", "w"], ["s"]),
+                        helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])],
+                       [("x", [1, 1, 4, 4])], ("y", [1, 1, 3, 3]), {"w": w})
+    y = np.zeros((3, 3))
+    want = np.zeros((4, 4))
+    for i in range(3):
+        for j in range(3):
+            y[i, j] = w[0, 0, i:i + 2, j:j + 2].max()
+    dy = 2 * (y - target[0, 0]) / 9
+    for i in range(3):
+        for j in range(3):
+            window = w[0, 0, i:i + 2, j:j + 2].ravel()
+            first = int(np.argmax(window))  # numpy's argmax: the first maximum
+            want[i + first // 2, j + first % 2] += dy[i, j]
+    feeds = {"x": np.zeros((1, 1, 4, 4)), "labels": target.astype(np.float32), "w": w,
+             "w.momentum": np.zeros_like(w)}
+    outputs = {"loss": np.zeros(1, np.float32), "w": w.astype(np.float32),
+               "w.momentum": w.astype(np.float32)}
+    got = run_step(tools, work, "max-pool-ties", onnx_model,
+                   "loss=mse optimizer=momentum lr=0.25 momentum=0.5", feeds, outputs)
+    error = np.abs(got["w.momentum"] - want.ravel()).max()
+    # 6 printed digits; another tie rule moves whole entries of dy (> 0.1).
+    tolerance = 1e-5 * np.abs(want).max()
+    ok = error <= tolerance
+    print(f"max-pool-ties gradient of w: max abs error {error:.3g} (tolerance {tolerance:.3g}) "
+          f"{'ok' if ok else 'MISMATCH'}")
+    return [] if ok else ["max-pool-ties gradient of w"]
+
+
 def main():
     tools, work = sys.argv[1:3]
     only = set(sys.argv[3:])  # case names, for debugging; default all
@@ -423,6 +462,8 @@ def main():
         except subprocess.CalledProcessError as error:
             print(error.stderr[:2000])
             failures.append(f"{case[0]}: {os.path.basename(error.cmd[0])} failed")
+    if not only or "max-pool-ties" in only:
+        failures += check_max_pool_ties(tools, work)
     if failures:
         print("FAILED: " + "; ".join(failures))
         return 1
