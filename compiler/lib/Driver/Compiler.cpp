@@ -69,8 +69,8 @@ mlir::OwningOpRef<mlir::ModuleOp> loadInput(const std::string &path, mlir::MLIRC
   if (endsWith(path, ".onnx"))
     return frontend::importOnnx(path, context, {train.batch, train.enabled});
   if (train.batch != 0)
-    throw Error(fmt::format("--batch: {} is not an ONNX model; the batch is resized at import",
-                            path));
+    throw Error(
+        fmt::format("--batch: {} is not an ONNX model; the batch is resized at import", path));
   if (!endsWith(path, ".mlir"))
     throw Error(fmt::format("{}: unknown input kind; expected a .onnx or .mlir file", path));
   if (!std::ifstream(path))
@@ -186,7 +186,8 @@ void compile(const CompileOptions &options) {
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect, mlir::arith::ArithDialect,
                       mlir::tpu::TPUDialect>();
   FirstErrorHandler errors(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(options.input_path, context, errors, options.train);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      loadInput(options.input_path, context, errors, options.train);
   // --emit=onnx-import with --train: the graph as imported for training.
   if (options.train.enabled && options.emit != EmitKind::Tosa &&
       options.emit != EmitKind::OnnxImport)

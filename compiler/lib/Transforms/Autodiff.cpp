@@ -416,24 +416,24 @@ Gradients conv2dRule(Emitter &e, tosa::Conv2DOp op, Value dy) {
   Value x = op.getInput(), w = op.getWeight();
   Shape ws = shapeOf(w);
   Window window(ws[1], ws[2], op.getStride(), op.getDilation(), op.getPad(), x, dy);
-  return {// dx: the transposed convolution, the spread dy convolved with the
-          // kernel flipped and its input and output channels swapped.
-          [&e, dy, w, window] {
-            Value flipped = e.transpose(e.reverse(e.reverse(w, 1), 2), {3, 1, 2, 0});
-            return e.conv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
-          },
-          // dw[o, kh, kw, i] = sum over n, oh, ow of
-          // dy[n, oh, ow, o] x[n, oh s + kh d, ow s + kw d, i], the correlation
-          // of input and dy: a convolution of the padded input with its
-          // channels as the batch and its batch as channels, dy as the kernel,
-          // stride and dilation swapped.
-          [&e, dy, x, window] {
-            Value image = e.transpose(window.padded(e, x), {3, 1, 2, 0});
-            Value kernel = e.transpose(dy, {3, 1, 2, 0});
-            return e.transpose(e.conv2d(image, kernel, window.dilation, window.stride),
-                               {3, 1, 2, 0});
-          },
-          biasGradient(e, dy)};
+  return {
+      // dx: the transposed convolution, the spread dy convolved with the
+      // kernel flipped and its input and output channels swapped.
+      [&e, dy, w, window] {
+        Value flipped = e.transpose(e.reverse(e.reverse(w, 1), 2), {3, 1, 2, 0});
+        return e.conv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
+      },
+      // dw[o, kh, kw, i] = sum over n, oh, ow of
+      // dy[n, oh, ow, o] x[n, oh s + kh d, ow s + kw d, i], the correlation
+      // of input and dy: a convolution of the padded input with its
+      // channels as the batch and its batch as channels, dy as the kernel,
+      // stride and dilation swapped.
+      [&e, dy, x, window] {
+        Value image = e.transpose(window.padded(e, x), {3, 1, 2, 0});
+        Value kernel = e.transpose(dy, {3, 1, 2, 0});
+        return e.transpose(e.conv2d(image, kernel, window.dilation, window.stride), {3, 1, 2, 0});
+      },
+      biasGradient(e, dy)};
 }
 
 // depthwise_conv2d (input NHWC, weights [KH, KW, C, M], output channel
@@ -442,32 +442,33 @@ Gradients depthwiseConv2dRule(Emitter &e, tosa::DepthwiseConv2DOp op, Value dy) 
   Value x = op.getInput(), w = op.getWeight();
   Shape ws = shapeOf(w);
   Window window(ws[0], ws[1], op.getStride(), op.getDilation(), op.getPad(), x, dy);
-  return {// dx: each output channel's transposed convolution with its own
-          // flipped filter, then the M channels of each input channel summed.
-          [&e, dy, w, ws, window] {
-            Value flipped = e.reshape(e.reverse(e.reverse(w, 0), 1), {ws[0], ws[1], ws[2] * ws[3], 1});
-            Value dx = e.depthwiseConv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
-            Shape in = window.input;
-            return e.sum(e.reshape(dx, {in[0], in[1], in[2], ws[2], ws[3]}), {4}, in);
-          },
-          // dw[kh, kw, c, m] = sum over n, oh, ow of
-          // dy[n, oh, ow, c M + m] x[n, oh s + kh d, ow s + kw d, c]: one image
-          // whose channels are (n, c), dy's (n, c, m) as its depthwise kernel,
-          // stride and dilation swapped, then summed over n.
-          [&e, dy, x, ws, window] {
-            Value padded = window.padded(e, x);
-            Shape p = shapeOf(padded), out = window.output;
-            int64_t batch = p[0], channels = ws[2], multiplier = ws[3];
-            Value image =
-                e.reshape(e.transpose(padded, {1, 2, 0, 3}), {1, p[1], p[2], batch * channels});
-            Value kernel = e.reshape(
-                e.transpose(e.reshape(dy, {batch, out[1], out[2], channels, multiplier}),
-                            {1, 2, 0, 3, 4}),
-                {out[1], out[2], batch * channels, multiplier});
-            Value dw = e.depthwiseConv2d(image, kernel, window.dilation, window.stride);
-            return e.sum(e.reshape(dw, {ws[0], ws[1], batch, channels * multiplier}), {2}, ws);
-          },
-          biasGradient(e, dy)};
+  return {
+      // dx: each output channel's transposed convolution with its own
+      // flipped filter, then the M channels of each input channel summed.
+      [&e, dy, w, ws, window] {
+        Value flipped = e.reshape(e.reverse(e.reverse(w, 0), 1), {ws[0], ws[1], ws[2] * ws[3], 1});
+        Value dx = e.depthwiseConv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
+        Shape in = window.input;
+        return e.sum(e.reshape(dx, {in[0], in[1], in[2], ws[2], ws[3]}), {4}, in);
+      },
+      // dw[kh, kw, c, m] = sum over n, oh, ow of
+      // dy[n, oh, ow, c M + m] x[n, oh s + kh d, ow s + kw d, c]: one image
+      // whose channels are (n, c), dy's (n, c, m) as its depthwise kernel,
+      // stride and dilation swapped, then summed over n.
+      [&e, dy, x, ws, window] {
+        Value padded = window.padded(e, x);
+        Shape p = shapeOf(padded), out = window.output;
+        int64_t batch = p[0], channels = ws[2], multiplier = ws[3];
+        Value image =
+            e.reshape(e.transpose(padded, {1, 2, 0, 3}), {1, p[1], p[2], batch * channels});
+        Value kernel =
+            e.reshape(e.transpose(e.reshape(dy, {batch, out[1], out[2], channels, multiplier}),
+                                  {1, 2, 0, 3, 4}),
+                      {out[1], out[2], batch * channels, multiplier});
+        Value dw = e.depthwiseConv2d(image, kernel, window.dilation, window.stride);
+        return e.sum(e.reshape(dw, {ws[0], ws[1], batch, channels * multiplier}), {2}, ws);
+      },
+      biasGradient(e, dy)};
 }
 
 // max_pool2d: each window's dy goes to the window's first maximum in
@@ -543,13 +544,18 @@ FailureOr<Gradients> vectorJacobian(Emitter &e, Operation *op, Value dy) {
     return op->emitError() << "training needs " << why;
   };
   return llvm::TypeSwitch<Operation *, FailureOr<Gradients>>(op)
-      .Case([&](tosa::AddOp) { return elementwise(e, op, [dy] { return dy; }, [dy] { return dy; }); })
+      .Case([&](tosa::AddOp) {
+        return elementwise(
+            e, op, [dy] { return dy; }, [dy] { return dy; });
+      })
       .Case([&](tosa::SubOp) {
-        return elementwise(e, op, [dy] { return dy; }, [&e, dy] { return e.unary<tosa::NegateOp>(dy); });
+        return elementwise(
+            e, op, [dy] { return dy; }, [&e, dy] { return e.unary<tosa::NegateOp>(dy); });
       })
       .Case([&](tosa::MulOp) {
-        return elementwise(e, op, [&e, dy, op] { return e.mul(dy, op->getOperand(1)); },
-                           [&e, dy, x] { return e.mul(dy, x()); });
+        return elementwise(
+            e, op, [&e, dy, op] { return e.mul(dy, op->getOperand(1)); },
+            [&e, dy, x] { return e.mul(dy, x()); });
       })
       .Case([&](tosa::NegateOp) { return one([&e, dy] { return e.unary<tosa::NegateOp>(dy); }); })
       .Case([&](tosa::MatMulOp) -> FailureOr<Gradients> {
@@ -557,14 +563,16 @@ FailureOr<Gradients> vectorJacobian(Emitter &e, Operation *op, Value dy) {
         Value a = op->getOperand(0), b = op->getOperand(1);
         if (shapeOf(a)[0] != shapeOf(b)[0])
           return fail("a matmul with equal batches");
-        return Gradients{[&e, dy, a, b] {
-                           return e.make<tosa::MatMulOp>(a.getType(), dy, e.transpose(b, {0, 2, 1}));
-                         },
-                         [&e, dy, a, b] {
-                           return e.make<tosa::MatMulOp>(b.getType(), e.transpose(a, {0, 2, 1}), dy);
-                         }};
+        return Gradients{
+            [&e, dy, a, b] {
+              return e.make<tosa::MatMulOp>(a.getType(), dy, e.transpose(b, {0, 2, 1}));
+            },
+            [&e, dy, a, b] {
+              return e.make<tosa::MatMulOp>(b.getType(), e.transpose(a, {0, 2, 1}), dy);
+            }};
       })
-      .Case([&](tosa::ReshapeOp) { return one([&e, dy, x] { return e.reshape(dy, shapeOf(x())); }); })
+      .Case(
+          [&](tosa::ReshapeOp) { return one([&e, dy, x] { return e.reshape(dy, shapeOf(x())); }); })
       .Case([&](tosa::TransposeOp transpose) -> FailureOr<Gradients> {
         SmallVector<int64_t> perm;
         if (failed(transpose.getConstantPerms(perm)))
