@@ -204,7 +204,10 @@ public:
   }
 
   Value select(Value mask, Value onTrue, Value onFalse) {
-    return make<tosa::SelectOp>(type(broadcast(onTrue, onFalse)), mask, onTrue, onFalse);
+    Shape shape = broadcast(onTrue, onFalse), maskShape = shapeOf(mask);
+    for (size_t i = 0; i < shape.size(); ++i)
+      shape[i] = std::max(shape[i], maskShape[i]);
+    return make<tosa::SelectOp>(type(shape), mask, onTrue, onFalse);
   }
 
   template <typename Op> Value compare(Value x, Value y) {
@@ -328,8 +331,10 @@ Gradients tileRule(Emitter &e, tosa::TileOp op, Value dy) {
       if (multiples[axis] == 1)
         continue;
       int64_t before = 1, after = 1;
-      for (size_t i = 0; i < now.size(); ++i)
-        (i < axis ? before : after) *= i == axis ? 1 : now[i];
+      for (size_t i = 0; i < axis; ++i)
+        before *= now[i];
+      for (size_t i = axis + 1; i < now.size(); ++i)
+        after *= now[i];
       now[axis] = in[axis];
       g = e.sum(e.reshape(g, {before, multiples[axis], in[axis], after}), {1}, now);
     }
