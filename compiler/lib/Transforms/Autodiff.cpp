@@ -529,7 +529,8 @@ Gradients avgPool2dRule(Emitter &e, tosa::AvgPool2dOp op, Value dy) {
     SmallVector<float> inverse;
     for (int64_t h : counts[0])
       for (int64_t w : counts[1])
-        inverse.push_back(1.0f / static_cast<float>(h * w));
+        // A window in the padding only (not from the importer) reads nothing.
+        inverse.push_back(h > 0 && w > 0 ? 1.0f / static_cast<float>(h * w) : 0.0f);
     Value scaled = e.mul(dy, e.constant({1, window.output[1], window.output[2], 1}, inverse));
     Value ones = e.constant({window.kernel[0], window.kernel[1], window.input[3], 1}, {1.0f});
     return e.depthwiseConv2d(window.spread(e, scaled), ones, {1, 1}, {1, 1});
