@@ -5,11 +5,12 @@
 
 Each case is a small ONNX model built here with onnx.helper together with
 its forward function written in numpy from the ONNX operator definitions.
-The model goes through `tpuc --emit=onnx-import` and `tpu-opt --tpu-autodiff`; the step
-function runs on the CPU through upstream MLIR (importer-numeric/check.py's
-oracle, independent of the TPU backend). The reference gradient is the
-central difference (f(p + eps) - f(p - eps)) / 2 eps of the numpy loss in
-float64 for every parameter element.
+The model goes through `tpuc --train --emit=onnx-import` (the import for
+training) and `tpu-opt --tpu-autodiff`; the step function runs on the CPU
+through upstream MLIR (importer-numeric/check.py's oracle, independent of
+the TPU backend). The reference gradient is the central difference
+(f(p + eps) - f(p - eps)) / 2 eps of the numpy loss in float64 for every
+parameter element.
 
 The step is built with optimizer=momentum and fed zero momentum buffers, so
 the updated buffers are exactly the gradients (momentum * 0 + g); the
@@ -281,8 +282,8 @@ def cases(rng):
                   ("axes", np.array([1], dtype=np.int64)),
                   ("picks", np.array([0, 2, 2, 5], dtype=np.int64))]),
            [n((3, 4)), np.array([1, 3, 1], dtype=np.int64)], p,
-           lambda x, idx, q: np.concatenate(
-               [q["table"][idx], np.pad(q["w"], ((0, 0), (1, 1)))], axis=1)[:, 1:7][:, [0, 2, 2, 5]] * x,
+           lambda x, idx, q: np.concatenate([q["table"][idx], np.pad(q["w"], ((0, 0), (1, 1)))],
+                                            axis=1)[:, 1:7][:, [0, 2, 2, 5]] * x,
            "mse", n((3, 4)), "")
 
     # LayerNormalization as the importer writes it (reduce_sum, mul, sub,
