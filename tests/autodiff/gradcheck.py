@@ -318,6 +318,34 @@ def cases(rng):
                    layer_norm(x @ q["w"] + q["b"], q["ln.scale"], q["ln.bias"]))),
            "mse", n((3, 5)), " trainable=w,b,ln.scale,ln.bias")
 
+    # GELU's tanh approximation with Pow(h, 3), and a Pow with a trainable
+    # exponent over a positive base, under MSE.
+    p = {"w": n((4, 5)), "b": n(5), "p": rng.uniform(0.5, 2, 5)}
+    yield ("pow-gelu-tanh",
+           model([helper.make_node("MatMul", ["x", "w"], ["m"]),
+                  helper.make_node("Add", ["m", "b"], ["h"]),
+                  helper.make_node("Pow", ["h", "three"], ["h3"]),
+                  helper.make_node("Mul", ["h3", "c"], ["h3c"]),
+                  helper.make_node("Add", ["h", "h3c"], ["inner"]),
+                  helper.make_node("Mul", ["inner", "k"], ["ik"]),
+                  helper.make_node("Tanh", ["ik"], ["t"]),
+                  helper.make_node("Add", ["t", "one"], ["t1"]),
+                  helper.make_node("Mul", ["h", "t1"], ["ht"]),
+                  helper.make_node("Mul", ["ht", "half"], ["gelu"]),
+                  helper.make_node("Sigmoid", ["h"], ["s"]),
+                  helper.make_node("Pow", ["s", "p"], ["sp"]),
+                  helper.make_node("Add", ["gelu", "sp"], ["y"])],
+                 [("x", [3, 4])], ("y", [3, 5]), p,
+                 [("three", np.array(3, dtype=np.float32)),
+                  ("c", np.array(0.044715, dtype=np.float32)),
+                  ("k", np.array(math.sqrt(2 / math.pi), dtype=np.float32)),
+                  ("one", np.array(1, dtype=np.float32)),
+                  ("half", np.array(0.5, dtype=np.float32))]),
+           [n((3, 4))], p,
+           lambda x, q: (lambda h: 0.5 * h * (1 + np.tanh(np.float32(math.sqrt(2 / math.pi)) * (
+               h + np.float32(0.044715) * h ** 3))) + sigmoid(h) ** q["p"])(x @ q["w"] + q["b"]),
+           "mse", n((3, 5)), " trainable=w,b,p")
+
 
 def step_signature(tosa):
     """The step function's input and result names, in order."""

@@ -626,6 +626,18 @@ FailureOr<Gradients> vectorJacobian(Emitter &e, Operation *op, Value dy) {
                           e.unary<tosa::NegateOp>(dy));
         });
       })
+      .Case([&](tosa::PowOp) {
+        // y = a^b: da = dy b a^(b - 1) (a^(b - 1) itself, not y / a, which
+        // is 0 / 0 at a = 0), db = dy y log(a).
+        Value a = op->getOperand(0), b = op->getOperand(1);
+        return elementwise(
+            e, op,
+            [&e, dy, a, b, rank] {
+              Value lower = e.binary<tosa::SubOp>(b, e.scalar(1.0, rank));
+              return e.mul(dy, e.mul(b, e.binary<tosa::PowOp>(a, lower)));
+            },
+            [&e, dy, a, y] { return e.mul(dy, e.mul(y, e.unary<tosa::LogOp>(a))); });
+      })
       .Case([&](tosa::MaximumOp max) { return extremumRule(e, max, dy); })
       .Case([&](tosa::MinimumOp min) { return extremumRule(e, min, dy); })
       .Case([&](tosa::SelectOp select) { return selectRule(e, select, dy); })

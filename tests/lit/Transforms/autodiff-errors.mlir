@@ -15,9 +15,9 @@
 // is on the op, whose location names the ONNX node in imported models.
 func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
-  // expected-error @+1 {{no gradient rule for tosa.pow (it lies between a trainable parameter and the loss)}}
-  %e = tosa.pow %w, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  %y = tosa.add %x, %e : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{no gradient rule for tosa.reduce_prod (it lies between a trainable parameter and the loss)}}
+  %e = tosa.reduce_prod %w {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %y = tosa.add %x, %e : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
 

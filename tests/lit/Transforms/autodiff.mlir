@@ -227,3 +227,28 @@ func.func @main(%x: tensor<2x3xf32>, %c: tensor<2x3xi1>) -> tensor<2x1xf32> {
   %y = tosa.reduce_min %s {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   return %y : tensor<2x1xf32>
 }
+
+// -----
+
+// pow a^b: da = dy b a^(b - 1), db = dy y log(a) summed over b's broadcast
+// axis.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Y:.*]] = tosa.pow %arg2, %arg3
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>)
+// CHECK: %[[ONE:.*]] = "tosa.const"() <{value = dense<1.000000e+00> : tensor<1x1xf32>}>
+// CHECK: %[[B1:.*]] = tosa.sub %arg3, %[[ONE]]
+// CHECK: %[[P:.*]] = tosa.pow %arg2, %[[B1]] : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[BP:.*]] = tosa.mul %arg3, %[[P]]
+// CHECK: %[[DA:.*]] = tosa.mul %[[DY]], %[[BP]]
+// CHECK: %[[LOG:.*]] = tosa.log %arg2
+// CHECK: %[[YL:.*]] = tosa.mul %[[Y]], %[[LOG]]
+// CHECK: %[[DBFULL:.*]] = tosa.mul %[[DY]], %[[YL]]
+// CHECK: %[[DB:.*]] = tosa.reduce_sum %[[DBFULL]] {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK: tosa.mul %[[DA]]
+// CHECK: tosa.mul %[[DB]]
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
+  %p = "tosa.const"() <{value = dense<2.0> : tensor<1x3xf32>}> {tpu.name = "p"} : () -> tensor<1x3xf32>
+  %y = tosa.pow %w, %p : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

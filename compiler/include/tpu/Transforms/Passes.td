@@ -228,7 +228,7 @@ def Autodiff : Pass<"tpu-autodiff", "mlir::ModuleOp"> {
     broadcast axes), negate, matmul (batched), reshape, transpose, reverse,
     clamp (ReLU; gradient 1 strictly inside the bounds, 0 at and outside
     them), maximum and minimum (the first operand wins ties), select, abs,
-    exp, log, reciprocal (so the importer's Div), rsqrt, tanh, sigmoid, erf
+    exp, log, reciprocal (so the importer's Div), rsqrt, pow, tanh, sigmoid, erf
     (GELU), cast between float types, reduce_sum, reduce_max and reduce_min
     over any axis (the gradient shared equally among tied extrema), tile,
     slice, pad (constant padding), concat, gather (the scatter-add as a

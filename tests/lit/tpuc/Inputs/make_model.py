@@ -52,10 +52,11 @@ KINDS = {
          helper.make_node("Flatten", ["g"], ["y"], name="flatten")],
         [info("x", ["batch", 4, 5, 5])], [info("y", ["batch", 4])],
         [const("w", np.arange(72).reshape(4, 2, 3, 3) / 72.0), const("b", np.zeros(4))]),
-    # Training: Pow has no gradient rule.
-    "train_pow": lambda: model([helper.make_node("Pow", ["x", "e"], ["y"], name="power")],
-                               [info("x", [2, 3])], [info("y", [2, 3])],
-                               [const("e", np.full((2, 3), 3.0))]),
+    # Training: ReduceProd has no gradient rule.
+    "train_prod": lambda: model(
+        [helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+         helper.make_node("ReduceProd", ["m"], ["y"], name="product", axes=[1])],
+        [info("x", [2, 3])], [info("y", [2, 1])], [const("w", np.full((1, 3), 3.0))]),
     # Training: ConvTranspose's weights are folded at import.
     "train_convtranspose": lambda: model(
         [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up")],
