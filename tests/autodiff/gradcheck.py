@@ -23,8 +23,9 @@ float64 with eps = 1e-6, whose truncation (~eps^2) and rounding
 through the forward and backward graphs and 6 printed digits, so each
 gradient tensor must agree within 1e-3 of its largest entry (JAX's check_grads
 allows 2e-3 for float32). Inputs are drawn so that no ReLU input lies
-within 1e-3 of its kink and no max-pool window has two elements within
-1e-3 of its maximum, where a finite difference is meaningless; the
+within 1e-3 of its kink, no max-pool window has two elements within
+1e-3 of its maximum, and likewise for the other kinks (Abs, LeakyRelu, Max,
+Min, Clip, ReduceMin), where a finite difference is meaningless; the
 max-pool tie rule (the first maximum in row-major window order gets the
 gradient) is checked on its own against that rule written in numpy.
 """
