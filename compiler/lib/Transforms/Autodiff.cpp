@@ -214,7 +214,8 @@ public:
     return make<Op>(type(broadcast(x, y), b.getI1Type()), x, y);
   }
 
-  // Stride-1 convolutions without padding; `bias` zeros.
+  // Convolutions without padding and with a zero bias (the window rules
+  // pad explicitly).
   Value conv2d(Value input, Value ohwi, ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
     return window<tosa::Conv2DOp>(input, ohwi, shapeOf(ohwi)[0], stride, dilation);
   }
