@@ -414,7 +414,8 @@ func.func @main(%x: tensor<1x5x5x2xf32> {tpu.name = "x"}) -> tensor<1x2x2x3xf32>
   return %y : tensor<1x2x2x3xf32>
 }
 """, [n((1, 5, 5, 2))], p,
-           lambda x, q: conv(np.tanh(x + q["a"]).transpose(0, 3, 1, 2), q["w"].transpose(0, 3, 1, 2), q["b"],
+           lambda x, q: conv(np.tanh(x + q["a"]).transpose(0, 3, 1, 2),
+                             q["w"].transpose(0, 3, 1, 2), q["b"],
                              strides=(2, 2), pads=(1, 1, 0, 0)).transpose(0, 2, 3, 1),
            "mse", n((1, 2, 2, 3)), "")
 
