@@ -29,7 +29,7 @@ struct TrainOptions {
   double lr = 0.1;
   double momentum = 0.9;
   double weight_decay = 0.0;
-  int64_t batch = 0;                  // 0: the model's; otherwise must equal it
+  int64_t batch = 0;                  // 0: the model's; otherwise resized at import
   std::vector<std::string> trainable; // empty: every float initializer
 };
 

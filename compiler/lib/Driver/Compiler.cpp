@@ -65,9 +65,13 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> loadInput(const std::string &path, mlir::MLIRContext &context,
-                                            const FirstErrorHandler &errors) {
+                                            const FirstErrorHandler &errors,
+                                            const TrainOptions &train) {
   if (endsWith(path, ".onnx"))
-    return frontend::importOnnx(path, context);
+    return frontend::importOnnx(path, context, {train.batch, train.enabled});
+  if (train.batch != 0)
+    throw Error(
+        fmt::format("--batch: {} is not an ONNX model; the batch is resized at import", path));
   if (!endsWith(path, ".mlir"))
     throw Error(fmt::format("{}: unknown input kind; expected a .onnx or .mlir file", path));
   if (!std::ifstream(path))
@@ -128,19 +132,8 @@ void registerMlirOptions() {
 // The training step built first, on the graph as imported: optimization
 // folds weight reshapes and transposes into constants without the
 // initializers' names, which is how tpu-autodiff finds the parameters.
-void addTraining(mlir::PassManager &pm, mlir::ModuleOp module, const CompileOptions &options) {
+void addTraining(mlir::PassManager &pm, const CompileOptions &options) {
   const TrainOptions &train = options.train;
-  if (train.batch != 0) {
-    auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
-    auto input = main && main.getNumArguments() > 0
-                     ? llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[0])
-                     : mlir::RankedTensorType();
-    int64_t batch = input && input.getRank() > 0 ? input.getDimSize(0) : 0;
-    if (batch != train.batch)
-      throw Error(fmt::format("--batch={}: the model's batch is {}; changing it is not "
-                              "supported yet",
-                              train.batch, batch));
-  }
   mlir::tpu::AutodiffOptions autodiff;
   autodiff.loss = train.loss;
   autodiff.optimizer = train.optimizer;
@@ -194,10 +187,13 @@ void compile(const CompileOptions &options) {
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect, mlir::arith::ArithDialect,
                       mlir::tpu::TPUDialect>();
   FirstErrorHandler errors(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(options.input_path, context, errors);
-  if (options.train.enabled && options.emit != EmitKind::Tosa)
-    throw Error("--train: only --emit=tosa for now; the accelerator lowering of training steps "
-                "is not there yet");
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      loadInput(options.input_path, context, errors, options.train);
+  // --emit=onnx-import with --train: the graph as imported for training.
+  if (options.train.enabled && options.emit != EmitKind::Tosa &&
+      options.emit != EmitKind::OnnxImport)
+    throw Error("--train: only --emit=tosa (and onnx-import) for now; the accelerator lowering "
+                "of training steps is not there yet");
   if (options.emit == EmitKind::OnnxImport)
     return writeText(options.output_path, printed(*module));
 
@@ -209,7 +205,7 @@ void compile(const CompileOptions &options) {
   mlir::TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   if (options.train.enabled)
-    addTraining(pm, *module, options);
+    addTraining(pm, options);
   mlir::tpu::buildGraphOptimizationPipeline(pm);
   if (options.emit != EmitKind::Tosa) {
     mlir::tpu::TargetPipelineOptions target;

@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
   app.add_flag("--train", train.enabled,
                "Compile a training step instead: inputs, labels and parameters in; loss, the "
                "correct count (cross-entropy) and updated parameters out (--emit=tosa only "
-               "for now; docs/compiler.md)");
+               "for now, or onnx-import for the graph as imported for training; "
+               "docs/compiler.md)");
   app.add_option("--loss", train.loss, "With --train: cross-entropy (integer labels) or mse")
       ->check(CLI::IsMember({"cross-entropy", "mse"}));
   app.add_option("--optimizer", train.optimizer, "With --train: sgd or momentum")
@@ -77,7 +78,8 @@ int main(int argc, char **argv) {
                  "With --train: L2 weight decay added to each gradient (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--batch", train.batch,
-                 "With --train: the batch size (must be the model's for now)")
+                 "With --train: the batch size, the first axis of every model input "
+                 "(default: the model's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--trainable", train.trainable,
                  "With --train: the initializers to train, by name (default: every float one)")
