@@ -5,10 +5,16 @@
 #   ptxas:   the source's device code for sm_80, sm_90 and sm_90a with ptxas
 #            refusing spills and local memory, and the PTX of every GEMM
 #            kernel checked for mma.sync, ldmatrix and (with more than one
-#            stage) cp.async.
-# usage: check-model.sh emulate|ptxas TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
+#            stage) cp.async;
+#   gpu:     built for this machine's GPU and run against test_data_set_0;
+#            skipped (exit 77) when nvidia-smi finds no GPU.
+# usage: check-model.sh emulate|ptxas|gpu TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
 set -euo pipefail
 mode=$1 tpuc=$2 root=$3 model_dir=$4 fusion=$5 work=$6 nvcc=${7:-nvcc}
+if [ "$mode" = gpu ] && ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "skipped: nvidia-smi finds no GPU"
+  exit 77
+fi
 mkdir -p "$work"
 source=$work/model.cu
 "$tpuc" "$model_dir/model.onnx" --target=cuda --fusion="$fusion" -o "$source"
@@ -26,6 +32,10 @@ ptxas)
   done
   "$nvcc" -std=c++17 -O3 -arch=sm_80 -ptx -o "$work/model.ptx" "$source"
   /usr/bin/python3 "$root/tests/cuda-target/check-ptx.py" "$source" "$work/model.ptx"
+  ;;
+gpu)
+  "$nvcc" -std=c++17 -O3 -arch=native -o "$work/model" "$source"
+  "$work/model" --data "$model_dir/test_data_set_0" --report "$work/report.json"
   ;;
 *)
   echo "check-model.sh: unknown mode '$mode'" >&2
