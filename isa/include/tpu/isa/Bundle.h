@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,9 @@ constexpr size_t kBundleCrcCoverageStart = kBundleCrcOffset + 4;
 
 // The element type the host sees for a tensor: the DRAM dtype's own, or
 // int64 for an output the program stores as i32 words (ArgMax's indices,
-// which ONNX gives as int64); the runtime widens them.
+// which ONNX gives as int64; the runtime widens them) and for an input the
+// program reads as f32 (a training step's class labels; the runtime converts
+// them, exact below 2^24).
 enum class HostType : uint8_t { Stored, I64 };
 
 struct TensorInfo {
@@ -43,9 +46,21 @@ struct TensorInfo {
   // (docs/numerics.md). Zero for inputs.
   uint64_t reduction_length = 0;
   HostType host_type = HostType::Stored;
+  // Outputs: the next value of the input of the same name (a training step's
+  // parameter or optimizer buffer), which the runtime keeps in DRAM from one
+  // run to the next.
+  bool state = false;
 
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * isa::dtypeBytes(dtype); }
+};
+
+// A training step's origin (tpuc --train): the model it was built from and
+// the inputs that start as that model's initializers of the same name (the
+// other state inputs, optimizer buffers, start at zero).
+struct TrainingInfo {
+  std::string model_path;
+  std::vector<std::string> parameters;
 };
 
 struct Bundle {
@@ -60,6 +75,8 @@ struct Bundle {
   // source_ops for instruction i.
   std::vector<std::string> source_ops;
   std::vector<uint32_t> source_of;
+  // Absent for inference bundles.
+  std::optional<TrainingInfo> training;
 
   // Checks internal consistency (addresses inside DRAM, tensor map, source
   // map, instructions against the config by the rules of Legality.h); throws
@@ -67,6 +84,9 @@ struct Bundle {
   // for an instruction.
   void validate() const;
 };
+
+// The input a state output updates; null for other outputs.
+const TensorInfo *stateInput(const Bundle &bundle, const TensorInfo &output);
 
 std::vector<uint8_t> serializeBundle(const Bundle &bundle);
 // Rejects truncated, corrupt, wrong-version or inconsistent data with a
