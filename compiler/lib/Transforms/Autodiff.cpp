@@ -111,6 +111,17 @@ private:
   int64_t &count;
 };
 
+// A gradient op's location: its forward op's, named "NODE (gradient)", so
+// that reports attribute it to the forward node and tell it from the forward
+// pass (docs/training.md).
+Location gradientLocation(Location loc) {
+  auto name = llvm::dyn_cast<NameLoc>(loc);
+  if (!name)
+    return loc;
+  return NameLoc::get(StringAttr::get(loc.getContext(), name.getName().str() + " (gradient)"),
+                      name.getChildLoc());
+}
+
 class Autodiff : public tpu::impl::AutodiffBase<Autodiff> {
 public:
   using AutodiffBase::AutodiffBase;
@@ -261,7 +272,7 @@ private:
           wanted.push_back(index);
       if (wanted.empty())
         continue;
-      Emitter e(builder, op->getLoc(), count);
+      Emitter e(builder, gradientLocation(op->getLoc()), count);
       FailureOr<Gradients> operandGradients =
           vectorJacobian(e, op, gradients.lookup(op->getResult(0)));
       if (failed(operandGradients))
