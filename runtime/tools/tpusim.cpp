@@ -249,7 +249,7 @@ int train(const Options &options) {
              options.bundlePath, bundle.config.name, bundle.config.array.rows,
              bundle.config.array.cols, isa::dtypeName(bundle.config.array.dtype),
              bundle.program.size(), samples, trainer.batch(), steps,
-             samples % steps ? fmt::format(" ({} samples left out each epoch)",
+             samples % static_cast<uint64_t>(trainer.batch()) ? fmt::format(" ({} samples left out each epoch)",
                                            samples % static_cast<uint64_t>(trainer.batch()))
                              : "");
   nlohmann::json epochs = nlohmann::json::array();
