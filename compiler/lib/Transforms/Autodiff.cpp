@@ -448,20 +448,28 @@ private:
     }
     if (auto clamp = llvm::dyn_cast<tosa::ClampOp>(op)) {
       // 1 strictly inside the bounds, as PyTorch's relu and hardtanh have
-      // it; an unbounded side (ReLU's top) needs no comparison.
+      // it; an unbounded side (ReLU's top) needs no comparison. Tested on
+      // the output, which is inside exactly where the input is, so that the
+      // input has no other use (a matmul's bias and ReLU stay its epilogue),
+      // and applied as a multiplication by the 1/0 mask, which can join the
+      // matmul that produces dy as its epilogue: the mask is built right
+      // after the clamp, in the forward part, so that it is there before
+      // that matmul.
       float lo = clamp.getMinFp().convertToFloat(), hi = clamp.getMaxFp().convertToFloat();
-      return one([&e, dy, rank, lo, hi, x = operand(0)] {
+      return one([&e, dy, rank, lo, hi, y] {
+        OpBuilder::InsertPoint backward = e.b.saveInsertionPoint();
+        e.b.setInsertionPointAfterValue(y);
         Value inside;
-        auto i1 = e.type(shapeOf(x), e.b.getI1Type());
+        auto i1 = e.type(shapeOf(y), e.b.getI1Type());
         if (lo != std::numeric_limits<float>::lowest())
-          inside = e.make<tosa::GreaterOp>(i1, x, e.scalar(lo, rank));
+          inside = e.make<tosa::GreaterOp>(i1, y, e.scalar(lo, rank));
         if (hi != std::numeric_limits<float>::max()) {
-          Value below = e.make<tosa::GreaterOp>(i1, e.scalar(hi, rank), x);
+          Value below = e.make<tosa::GreaterOp>(i1, e.scalar(hi, rank), y);
           inside = inside ? e.make<tosa::LogicalAndOp>(i1, inside, below) : below;
         }
-        if (!inside)
-          return dy;
-        return e.make<tosa::SelectOp>(dy.getType(), inside, dy, e.scalar(0.0, rank));
+        Value mask = inside ? e.make<tosa::CastOp>(e.type(shapeOf(y)), inside) : Value();
+        e.b.restoreInsertionPoint(backward);
+        return mask ? e.mul(dy, mask) : dy;
       });
     }
     if (llvm::isa<tosa::ExpOp>(op))

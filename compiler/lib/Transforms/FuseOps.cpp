@@ -59,6 +59,12 @@ public:
     target = llvm::cast<mlir::tpu::FusionTargetInterface>(*targetAttr);
 
     Block &block = getOperation().getBody().front();
+    // Reshapes of graph inputs move no data: they go first, so that a group
+    // can take them as operands wherever it starts (a training step's bias,
+    // an input reshaped after the matmul it is added to).
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (llvm::isa<tosa::ReshapeOp>(op) && llvm::isa<BlockArgument>(op.getOperand(0)))
+        op.moveBefore(&block.front());
     for (auto [index, op] : llvm::enumerate(block))
       position[&op] = index;
     SmallVector<SmallVector<Operation *>> groups;

@@ -5,9 +5,9 @@
 // So the integer tensors that derive from a graph input or from an argmax
 // (other than ArgMax's own int64 output chain, which LowerArgMax.cpp lowers)
 // become f32:
-//   * an integer graph input becomes an f32 input marked tpu.host_type with
-//     its element type: the runtime converts the caller's integers to fp32
-//     (exact below 2^24, a one-line error above);
+//   * an int64 graph input becomes an f32 input marked tpu.host_type = i64:
+//     the runtime converts the caller's integers to fp32 (exact below 2^24,
+//     a one-line error above);
 //   * casts between integer types, and from integers to f32, go; a cast of a
 //     compare to an integer becomes the compare's f32 mask;
 //   * reshape, tile, reduce_sum, add, sub, select and argmax take f32 types,
@@ -59,6 +59,25 @@ void convertConstantOperand(OpOperand &operand) {
                                             DenseElementsAttr::get(type, ArrayRef(converted))));
 }
 
+// An argmax of a reversed axis or whose indices (through reshapes) are cast
+// to int64: ArgMax's output chain, well formed or not.
+bool looksLikeOutputChain(tosa::ArgMaxOp argmax) {
+  if (argmax.getInput().getDefiningOp<tosa::ReverseOp>())
+    return true;
+  SmallVector<Value> values{argmax.getResult()};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto cast = llvm::dyn_cast<tosa::CastOp>(user);
+          cast && cast.getType().getElementType().isInteger(64))
+        return true;
+      if (llvm::isa<tosa::ReshapeOp, tosa::SubOp>(user))
+        values.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
@@ -66,8 +85,10 @@ LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
   DenseSet<Value> converted; // integer values now f32
   Block &body = func.getBody().front();
   for (BlockArgument argument : body.getArguments()) {
-    // Gather's indices are int32 words already (lowerGathers).
+    // int64 inputs only (class labels); gather's indices are int32 words
+    // already (lowerGathers).
     if (!isIntegerTensor(argument.getType()) ||
+        !llvm::cast<RankedTensorType>(argument.getType()).getElementType().isInteger(64) ||
         llvm::any_of(argument.getUsers(),
                      [](Operation *user) { return !llvm::isa<tosa::TosaDialect>(user->getDialect()); }))
       continue;
@@ -80,8 +101,10 @@ LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
   for (Operation &op : body.without_terminator()) {
     bool fromConverted = llvm::any_of(op.getOperands(), [&](Value v) { return converted.count(v); });
     auto argmax = llvm::dyn_cast<tosa::ArgMaxOp>(op);
-    // ArgMax's own int64 output chain stays for LowerArgMax.cpp.
-    bool freeArgMax = argmax && !isArgMaxOutputChain(argmax);
+    // ArgMax's own int64 output chain, and what tries to be one (a reversed
+    // input, a cast to int64), stay for LowerArgMax.cpp, which lowers or
+    // reports them.
+    bool freeArgMax = argmax && !isArgMaxOutputChain(argmax) && !looksLikeOutputChain(argmax);
     auto cast = llvm::dyn_cast<tosa::CastOp>(op);
     bool maskCast = cast && isIntegerTensor(cast.getType()) &&
                     getElementTypeOrSelf(cast.getInput().getType()).isInteger(1);
