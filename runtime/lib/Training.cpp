@@ -41,8 +41,7 @@ Trainer::Trainer(Session &session) : session_(session) {
   const std::string &path = bundle.training->model_path;
   std::ifstream file(path, std::ios::binary);
   if (!file)
-    throw Error(fmt::format("{}: cannot open the model the training step was compiled from",
-                            path));
+    throw Error(fmt::format("{}: cannot open the model the training step was compiled from", path));
   modelBytes_.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   onnx::ModelProto model = parseModel(modelBytes_, path);
 
@@ -81,8 +80,8 @@ Trainer::Trainer(Session &session) : session_(session) {
   for (const std::string &name : bundle.training->parameters) {
     auto found = initializers.find(name);
     if (found == initializers.end())
-      throw Error(fmt::format("{}: no initializer '{}', which the training step trains", path,
-                              name));
+      throw Error(
+          fmt::format("{}: no initializer '{}', which the training step trains", path, name));
     session_.setInput(*findTensor(bundle.inputs, name),
                       parseTensorProto(found->second->SerializeAsString(), path + ": " + name),
                       path);
@@ -163,9 +162,9 @@ PassResult Trainer::run(Backend &backend, const Tensor &inputs, const Tensor &la
   double lossSum = 0;
   uint64_t fullSteps = 0;
   for (size_t step = 0; step < steps; ++step) {
-    std::vector<size_t> rows(order.begin() + static_cast<std::ptrdiff_t>(step * batch),
-                             order.begin() +
-                                 static_cast<std::ptrdiff_t>(std::min(order.size(), (step + 1) * batch)));
+    std::vector<size_t> rows(
+        order.begin() + static_cast<std::ptrdiff_t>(step * batch),
+        order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), (step + 1) * batch)));
     session_.setInput(data_, batchOf(inputs, rows, 0.0), "batch");
     session_.setInput(labels_, batchOf(labels, rows, -1.0), "batch");
     result.cycles += cyclesOf(session_.run(backend, commit), session_.bundle());

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <map>
 #include <optional>
 
@@ -162,8 +162,8 @@ nlohmann::json trainingSplit(const nlohmann::json &bySourceOp) {
   };
   for (const nlohmann::json &op : bySourceOp) {
     std::string name = op["name"], phase = "forward", layer = name;
-    for (const auto &[suffix, kind] : {std::pair<std::string, std::string>{" (gradient)", "backward"},
-                                       {" (update)", "update"}})
+    for (const auto &[suffix, kind] :
+         {std::pair<std::string, std::string>{" (gradient)", "backward"}, {" (update)", "update"}})
       if (endsWith(name, suffix)) {
         phase = kind;
         layer = name.substr(0, name.size() - suffix.size());
@@ -249,25 +249,27 @@ int train(const Options &options) {
              options.bundlePath, bundle.config.name, bundle.config.array.rows,
              bundle.config.array.cols, isa::dtypeName(bundle.config.array.dtype),
              bundle.program.size(), samples, trainer.batch(), steps,
-             samples % static_cast<uint64_t>(trainer.batch()) ? fmt::format(" ({} samples left out each epoch)",
-                                           samples % static_cast<uint64_t>(trainer.batch()))
-                             : "");
+             samples % static_cast<uint64_t>(trainer.batch())
+                 ? fmt::format(" ({} samples left out each epoch)",
+                               samples % static_cast<uint64_t>(trainer.batch()))
+                 : "");
   nlohmann::json epochs = nlohmann::json::array();
   uint64_t stepCycles = 0;
   for (uint64_t epoch = 1; epoch <= options.epochs; ++epoch) {
     std::vector<size_t> order =
         runtime::Trainer::shuffled(samples, options.shuffleSeed + (epoch - 1));
-    runtime::PassResult result = trainer.train(backend, inputs, labels, order,
-                                               [&](uint64_t step, uint64_t total) {
-                                                 if (terminal)
-                                                   showTrainingProgress(epoch, options.epochs,
-                                                                        step, total);
-                                               });
+    runtime::PassResult result =
+        trainer.train(backend, inputs, labels, order, [&](uint64_t step, uint64_t total) {
+          if (terminal)
+            showTrainingProgress(epoch, options.epochs, step, total);
+        });
     if (terminal)
       std::fprintf(stderr, "\r\033[K");
     stepCycles = result.cycles / result.steps;
     std::string line = fmt::format("epoch {}/{}: loss {:.4f}", epoch, options.epochs, result.loss);
-    nlohmann::json record = {{"epoch", epoch}, {"loss", result.loss}, {"steps", result.steps},
+    nlohmann::json record = {{"epoch", epoch},
+                             {"loss", result.loss},
+                             {"steps", result.steps},
                              {"cycles", result.cycles}};
     if (result.has_accuracy) {
       line += fmt::format(", accuracy {:.2f}%", 100 * result.accuracy());
@@ -404,18 +406,22 @@ int main(int argc, char **argv) {
   app.add_option("--max-cycles", options.maxCycles,
                  "Watchdog: stop at this cycle with an error naming what still runs, unless the "
                  "run has completed by then");
-  app.add_option("--train", options.trainDirectory,
-                 "Train with a step bundle (tpuc MODEL.onnx --train): DIR holds inputs.pb (every "
-                 "training sample, the first axis the sample) and labels.pb (int64 class indices "
-                 "for cross-entropy, float targets for MSE), and optionally test_inputs.pb and "
-                 "test_labels.pb, evaluated after each epoch without changing the parameters. "
-                 "The parameters start as the model's initializers and stay in simulated DRAM "
-                 "between steps; prints loss and accuracy per epoch (docs/training.md)");
-  app.add_option("--epochs", options.epochs, "--train: passes over the training data (default 1)");
+  CLI::Option *trainOption = app.add_option(
+      "--train", options.trainDirectory,
+      "Train with a step bundle (tpuc MODEL.onnx --train): DIR holds inputs.pb (every "
+      "training sample, the first axis the sample) and labels.pb (int64 class indices "
+      "for cross-entropy, float targets for MSE), and optionally test_inputs.pb and "
+      "test_labels.pb, evaluated after each epoch without changing the parameters. "
+      "The parameters start as the model's initializers and stay in simulated DRAM "
+      "between steps; prints loss and accuracy per epoch (docs/training.md)");
+  app.add_option("--epochs", options.epochs, "--train: passes over the training data (default 1)")
+      ->needs(trainOption);
   app.add_option("--shuffle-seed", options.shuffleSeed,
                  "--train: seed of the sample order; epoch E shuffles with seed S + E - 1 "
-                 "(default 0)");
+                 "(default 0)")
+      ->needs(trainOption);
   app.add_option("--save-model", options.saveModelPath,
-                 "--train: write the model with its trained initializers to this ONNX file");
+                 "--train: write the model with its trained initializers to this ONNX file")
+      ->needs(trainOption);
   return tpu::runTool(app, argc, argv, [&] { return run(options); });
 }

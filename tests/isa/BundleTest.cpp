@@ -195,7 +195,10 @@ TEST(Bundle, RejectsInconsistentState) {
   const Case cases[] = {
       {"state without its input", [](Bundle &b) { b.inputs[1].name = "z"; },
        "state output 'y' has no input of its name"},
-      {"state of another shape", [](Bundle &b) { b.inputs[1].shape = {8, 4}; },
+      {"state of another shape",
+       [](Bundle &b) {
+         b.inputs[1].shape = {8, 4};
+       },
        "state output 'y' differs from its input in shape or dtype"},
       {"input named as a plain output", [](Bundle &b) { b.outputs[0].state = false; },
        "tensor name 'y' is used twice"},

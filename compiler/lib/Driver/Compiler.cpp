@@ -252,8 +252,8 @@ void compile(const CompileOptions &options) {
     TrainingInfo training;
     training.model_path = std::filesystem::absolute(options.input_path).string();
     for (const TensorInfo &output : bundle.outputs)
-      if (output.state && std::find(initializers.begin(), initializers.end(), output.name) !=
-                              initializers.end())
+      if (output.state &&
+          std::find(initializers.begin(), initializers.end(), output.name) != initializers.end())
         training.parameters.push_back(output.name);
     bundle.training = training;
   }

@@ -55,8 +55,8 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
     if (mlir::failed(input))
       return mlir::failure();
     // Integers the program reads as f32 (a training step's labels).
-    if (auto host = main.getArgAttrOfType<mlir::TypeAttr>(arg.getArgNumber(),
-                                                          mlir::tpu::kHostTypeAttr)) {
+    if (auto host =
+            main.getArgAttrOfType<mlir::TypeAttr>(arg.getArgNumber(), mlir::tpu::kHostTypeAttr)) {
       if (!host.getValue().isInteger(64) || input->dtype != isa::DType::F32)
         return main.emitError() << "input " << arg.getArgNumber() << " is stored as "
                                 << isa::dtypeName(input->dtype) << " for the host's "

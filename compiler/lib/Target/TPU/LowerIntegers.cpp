@@ -47,7 +47,8 @@ bool carriesValues(Operation *op) {
 // An integer constant operand of an op that became f32, as an f32 constant.
 void convertConstantOperand(OpOperand &operand) {
   DenseIntElementsAttr values;
-  if (!isIntegerTensor(operand.get().getType()) || !matchPattern(operand.get(), m_Constant(&values)))
+  if (!isIntegerTensor(operand.get().getType()) ||
+      !matchPattern(operand.get(), m_Constant(&values)))
     return;
   SmallVector<float> converted;
   for (const APInt &value : values.getValues<APInt>())
@@ -89,8 +90,9 @@ LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
     // already (lowerGathers).
     if (!isIntegerTensor(argument.getType()) ||
         !llvm::cast<RankedTensorType>(argument.getType()).getElementType().isInteger(64) ||
-        llvm::any_of(argument.getUsers(),
-                     [](Operation *user) { return !llvm::isa<tosa::TosaDialect>(user->getDialect()); }))
+        llvm::any_of(argument.getUsers(), [](Operation *user) {
+          return !llvm::isa<tosa::TosaDialect>(user->getDialect());
+        }))
       continue;
     Type element = llvm::cast<RankedTensorType>(argument.getType()).getElementType();
     argument.setType(asF32(argument.getType()));
@@ -99,7 +101,8 @@ LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
   }
   SmallVector<Operation *> dead;
   for (Operation &op : body.without_terminator()) {
-    bool fromConverted = llvm::any_of(op.getOperands(), [&](Value v) { return converted.count(v); });
+    bool fromConverted =
+        llvm::any_of(op.getOperands(), [&](Value v) { return converted.count(v); });
     auto argmax = llvm::dyn_cast<tosa::ArgMaxOp>(op);
     // ArgMax's own int64 output chain, and what tries to be one (a reversed
     // input, a cast to int64), stay for LowerArgMax.cpp, which lowers or
