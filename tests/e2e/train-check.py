@@ -176,7 +176,24 @@ def case_converge():
     run(TPUSIM, bundle, "--train", data, f"--epochs={epochs}", f"--save-model={saved}",
         f"--report={report}")
     with open(report) as f:
-        got = json.load(f)["epochs"]
+        full_report = json.load(f)
+    got = full_report["epochs"]
+    # The report's split: forward MACs are x W1 and h W2; backward MACs the
+    # weight gradients of both layers and the upstream gradient of layer 2
+    # only (x needs none), attributed to the Gemm nodes and marked gradient.
+    split = full_report["training_split"]
+    inputs, hidden, classes = sizes
+    forward_macs = batch * (inputs * hidden + hidden * classes)
+    backward_macs = batch * (inputs * hidden + 2 * hidden * classes)
+    phases = split["phases"]
+    check(phases["forward"]["macs"] == forward_macs and
+          phases["backward"]["macs"] == backward_macs and phases["update"]["macs"] == 0,
+          f"training split MACs: forward {phases['forward']['macs']} ({forward_macs}), backward "
+          f"{phases['backward']['macs']} ({backward_macs}), update {phases['update']['macs']}")
+    backward_layers = {layer["layer"] for layer in split["layers"] if layer["phase"] == "backward"}
+    check(all(layer["gradient"] == (layer["phase"] == "backward") for layer in split["layers"])
+          and {"fc1", "fc2"} <= {name.split(" ")[0] for name in backward_layers},
+          f"backward ops are attributed to their forward nodes: {sorted(backward_layers)}")
     params, xs, ys = training.parameters(model), x[:150], y[:150]
     for epoch in range(epochs):
         rows = training.shuffled(len(xs), epoch)
