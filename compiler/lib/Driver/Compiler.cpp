@@ -217,6 +217,12 @@ void compile(const CompileOptions &options) {
   if (options.train.enabled)
     addTraining(pm, *module, options);
   mlir::tpu::buildGraphOptimizationPipeline(pm);
+  if (options.train.enabled) {
+    // The gradients' transposes cancel, then the clean-up again.
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::tpu::createFoldTransposes());
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
   if (options.emit != EmitKind::Tosa) {
     mlir::tpu::TargetPipelineOptions target;
     target.config = options.config;
