@@ -300,7 +300,9 @@ private:
         updatedBuffers.push_back(v);
         g = v;
       }
-      stepResults.push_back(g ? e.binary<tosa::SubOp>(w, e.mul(g, e.scalar(lr, rank))) : w);
+      // w + g (-lr): the same bits as w - g lr, with the step's tile on the
+      // left, so that it can join the matmul producing g as an epilogue.
+      stepResults.push_back(g ? e.binary<tosa::AddOp>(e.mul(g, e.scalar(-lr, rank)), w) : w);
     }
     llvm::append_range(stepResults, updatedBuffers);
     builder.create<func::ReturnOp>(forward.getLoc(), stepResults);

@@ -10,9 +10,9 @@
 // CHECK: %[[DY:.*]] = tosa.mul %[[D]], %[[TWO_N]]
 // CHECK: %[[P:.*]] = tosa.mul %[[DY]], %arg0
 // CHECK: %[[DW:.*]] = tosa.reduce_sum %[[P]] {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
-// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<5.000000e-01> : tensor<1x1xf32>}>
+// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<-5.000000e-01> : tensor<1x1xf32>}>
 // CHECK: %[[S:.*]] = tosa.mul %[[DW]], %[[LR]]
-// CHECK: %[[W:.*]] = tosa.sub %arg2, %[[S]]
+// CHECK: %[[W:.*]] = tosa.add %[[S]], %arg2
 // CHECK: return %{{.*}}, %[[W]] : tensor<1xf32>, tensor<1x3xf32>
 func.func @main(%x: tensor<2x3xf32> {tpu.name = "x"}) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32>}> {tpu.name = "w"} : () -> tensor<1x3xf32>
