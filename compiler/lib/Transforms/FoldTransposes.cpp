@@ -36,8 +36,8 @@ Value transpose(PatternRewriter &rewriter, Location loc, Value x, ArrayRef<int32
   for (int32_t p : perms)
     out.push_back(in[p]);
   auto permsType = RankedTensorType::get({int64_t(perms.size())}, rewriter.getI32Type());
-  Value permsValue = rewriter.create<tosa::ConstOp>(loc, permsType,
-                                                    DenseElementsAttr::get(permsType, perms));
+  Value permsValue =
+      rewriter.create<tosa::ConstOp>(loc, permsType, DenseElementsAttr::get(permsType, perms));
   return rewriter.create<tosa::TransposeOp>(loc, withShape(x, out), x, permsValue);
 }
 
@@ -59,14 +59,13 @@ struct TransposeAcrossReshape : OpRewritePattern<tosa::TransposeOp> {
     Shape from = shapeOf(x), to = shapeOf(reshapeOp.getResult());
     Location loc = op.getLoc();
     if (from.size() == 2 && to == Shape{1, from[0], from[1]} && hasPerms(op, {0, 2, 1})) {
-      rewriter.replaceOp(op, reshape(rewriter, loc, transpose(rewriter, loc, x, {1, 0}),
-                                     {1, from[1], from[0]}));
+      rewriter.replaceOp(
+          op, reshape(rewriter, loc, transpose(rewriter, loc, x, {1, 0}), {1, from[1], from[0]}));
       return success();
     }
-    if (from.size() == 3 && from[0] == 1 && to == Shape{from[1], from[2]} &&
-        hasPerms(op, {1, 0})) {
-      rewriter.replaceOp(op, reshape(rewriter, loc, transpose(rewriter, loc, x, {0, 2, 1}),
-                                     {from[2], from[1]}));
+    if (from.size() == 3 && from[0] == 1 && to == Shape{from[1], from[2]} && hasPerms(op, {1, 0})) {
+      rewriter.replaceOp(
+          op, reshape(rewriter, loc, transpose(rewriter, loc, x, {0, 2, 1}), {from[2], from[1]}));
       return success();
     }
     return failure();
