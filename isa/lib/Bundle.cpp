@@ -161,6 +161,61 @@ void checkProgram(const Bundle &bundle) {
   }
 }
 
+void checkWork(const Bundle &bundle) {
+  if (!bundle.work)
+    return;
+  const std::vector<SourceWork> &ops = bundle.work->source_ops;
+  if (ops.size() != bundle.source_ops.size())
+    throw Error(fmt::format("work.source_ops has {} entries for {} source ops", ops.size(),
+                            bundle.source_ops.size()));
+  for (size_t index = 0; index < ops.size(); ++index) {
+    for (const GemmShape &gemm : ops[index].gemms)
+      if (gemm.batch == 0 || gemm.m == 0 || gemm.k == 0 || gemm.n == 0)
+        throw Error(fmt::format("work.source_ops[{}]: a gemm has a zero dimension", index));
+    if (ops[index].transcendental_elements > ops[index].vector_elements)
+      throw Error(fmt::format("work.source_ops[{}]: transcendental_elements exceeds "
+                              "vector_elements",
+                              index));
+  }
+}
+
+nlohmann::json workJson(const CompulsoryWork &work) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const SourceWork &op : work.source_ops) {
+    nlohmann::json gemms = nlohmann::json::array();
+    for (const GemmShape &gemm : op.gemms)
+      gemms.push_back({gemm.batch, gemm.m, gemm.k, gemm.n});
+    ops.push_back({{"gemms", gemms},
+                   {"vector_elements", op.vector_elements},
+                   {"transcendental_elements", op.transcendental_elements},
+                   {"dram_bytes", op.dram_bytes}});
+  }
+  return {{"dram_bytes", work.dram_bytes}, {"source_ops", ops}};
+}
+
+CompulsoryWork parseWork(const JsonCursor &json) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  json.expectObject({"dram_bytes", "source_ops"});
+  CompulsoryWork work;
+  work.dram_bytes = json["dram_bytes"].unsignedInteger(0, kMax);
+  for (const JsonCursor &op : json["source_ops"].arrayElements()) {
+    op.expectObject({"gemms", "vector_elements", "transcendental_elements", "dram_bytes"});
+    SourceWork entry;
+    for (const JsonCursor &gemm : op["gemms"].arrayElements()) {
+      std::vector<JsonCursor> dims = gemm.arrayElements();
+      if (dims.size() != 4)
+        gemm.fail("must be [batch, m, k, n]");
+      entry.gemms.push_back({dims[0].unsignedInteger(1, kMax), dims[1].unsignedInteger(1, kMax),
+                             dims[2].unsignedInteger(1, kMax), dims[3].unsignedInteger(1, kMax)});
+    }
+    entry.vector_elements = op["vector_elements"].unsignedInteger(0, kMax);
+    entry.transcendental_elements = op["transcendental_elements"].unsignedInteger(0, kMax);
+    entry.dram_bytes = op["dram_bytes"].unsignedInteger(0, kMax);
+    work.source_ops.push_back(std::move(entry));
+  }
+  return work;
+}
+
 nlohmann::json tensorJson(const TensorInfo &tensor) {
   nlohmann::json json = {{"name", tensor.name},
                          {"shape", tensor.shape},
@@ -220,6 +275,8 @@ std::string metadataJson(const Bundle &bundle) {
   if (bundle.training)
     json["training"] = {{"model", bundle.training->model_path},
                         {"parameters", bundle.training->parameters}};
+  if (bundle.work)
+    json["work"] = workJson(*bundle.work);
   return json.dump();
 }
 
@@ -228,7 +285,8 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
     JsonCursor root(json, kOrigin);
-    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"}, {"training"});
+    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"},
+                      {"training", "work"});
     bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
     for (const JsonCursor &tensor : root["inputs"].arrayElements())
       bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
@@ -246,6 +304,8 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
       for (const JsonCursor &name : training["parameters"].arrayElements())
         bundle.training->parameters.push_back(name.string());
     }
+    if (root.contains("work"))
+      bundle.work = parseWork(root["work"]);
   } catch (const nlohmann::json::exception &error) {
     throw Error(fmt::format("{}: invalid JSON: {}", kOrigin, detail::jsonErrorText(error.what())));
   }
@@ -273,6 +333,7 @@ void Bundle::validate() const {
   config.validate("bundle config");
   checkDramLayout(*this);
   checkSourceMap(*this);
+  checkWork(*this);
   checkProgram(*this);
 }
 

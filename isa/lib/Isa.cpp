@@ -254,6 +254,20 @@ bool usesField(const OpcodeInfo &info, Field field) {
                      [&](const FieldInfo &f) { return f.field == field; });
 }
 
+bool isTranscendental(Opcode opcode) {
+  switch (opcode) {
+  case Opcode::VExp:
+  case Opcode::VRecip:
+  case Opcode::VRsqrt:
+  case Opcode::VSigmoid:
+  case Opcode::VTanh:
+  case Opcode::VLog:
+    return true;
+  default:
+    return false;
+  }
+}
+
 uint64_t fieldMaximum(Opcode opcode, Field field) {
   for (const FieldInfo &info : opcodeInfo(opcode).fields)
     if (info.field == field)

@@ -1,5 +1,5 @@
 // tpu-objdump: prints what a program bundle holds (header, config, tensor map,
-// disassembly with source ops), or the ISA's opcode table.
+// compulsory work, disassembly with source ops), or the ISA's opcode table.
 #include "tpu/isa/Bundle.h"
 #include "tpu/isa/Error.h"
 
@@ -26,6 +26,23 @@ void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo> &
   }
 }
 
+// The compiler's record of what the model and each source op must do
+// (docs/bundle.md), where the bundle has one.
+void printWork(const tpu::Bundle &bundle) {
+  if (!bundle.work)
+    return;
+  fmt::print("work: {} compulsory DRAM bytes\n", bundle.work->dram_bytes);
+  for (size_t index = 0; index < bundle.source_ops.size(); ++index) {
+    const tpu::SourceWork &work = bundle.work->source_ops[index];
+    std::vector<std::string> gemms;
+    for (const tpu::GemmShape &gemm : work.gemms)
+      gemms.push_back(fmt::format("{}x{}x{}x{}", gemm.batch, gemm.m, gemm.k, gemm.n));
+    fmt::print("  {}: gemms [{}], {} vector elements ({} transcendental), {} DRAM bytes\n",
+               bundle.source_ops[index], fmt::join(gemms, ", "), work.vector_elements,
+               work.transcendental_elements, work.dram_bytes);
+  }
+}
+
 void printBundle(const std::string &path) {
   tpu::Bundle bundle = tpu::readBundle(path);
   const tpu::HardwareConfig &config = bundle.config;
@@ -40,6 +57,7 @@ void printBundle(const std::string &path) {
   if (bundle.training)
     fmt::print("training step of {}; parameters from its initializers: {}\n",
                bundle.training->model_path, fmt::join(bundle.training->parameters, ", "));
+  printWork(bundle);
   fmt::print("program:\n");
   size_t indexWidth = std::to_string(bundle.program.size() - 1).size();
   for (size_t index = 0; index < bundle.program.size(); ++index)

@@ -372,9 +372,10 @@ int run(const Options &options) {
 
 int main(int argc, char **argv) {
   CLI::App app{"Runs a compiled bundle (.tpub) on the cycle-accurate SystemC simulator and prints "
-               "cycles, MXU utilization, DRAM and SRAM traffic, an energy estimate, busy, stalled "
-               "and idle cycles per unit and the longest source operations. Exits 1 on any "
-               "error or output mismatch.",
+               "cycles, the roofline (the model's lower bound, when the bundle records its "
+               "work), MXU utilization, DRAM and SRAM traffic, an energy estimate, busy, stalled "
+               "and idle cycles per unit and the longest source operations with their "
+               "rooflines. Exits 1 on any error or output mismatch.",
                "tpusim"};
   Options options;
   app.add_option("bundle", options.bundlePath, "The bundle to run")->required();

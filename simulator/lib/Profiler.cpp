@@ -156,6 +156,13 @@ SimStats Profiler::finish(uint64_t totalCycles, const HardwareConfig &config) {
   for (std::vector<WorkStats> *work : {&stats.by_opcode, &stats.by_source_op})
     for (WorkStats &entry : *work)
       entry.mxu_utilization = utilization(entry.macs, config, entry.last_cycle - entry.first_cycle);
+  if (bundle_.work) {
+    stats.roofline = roofline(*bundle_.work, config);
+    // As with the source map, a bundle built in code may record less.
+    for (size_t i = 0; i < std::min(stats.by_source_op.size(), bundle_.work->source_ops.size());
+         ++i)
+      stats.by_source_op[i].roofline = roofline(bundle_.work->source_ops[i], config);
+  }
 
   const auto &energy = config.energy;
   stats.energy.mac_pj = energy.mac_pj * static_cast<double>(stats.macs);

@@ -17,15 +17,42 @@ uint64_t dramBytes(const SimStats &stats) {
   return stats.dram_bytes_read + stats.dram_bytes_written;
 }
 
+// cycles / roofline; null where the bound is 0 (no compulsory work).
+nlohmann::json overRoofline(uint64_t cycles, const Roofline &roofline) {
+  if (roofline.cycles() == 0)
+    return nullptr;
+  return static_cast<double>(cycles) / static_cast<double>(roofline.cycles());
+}
+
+// The roofline keys of the report, for `cycles` against `roofline`.
+void addRoofline(nlohmann::json &json, uint64_t cycles, const std::optional<Roofline> &roofline) {
+  if (!roofline)
+    return;
+  json["roofline_cycles"] = roofline->cycles();
+  json["roofline_compute_cycles"] = roofline->compute_cycles;
+  json["roofline_memory_cycles"] = roofline->memory_cycles;
+  json["cycles_over_roofline"] = overRoofline(cycles, *roofline);
+}
+
 nlohmann::json workJson(const WorkStats &work) {
-  return {{"name", work.name},
-          {"instructions", work.instructions},
-          {"cycles", work.cycles},
-          {"first_cycle", work.first_cycle},
-          {"last_cycle", work.last_cycle},
-          {"macs", work.macs},
-          {"dram_bytes", work.dram_bytes},
-          {"mxu_utilization", work.mxu_utilization}};
+  nlohmann::json json = {{"name", work.name},
+                         {"instructions", work.instructions},
+                         {"cycles", work.cycles},
+                         {"first_cycle", work.first_cycle},
+                         {"last_cycle", work.last_cycle},
+                         {"macs", work.macs},
+                         {"dram_bytes", work.dram_bytes},
+                         {"mxu_utilization", work.mxu_utilization}};
+  addRoofline(json, work.last_cycle - work.first_cycle, work.roofline);
+  return json;
+}
+
+// "1.23x" of the roofline, or "-" where there is none.
+std::string ratioText(uint64_t cycles, const std::optional<Roofline> &roofline) {
+  if (!roofline || roofline->cycles() == 0)
+    return "-";
+  return fmt::format("{:.2f}x",
+                     static_cast<double>(cycles) / static_cast<double>(roofline->cycles()));
 }
 
 nlohmann::json workListJson(const std::vector<WorkStats> &list) {
@@ -60,7 +87,7 @@ nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config) {
   }
   double achieved = perCycle(static_cast<double>(dramBytes(stats)), stats.total_cycles);
   const EnergyEstimate &energy = stats.energy;
-  return {
+  nlohmann::json json = {
       {"mode", modeName(stats.mode)},
       {"total_cycles", stats.total_cycles},
       {"dram_bytes_read", stats.dram_bytes_read},
@@ -91,6 +118,8 @@ nlohmann::json toJson(const SimStats &stats, const HardwareConfig &config) {
       {"simulated_macs_per_second",
        stats.wall_seconds > 0 ? static_cast<double>(stats.macs) / stats.wall_seconds : 0.0},
   };
+  addRoofline(json, stats.total_cycles, stats.roofline);
+  return json;
 }
 
 std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
@@ -99,6 +128,11 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
                   grouped(stats.total_cycles),
                   static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
                   config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
+  if (stats.roofline)
+    text += fmt::format("roofline: {} cycles (compute {}, memory {}); the run takes {} of it\n",
+                        grouped(stats.roofline->cycles()), grouped(stats.roofline->compute_cycles),
+                        grouped(stats.roofline->memory_cycles),
+                        ratioText(stats.total_cycles, stats.roofline));
   text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", grouped(stats.macs),
                       100 * stats.mxu_utilization, config.array.rows, config.array.cols);
   double achieved = perCycle(static_cast<double>(dramBytes(stats)), stats.total_cycles);
@@ -140,14 +174,17 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
   });
   constexpr size_t kShownOps = 10;
   if (!ops.empty())
-    text += fmt::format("{:<32}{:>8}{:>12}{:>14}{:>12}{:>8}\n", "source op (longest first)",
-                        "instrs", "span", "MACs", "DRAM bytes", "util");
+    text +=
+        fmt::format("{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>8}\n", "source op (longest first)",
+                    "instrs", "span", "roofline", "ratio", "MACs", "DRAM bytes", "util");
   for (size_t i = 0; i < std::min(ops.size(), kShownOps); ++i) {
     const WorkStats &work = *ops[i];
     std::string name = work.name.size() > 30 ? work.name.substr(0, 29) + "~" : work.name;
-    text += fmt::format("{:<32}{:>8}{:>12}{:>14}{:>12}{:>7.1f}%\n", name, work.instructions,
-                        work.last_cycle - work.first_cycle, work.macs, work.dram_bytes,
-                        100 * work.mxu_utilization);
+    uint64_t span = work.last_cycle - work.first_cycle;
+    text += fmt::format(
+        "{:<32}{:>8}{:>12}{:>12}{:>9}{:>14}{:>12}{:>7.1f}%\n", name, work.instructions, span,
+        work.roofline ? std::to_string(work.roofline->cycles()) : "-",
+        ratioText(span, work.roofline), work.macs, work.dram_bytes, 100 * work.mxu_utilization);
   }
   if (ops.size() > kShownOps)
     text += fmt::format("({} more in the report's by_source_op)\n", ops.size() - kShownOps);

@@ -12,6 +12,7 @@ namespace tpu::sim {
 namespace {
 
 using isa::Field;
+using isa::isTranscendental;
 using isa::Opcode;
 
 // max and min propagate NaN, as ONNX Max/Min do.
@@ -46,23 +47,6 @@ int32_t convertToInt32(float value) {
 // Binary ops are those the opcode table gives a second source.
 bool isBinary(Opcode opcode) {
   return isa::usesField(isa::opcodeInfo(opcode), isa::Field::Src2Addr);
-}
-
-// The operations a vector unit computes by table lookup and interpolation
-// rather than in one pass of an adder or multiplier: they get their own
-// throughput and energy from the config (docs/config.md).
-bool isTranscendental(Opcode opcode) {
-  switch (opcode) {
-  case Opcode::VExp:
-  case Opcode::VRecip:
-  case Opcode::VRsqrt:
-  case Opcode::VSigmoid:
-  case Opcode::VTanh:
-  case Opcode::VLog:
-    return true;
-  default:
-    return false;
-  }
 }
 
 bool isRowReduction(Opcode opcode) {

@@ -87,6 +87,10 @@ void expectSameBundle(const Bundle &a, const Bundle &b) {
     EXPECT_EQ(a.training->model_path, b.training->model_path);
     EXPECT_EQ(a.training->parameters, b.training->parameters);
   }
+  EXPECT_EQ(a.work.has_value(), b.work.has_value());
+  if (a.work && b.work) {
+    EXPECT_TRUE(*a.work == *b.work);
+  }
 }
 
 // The small bundle as a training step: y is also an input (at 0x80), which
@@ -96,6 +100,17 @@ Bundle trainingBundle() {
   bundle.inputs.push_back({"y", {4, 8}, isa::DType::F32, 0x80, TensorInfo::Role::Input});
   bundle.outputs[0].state = true;
   bundle.training = TrainingInfo{"/models/mlp.onnx", {"y"}};
+  return bundle;
+}
+
+// smallBundle() with the compiler's record of its work: fc1 a 4x8x8 product,
+// relu1 32 elements.
+Bundle bundleWithWork() {
+  Bundle bundle = smallBundle();
+  CompulsoryWork work;
+  work.dram_bytes = 128 + 256 + 128;
+  work.source_ops = {{}, {{{1, 4, 8, 8}}, 0, 0, 384}, {{}, 32, 0, 0}, {{}, 0, 0, 128}};
+  bundle.work = work;
   return bundle;
 }
 
@@ -156,6 +171,48 @@ TEST(Bundle, RoundTripsThroughBytesAndFiles) {
   std::string path = ::testing::TempDir() + "round-trip.tpub";
   writeBundle(bundle, path);
   expectSameBundle(readBundle(path), bundle);
+}
+
+TEST(Bundle, RoundTripsTheOptionalWork) {
+  EXPECT_FALSE(metadataOf(serializeBundle(smallBundle())).contains("work"));
+  EXPECT_FALSE(parseBundle(serializeBundle(smallBundle())).work.has_value());
+  Bundle bundle = bundleWithWork();
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  nlohmann::json work = metadataOf(bytes)["work"];
+  EXPECT_EQ(work["dram_bytes"], 512);
+  EXPECT_EQ(work["source_ops"][1]["gemms"], nlohmann::json::parse("[[1, 4, 8, 8]]"));
+  expectSameBundle(parseBundle(bytes), bundle);
+}
+
+TEST(Bundle, RejectsMalformedWork) {
+  std::vector<uint8_t> bytes = serializeBundle(bundleWithWork());
+  const nlohmann::json metadata = metadataOf(bytes);
+  struct Mutation {
+    std::function<void(nlohmann::json &)> mutate;
+    std::string expected;
+  };
+  const Mutation mutations[] = {
+      {[](auto &json) { json["work"].erase("dram_bytes"); },
+       "bundle metadata: work.dram_bytes: missing"},
+      {[](auto &json) {
+         json["work"]["source_ops"][1]["gemms"][0] = {1, 4, 8};
+       },
+       "bundle metadata: work.source_ops[1].gemms[0]: must be [batch, m, k, n] (got [1,4,8])"},
+      {[](auto &json) { json["work"]["source_ops"][1]["gemms"][0][2] = 0; },
+       "bundle metadata: work.source_ops[1].gemms[0][2]: must be an integer in [1, "
+       "18446744073709551615] (got 0)"},
+      {[](auto &json) { json["work"]["source_ops"][2]["flops"] = 1; },
+       "bundle metadata: work.source_ops[2].flops: unknown key"},
+      {[](auto &json) { json["work"]["source_ops"].erase(3); },
+       "work.source_ops has 3 entries for 4 source ops"},
+      {[](auto &json) { json["work"]["source_ops"][2]["transcendental_elements"] = 33; },
+       "work.source_ops[2]: transcendental_elements exceeds vector_elements"},
+  };
+  for (const Mutation &mutation : mutations) {
+    nlohmann::json changed = metadata;
+    mutation.mutate(changed);
+    EXPECT_EQ(parseError(withMetadata(bytes, changed.dump())), mutation.expected);
+  }
 }
 
 TEST(Bundle, RecordsTheHostTypeOfInt64OutputsOnly) {

@@ -7,6 +7,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -86,6 +88,39 @@ TEST_F(Tpusim, MatchingOutputsPassAndReportIsWritten) {
   EXPECT_EQ(report["by_source_op"][0]["name"], "Relu");
   EXPECT_EQ(report["by_source_op"][0]["instructions"], 8);
   EXPECT_GT(report["energy_pj"]["total"].get<double>(), 0.0);
+  // A bundle that does not record its work (older ones, or built in code)
+  // has no roofline.
+  EXPECT_FALSE(report.contains("roofline_cycles"));
+  EXPECT_FALSE(report["by_source_op"][0].contains("roofline_cycles"));
+  EXPECT_EQ(result.out.find("roofline:"), std::string::npos) << result.out;
+}
+
+TEST_F(Tpusim, ReportsTheRooflineOfBundlesThatRecordTheirWork) {
+  // The relu's 8 elements through the vector unit, and x and y through DRAM.
+  Bundle bundle = reluBundle();
+  bundle.work = CompulsoryWork{64, {SourceWork{{}, 8, 0, 64}}};
+  writeBundle(bundle, directory.file("relu.tpub"));
+  Result result = run(directory.file("relu.tpub") + " --report " + directory.file("report.json"));
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  const HardwareConfig &config = bundle.config;
+  uint64_t compute =
+      config.vector.pipeline_latency + (8 + config.vector.lanes - 1) / config.vector.lanes;
+  auto memory = static_cast<uint64_t>(std::ceil(64 / config.dram.bytes_per_cycle));
+  nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
+  for (const nlohmann::json &entry : {report, report["by_source_op"][0]}) {
+    EXPECT_EQ(entry["roofline_compute_cycles"], compute);
+    EXPECT_EQ(entry["roofline_memory_cycles"], memory);
+    EXPECT_EQ(entry["roofline_cycles"], std::max(compute, memory));
+  }
+  uint64_t total = report["total_cycles"];
+  EXPECT_GE(total, std::max(compute, memory));
+  EXPECT_DOUBLE_EQ(report["cycles_over_roofline"].get<double>(),
+                   static_cast<double>(total) / static_cast<double>(std::max(compute, memory)));
+  EXPECT_NE(result.out.find("roofline: " + std::to_string(std::max(compute, memory)) +
+                            " cycles (compute " + std::to_string(compute) + ", memory " +
+                            std::to_string(memory) + ")"),
+            std::string::npos)
+      << result.out;
 }
 
 TEST_F(Tpusim, Int64OutputsAreWrittenAndComparedExactly) {

@@ -302,7 +302,7 @@ HardwareConfig slowTranscendentalsConfig() {
 }
 
 // What docs/isa.md calls the transcendentals.
-bool isTranscendental(Opcode opcode) {
+bool documentedTranscendental(Opcode opcode) {
   for (Opcode transcendental : {Opcode::VExp, Opcode::VRecip, Opcode::VRsqrt, Opcode::VSigmoid,
                                 Opcode::VTanh, Opcode::VLog})
     if (opcode == transcendental)
@@ -333,7 +333,7 @@ TEST(Timing, TranscendentalsTakeTheirOwnCyclesAndEnergy) {
   unsigned transcendentals = 0;
   for (const Instruction &op : everyVectorOp()) {
     std::string name(isa::opcodeInfo(op.opcode).mnemonic);
-    bool transcendental = isTranscendental(op.opcode);
+    bool transcendental = documentedTranscendental(op.opcode);
     transcendentals += transcendental;
     SimStats stats = simulate(makeBundle({op, halt()}, dram.size(), config), dram);
     // 3 rows of ceil(5 / 4) = 2 groups after a latency of 2: 2 + 6 * 3 = 20

@@ -18,6 +18,7 @@ enum class EmitKind {
   Isa,        // the ISA level: instructions and tokens in the TPU dialect
   Asm,        // the ISA program as assembly text
   Bundle,     // the binary program bundle (.tpub)
+  Cuda,       // the CUDA target: one .cu file (docs/gpu.md)
 };
 
 // tpuc --train: the forward graph becomes a training step (tpu-autodiff).
@@ -28,7 +29,7 @@ struct TrainOptions {
   double lr = 0.1;
   double momentum = 0.9;
   double weight_decay = 0.0;
-  int64_t batch = 0;                  // 0: the model's; otherwise must equal it
+  int64_t batch = 0;                  // 0: the model's; otherwise resized at import
   std::vector<std::string> trainable; // empty: every float initializer
 };
 
@@ -39,6 +40,7 @@ struct CompileOptions {
   EmitKind emit = EmitKind::Bundle;
   std::string fusion = "full";      // none, epilogue or full (tpu/FusionMode.h)
   bool print_fusion_groups = false; // list the groups on stdout
+  std::string gpu = "sm_80";        // with EmitKind::Cuda: sm_80, sm_90 or sm_90a
   TrainOptions train;
 };
 

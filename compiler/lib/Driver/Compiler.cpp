@@ -5,6 +5,7 @@
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/FusionMode.h"
+#include "tpu/Target/CUDA/EmitCUDA.h"
 #include "tpu/Target/TPU/BundleEncoder.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/isa/Error.h"
@@ -66,9 +67,13 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> loadInput(const std::string &path, mlir::MLIRContext &context,
-                                            const FirstErrorHandler &errors) {
+                                            const FirstErrorHandler &errors,
+                                            const TrainOptions &train) {
   if (endsWith(path, ".onnx"))
-    return frontend::importOnnx(path, context);
+    return frontend::importOnnx(path, context, {train.batch, train.enabled});
+  if (train.batch != 0)
+    throw Error(
+        fmt::format("--batch: {} is not an ONNX model; the batch is resized at import", path));
   if (!endsWith(path, ".mlir"))
     throw Error(fmt::format("{}: unknown input kind; expected a .onnx or .mlir file", path));
   if (!std::ifstream(path))
@@ -129,19 +134,8 @@ void registerMlirOptions() {
 // The training step built first, on the graph as imported: optimization
 // folds weight reshapes and transposes into constants without the
 // initializers' names, which is how tpu-autodiff finds the parameters.
-void addTraining(mlir::PassManager &pm, mlir::ModuleOp module, const CompileOptions &options) {
+void addTraining(mlir::PassManager &pm, const CompileOptions &options) {
   const TrainOptions &train = options.train;
-  if (train.batch != 0) {
-    auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
-    auto input = main && main.getNumArguments() > 0
-                     ? llvm::dyn_cast<mlir::RankedTensorType>(main.getArgumentTypes()[0])
-                     : mlir::RankedTensorType();
-    int64_t batch = input && input.getRank() > 0 ? input.getDimSize(0) : 0;
-    if (batch != train.batch)
-      throw Error(fmt::format("--batch={}: the model's batch is {}; changing it is not "
-                              "supported yet",
-                              train.batch, batch));
-  }
   mlir::tpu::AutodiffOptions autodiff;
   autodiff.loss = train.loss;
   autodiff.optimizer = train.optimizer;
@@ -195,7 +189,8 @@ void compile(const CompileOptions &options) {
   context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect, mlir::arith::ArithDialect,
                       mlir::tpu::TPUDialect>();
   FirstErrorHandler errors(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = loadInput(options.input_path, context, errors);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      loadInput(options.input_path, context, errors, options.train);
   // The initializers tpu-autodiff can train: what a training bundle names as
   // the parameters that start as the model's values.
   std::vector<std::string> initializers;
@@ -215,7 +210,7 @@ void compile(const CompileOptions &options) {
   mlir::TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   if (options.train.enabled)
-    addTraining(pm, *module, options);
+    addTraining(pm, options);
   mlir::tpu::buildGraphOptimizationPipeline(pm);
   if (options.train.enabled) {
     // The gradients' transposes cancel, then the clean-up again.
@@ -229,7 +224,8 @@ void compile(const CompileOptions &options) {
     target.fusion = options.fusion;
     mlir::tpu::buildFusionPipeline(pm, target);
   }
-  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused) {
+  bool cuda = options.emit == EmitKind::Cuda;
+  if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused && !cuda) {
     mlir::tpu::buildTPULoweringPipeline(pm);
     if (options.print_fusion_groups)
       pm.addNestedPass<mlir::func::FuncOp>(
@@ -240,6 +236,16 @@ void compile(const CompileOptions &options) {
     mlir::tpu::buildISAPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     errors.raise("compilation");
+  if (cuda) {
+    mlir::tpu::cuda::CudaOptions cudaOptions;
+    cudaOptions.gpu = options.gpu;
+    cudaOptions.model_path = options.input_path;
+    cudaOptions.fusion = options.fusion;
+    mlir::FailureOr<std::string> source = mlir::tpu::cuda::emitCuda(*module, cudaOptions);
+    if (mlir::failed(source))
+      errors.raise("CUDA code generation");
+    return writeText(options.output_path, *source);
+  }
   if (options.emit != EmitKind::Asm && options.emit != EmitKind::Bundle)
     return writeText(options.output_path, printed(*module));
 

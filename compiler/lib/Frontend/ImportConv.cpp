@@ -211,7 +211,9 @@ Tensor Importer::importConv(const Node &node) {
   };
   if (group == 1)
     return fromImage({conv(image, weight, bias), Layout::NHWC}, oneD, node.loc);
-  if (group == channels && outChannels == channels) {
+  // A channel multiplier M > 1 as depthwise only for training: inference
+  // takes the block-diagonal convolution below, which the matrix unit runs.
+  if (group == channels && (outChannels == channels || options.training)) {
     // Depthwise: output channel c * M + m reads input channel c, and
     // tosa.depthwise_conv2d takes [KH, KW, C, M] weights.
     int64_t multiplier = outChannels / channels;
@@ -225,9 +227,11 @@ Tensor Importer::importConv(const Node &node) {
   }
   // Constant weights of other groups (a depthwise channel multiplier
   // included): one convolution whose weights are zero between the groups,
-  // which the matrix unit runs as one matmul.
-  if (Value dense = blockDiagonalWeights(node, group, channels))
-    return fromImage({conv(image, dense, bias), Layout::NHWC}, oneD, node.loc);
+  // which the matrix unit runs as one matmul. Not for training, where the
+  // weights are values to train.
+  if (!options.training)
+    if (Value dense = blockDiagonalWeights(node, group, channels))
+      return fromImage({conv(image, dense, bias), Layout::NHWC}, oneD, node.loc);
   // Other groups: one convolution per group on its slice of the channels.
   int64_t groupIn = channels / group, groupOut = outChannels / group;
   Shape imageShape = shapeOf(image);
@@ -334,6 +338,9 @@ Tensor Importer::importConvTranspose(const Node &node) {
   node.expectInputs(2, 3);
   auto [x, xs, oneD] = imageInput(node);
   const onnx::TensorProto *weightTensor = constantInput(node, 1);
+  if (options.training)
+    node.fail("training is not supported: the importer folds ConvTranspose's weights into "
+              "flipped constants, which tpu-autodiff cannot train");
   Shape ws = asImageShape({weightTensor->dims().begin(), weightTensor->dims().end()});
   std::vector<float> w = constantFloats(node, 1);
   int64_t group = node.intAttr("group", 1), channels = xs[1];

@@ -3,6 +3,7 @@
 // ImportShape.cpp). Not part of the compiler's interface.
 #pragma once
 
+#include "tpu/Frontend/OnnxImporter.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -96,8 +97,8 @@ public:
 // Internal to the frontend; the operator table calls the import functions.
 class Importer {
 public:
-  Importer(mlir::MLIRContext &context, std::string path)
-      : context(context), builder(&context), path(std::move(path)) {}
+  Importer(mlir::MLIRContext &context, std::string path, const ImportOptions &options)
+      : context(context), builder(&context), path(std::move(path)), options(options) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const onnx::ModelProto &model);
 
@@ -270,6 +271,7 @@ public:
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
   std::string path;
+  ImportOptions options;
   int64_t opset = 0;
   std::map<std::string, Tensor> values;
   std::map<std::string, const onnx::TensorProto *> constants;

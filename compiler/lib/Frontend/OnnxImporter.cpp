@@ -242,6 +242,11 @@ Shape Importer::graphInputShape(const onnx::ValueInfoProto &input) {
   Shape shape;
   int64_t elements = 1;
   for (const auto &dim : type.shape().dim()) {
+    if (shape.empty() && options.batch != 0) {
+      shape.push_back(options.batch);
+      elements = options.batch;
+      continue;
+    }
     if (!dim.has_dim_value() || dim.dim_value() <= 0)
       throw Error(fmt::format("{}: input '{}' has a dynamic or empty dimension; static shapes "
                               "are required",
@@ -406,18 +411,20 @@ Value Importer::clamp(Value input, float lo, float hi, mlir::Location loc) {
 
 std::vector<std::string> supportedOperators() { return detail::Importer::supportedOperators(); }
 
-mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context) {
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(const std::string &path, mlir::MLIRContext &context,
+                                             const ImportOptions &options) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(fmt::format("{}: cannot open the model file", path));
   std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
   if (file.bad())
     throw Error(fmt::format("{}: cannot read the model file", path));
-  return importOnnxBytes(bytes, path, context);
+  return importOnnxBytes(bytes, path, context, options);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const std::string &path,
-                                                  mlir::MLIRContext &context) {
+                                                  mlir::MLIRContext &context,
+                                                  const ImportOptions &options) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !model.has_graph())
@@ -427,9 +434,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(std::string_view bytes, const 
     if ((opsetId.domain().empty() || opsetId.domain() == "ai.onnx") &&
         opsetId.version() < detail::kMinOpset) {
       onnx::ModelProto upgraded = upgradeOpset(model, detail::kUpgradeOpset, path);
-      return detail::Importer(context, path).run(upgraded);
+      return detail::Importer(context, path, options).run(upgraded);
     }
-  return detail::Importer(context, path).run(model);
+  return detail::Importer(context, path, options).run(model);
 }
 
 } // namespace tpu::frontend

@@ -10,6 +10,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <functional>
@@ -29,6 +30,11 @@ using Shape = SmallVector<int64_t>;
 
 Shape shapeOf(Value value) {
   return Shape(llvm::cast<RankedTensorType>(value.getType()).getShape());
+}
+
+bool isFloatTensor(Value value) {
+  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+  return type && llvm::isa<FloatType>(type.getElementType());
 }
 
 // Creates TOSA ops with explicit result types at one location.
@@ -104,10 +110,138 @@ public:
     return make<tosa::SelectOp>(type(shapeOf(mask)), mask, scalar(1.0, rank), scalar(0.0, rank));
   }
 
+  // A float constant of `shape` holding `values` (one value: a splat).
+  Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values) {
+    auto t = type(shape);
+    return make<tosa::ConstOp>(t, values.size() == 1 ? DenseElementsAttr::get(t, values[0])
+                                                     : DenseElementsAttr::get(t, values));
+  }
+
+  // reduce_sum over several axes (those of size 1 need none), reshaped to
+  // `shape`.
+  Value sum(Value x, ArrayRef<int64_t> axes, ArrayRef<int64_t> shape) {
+    for (int64_t axis : axes)
+      if (shapeOf(x)[axis] != 1)
+        x = reduceSum(x, axis);
+    return reshape(x, shape);
+  }
+
+  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> size) {
+    if (shapeOf(x) == Shape(size))
+      return x;
+    auto element = llvm::cast<RankedTensorType>(x.getType()).getElementType();
+    return make<tosa::SliceOp>(type(size, element), x, b.getDenseI64ArrayAttr(start),
+                               b.getDenseI64ArrayAttr(size));
+  }
+
+  // Pads each axis by low[i] before and high[i] after with `value`; a
+  // negative amount removes elements from that end instead.
+  Value padOrCrop(Value x, ArrayRef<int64_t> low, ArrayRef<int64_t> high, float value = 0.0f) {
+    Shape shape = shapeOf(x), start, size;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      start.push_back(std::max<int64_t>(0, -low[i]));
+      size.push_back(shape[i] - start.back() - std::max<int64_t>(0, -high[i]));
+    }
+    x = slice(x, start, size);
+    SmallVector<int32_t> padding;
+    for (size_t i = 0; i < size.size(); ++i) {
+      padding.push_back(static_cast<int32_t>(std::max<int64_t>(0, low[i])));
+      padding.push_back(static_cast<int32_t>(std::max<int64_t>(0, high[i])));
+      size[i] += padding[2 * i] + padding[2 * i + 1];
+    }
+    if (size == Shape(shapeOf(x)))
+      return x;
+    auto paddingType = type({static_cast<int64_t>(size.size()), 2}, b.getI32Type());
+    Value paddingValue =
+        make<tosa::ConstOp>(paddingType, DenseElementsAttr::get(paddingType, ArrayRef(padding)));
+    auto valueType = type({});
+    Value padConst = make<tosa::ConstOp>(valueType, DenseElementsAttr::get(valueType, value));
+    return make<tosa::PadOp>(type(size), x, paddingValue, padConst);
+  }
+
+  // One axis of padOrCrop.
+  Value padOrCrop(Value x, int64_t axis, int64_t low, int64_t high, float value = 0.0f) {
+    Shape lows(shapeOf(x).size(), 0), highs = lows;
+    lows[axis] = low;
+    highs[axis] = high;
+    return padOrCrop(x, lows, highs, value);
+  }
+
+  // Elements start, start + stride, ... (count of them) along `axis`.
+  Value stridedSlice(Value x, int64_t axis, int64_t start, int64_t stride, int64_t count) {
+    // The count * stride elements from start (padded with zeros past the
+    // end), split into [count, stride], column 0.
+    x = padOrCrop(x, axis, -start, start + count * stride - shapeOf(x)[axis]);
+    if (stride == 1)
+      return x;
+    Shape split = shapeOf(x);
+    split[axis] = count;
+    split.insert(split.begin() + axis + 1, stride);
+    Shape begin(split.size(), 0), size = split;
+    size[axis + 1] = 1;
+    Shape result = shapeOf(x);
+    result[axis] = count;
+    return reshape(slice(reshape(x, split), begin, size), result);
+  }
+
+  // The adjoint of stridedSlice: element i of `x` at start + i * stride of
+  // an axis of `size` zeros; positions outside [0, size) are dropped.
+  Value place(Value x, int64_t axis, int64_t start, int64_t stride, int64_t size) {
+    Shape shape = shapeOf(x);
+    int64_t count = shape[axis];
+    if (stride != 1) {
+      Shape split = shape;
+      split.insert(split.begin() + axis + 1, 1);
+      Value spread = padOrCrop(reshape(x, split), axis + 1, 0, stride - 1);
+      shape[axis] = count * stride;
+      x = reshape(spread, shape);
+    }
+    return padOrCrop(x, axis, start, size - start - count * stride);
+  }
+
+  Value reverse(Value x, int32_t axis) {
+    return make<tosa::ReverseOp>(x.getType(), x, b.getI32IntegerAttr(axis));
+  }
+
+  Value select(Value mask, Value onTrue, Value onFalse) {
+    Shape shape = broadcast(onTrue, onFalse), maskShape = shapeOf(mask);
+    for (size_t i = 0; i < shape.size(); ++i)
+      shape[i] = std::max(shape[i], maskShape[i]);
+    return make<tosa::SelectOp>(type(shape), mask, onTrue, onFalse);
+  }
+
+  template <typename Op> Value compare(Value x, Value y) {
+    return make<Op>(type(broadcast(x, y), b.getI1Type()), x, y);
+  }
+
+  // Convolutions without padding and with a zero bias (the window rules
+  // pad explicitly).
+  Value conv2d(Value input, Value ohwi, ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
+    return window<tosa::Conv2DOp>(input, ohwi, shapeOf(ohwi)[0], stride, dilation);
+  }
+  Value depthwiseConv2d(Value input, Value hwcm, ArrayRef<int64_t> stride,
+                        ArrayRef<int64_t> dilation) {
+    Shape w = shapeOf(hwcm);
+    return window<tosa::DepthwiseConv2DOp>(input, hwcm, w[2] * w[3], stride, dilation);
+  }
+
   OpBuilder &b;
   Location loc;
 
 private:
+  template <typename Op>
+  Value window(Value input, Value weights, int64_t channels, ArrayRef<int64_t> stride,
+               ArrayRef<int64_t> dilation) {
+    Shape in = shapeOf(input), w = shapeOf(weights);
+    int64_t kh = std::is_same_v<Op, tosa::Conv2DOp> ? w[1] : w[0];
+    int64_t kw = std::is_same_v<Op, tosa::Conv2DOp> ? w[2] : w[1];
+    Shape out{in[0], (in[1] - dilation[0] * (kh - 1) - 1) / stride[0] + 1,
+              (in[2] - dilation[1] * (kw - 1) - 1) / stride[1] + 1, channels};
+    return make<Op>(type(out), input, weights, constant({channels}, {0.0f}),
+                    b.getDenseI64ArrayAttr({0, 0, 0, 0}), b.getDenseI64ArrayAttr(stride),
+                    b.getDenseI64ArrayAttr(dilation));
+  }
+
   int64_t &count;
 };
 
@@ -120,6 +254,458 @@ Location gradientLocation(Location loc) {
     return loc;
   return NameLoc::get(StringAttr::get(loc.getContext(), name.getName().str() + " (gradient)"),
                       name.getChildLoc());
+}
+
+// The gradient of each operand of an op given its result's gradient `dy`,
+// each built only when called, so that operands which need none (inputs,
+// constants, transpose's perms) cost nothing.
+using Gradient = std::function<Value()>;
+using Gradients = SmallVector<Gradient>;
+
+Shape integers(Value constant) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(constant, m_Constant(&attr)))
+    return {};
+  Shape values;
+  for (const APInt &value : attr.getValues<APInt>())
+    values.push_back(value.getSExtValue());
+  return values;
+}
+
+// A binary elementwise op: each operand's gradient summed over the axes it
+// was broadcast along.
+Gradients elementwise(Emitter &e, Operation *op, Gradient da, Gradient db) {
+  Shape a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
+  return {[&e, da, a] { return e.unbroadcast(da(), a); },
+          [&e, db, b] { return e.unbroadcast(db(), b); }};
+}
+
+// clamp: 1 strictly inside the bounds, as PyTorch's relu and hardtanh have
+// it; an unbounded side (ReLU's top) needs no comparison. Tested on the
+// output, which is inside exactly where the input is, so that the input has
+// no other use (a matmul's bias and ReLU stay its epilogue), and applied as
+// a multiplication by the 1/0 mask, which can join the matmul that produces
+// dy as its epilogue: the mask is built right after the clamp, in the
+// forward part, so that it is there before that matmul.
+Gradients clampRule(Emitter &e, tosa::ClampOp clamp, Value dy) {
+  float lo = clamp.getMinFp().convertToFloat(), hi = clamp.getMaxFp().convertToFloat();
+  return {[&e, dy, lo, hi, y = clamp.getOutput()] {
+    int64_t rank = static_cast<int64_t>(shapeOf(y).size());
+    OpBuilder::InsertPoint backward = e.b.saveInsertionPoint();
+    e.b.setInsertionPointAfterValue(y);
+    Value inside;
+    if (lo != std::numeric_limits<float>::lowest())
+      inside = e.compare<tosa::GreaterOp>(y, e.scalar(lo, rank));
+    if (hi != std::numeric_limits<float>::max()) {
+      Value below = e.compare<tosa::GreaterOp>(e.scalar(hi, rank), y);
+      inside = inside ? e.make<tosa::LogicalAndOp>(below.getType(), inside, below) : below;
+    }
+    Value mask = inside ? e.make<tosa::CastOp>(e.type(shapeOf(y)), inside) : Value();
+    e.b.restoreInsertionPoint(backward);
+    return mask ? e.mul(dy, mask) : dy;
+  }};
+}
+
+// maximum and minimum: dy to the operand that wins, the first one on ties
+// (first >= second for maximum, first <= second for minimum).
+template <typename Op> Gradients extremumRule(Emitter &e, Op op, Value dy) {
+  Value a = op->getOperand(0), b = op->getOperand(1);
+  auto firstWins = [&e, a, b] {
+    return std::is_same_v<Op, tosa::MaximumOp> ? e.compare<tosa::GreaterEqualOp>(a, b)
+                                               : e.compare<tosa::GreaterEqualOp>(b, a);
+  };
+  int64_t rank = static_cast<int64_t>(shapeOf(dy).size());
+  return elementwise(
+      e, op, [&e, dy, rank, firstWins] { return e.select(firstWins(), dy, e.scalar(0.0, rank)); },
+      [&e, dy, rank, firstWins] { return e.select(firstWins(), e.scalar(0.0, rank), dy); });
+}
+
+// select(c, a, b): dy where the condition picked the operand, else 0.
+Gradients selectRule(Emitter &e, tosa::SelectOp op, Value dy) {
+  Value c = op.getPred();
+  int64_t rank = static_cast<int64_t>(shapeOf(dy).size());
+  Shape a = shapeOf(op.getOnTrue()), b = shapeOf(op.getOnFalse());
+  return {nullptr,
+          [&e, dy, c, rank, a] { return e.unbroadcast(e.select(c, dy, e.scalar(0.0, rank)), a); },
+          [&e, dy, c, rank, b] { return e.unbroadcast(e.select(c, e.scalar(0.0, rank), dy), b); }};
+}
+
+// reduce_max and reduce_min: dy shared equally among the tied extrema, so
+// that the rule stays the gradient of a symmetric function.
+template <typename Op> Gradients extremeReductionRule(Emitter &e, Op op, Value dy) {
+  int64_t axis = op.getAxis();
+  return {[&e, dy, axis, x = op.getInput(), y = op.getOutput()] {
+    Value isExtreme = e.indicator(e.compare<tosa::EqualOp>(x, y));
+    Value share = e.mul(dy, e.unary<tosa::ReciprocalOp>(e.reduceSum(isExtreme, axis)));
+    return e.mul(isExtreme, share);
+  }};
+}
+
+// tile: the copies' gradients summed, one tiled axis at a time as
+// [before, multiple, size, after].
+Gradients tileRule(Emitter &e, tosa::TileOp op, Value dy) {
+  Shape multiples(op.getMultiples());
+  return {[&e, dy, multiples, x = op.getInput1()] {
+    Shape in = shapeOf(x), now = shapeOf(dy);
+    Value g = dy;
+    for (size_t axis = 0; axis < in.size(); ++axis) {
+      if (multiples[axis] == 1)
+        continue;
+      int64_t before = 1, after = 1;
+      for (size_t i = 0; i < axis; ++i)
+        before *= now[i];
+      for (size_t i = axis + 1; i < now.size(); ++i)
+        after *= now[i];
+      now[axis] = in[axis];
+      g = e.sum(e.reshape(g, {before, multiples[axis], in[axis], after}), {1}, now);
+    }
+    return g;
+  }};
+}
+
+// concat: each operand's part of dy.
+Gradients concatRule(Emitter &e, tosa::ConcatOp op, Value dy) {
+  Gradients gradients;
+  int64_t axis = op.getAxis(), offset = 0;
+  for (Value part : op.getOperands()) {
+    Shape start(shapeOf(part).size(), 0);
+    start[axis] = offset;
+    offset += shapeOf(part)[axis];
+    gradients.push_back([&e, dy, start, part] { return e.slice(dy, start, shapeOf(part)); });
+  }
+  return gradients;
+}
+
+// gather (values [N, K, C], i32 indices [N, W], result [N, W, C]): the
+// gradient adds dy's rows into the rows they were read from. TOSA's scatter
+// overwrites and leaves an index that occurs twice undefined, so it cannot
+// add; the scatter-add is a matmul with the one-hot matrix
+// onehot[n, k, w] = (indices[n, w] == k) instead: N K W C multiply-adds,
+// fine for the small tables (embeddings, a few hundred rows) that runtime
+// indices select from, and the shape a matrix unit runs best.
+Gradients gatherRule(Emitter &e, tosa::GatherOp op, Value dy) {
+  return {[&e, dy, values = op.getValues(), indices = op.getIndices()] {
+    Shape v = shapeOf(values), w = shapeOf(indices);
+    auto i32 = e.b.getI32Type();
+    SmallVector<int32_t> iota(v[1]);
+    std::iota(iota.begin(), iota.end(), 0);
+    auto iotaType = e.type({1, v[1], 1}, i32);
+    Value rows = e.make<tosa::ConstOp>(iotaType, DenseElementsAttr::get(iotaType, ArrayRef(iota)));
+    Value onehot = e.indicator(e.compare<tosa::EqualOp>(e.reshape(indices, {w[0], 1, w[1]}), rows));
+    return e.make<tosa::MatMulOp>(values.getType(), onehot, dy);
+  }};
+}
+
+// The window of a convolution or pool along H and W of NHWC images, and
+// the two reshapes of the input and of dy that the window rules share.
+struct Window {
+  std::array<int64_t, 2> kernel, stride, dilation;
+  std::array<int64_t, 4> pad; // top, bottom, left, right
+  Shape input, output;
+
+  Window(int64_t kh, int64_t kw, ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation,
+         ArrayRef<int64_t> pad, Value x, Value y)
+      : kernel{kh, kw}, stride{stride[0], stride[1]}, dilation{dilation[0], dilation[1]},
+        pad{pad[0], pad[1], pad[2], pad[3]}, input(shapeOf(x)), output(shapeOf(y)) {}
+
+  // dy spread over an image of H + d (K - 1) rows, row oh at
+  // oh s + d (K - 1) - pad_top, zeros between: a stride-1 convolution of it
+  // with the kernel flipped in H and W (dilated by d) is the transposed
+  // convolution, H rows. Rows beyond the last window (when
+  // (H + pads - extent) % s != 0) get zeros, rows of windows lying in the
+  // padding only are dropped.
+  Value spread(Emitter &e, Value dy) const {
+    for (int d = 0; d < 2; ++d) {
+      int64_t reach = dilation[d] * (kernel[d] - 1);
+      dy = e.place(dy, 1 + d, reach - pad[2 * d], stride[d], input[1 + d] + reach);
+    }
+    return dy;
+  }
+
+  // The input padded with `value` to exactly the rows its windows read,
+  // (OH - 1) s + d (K - 1) + 1, cropping rows that no window reads.
+  Value padded(Emitter &e, Value x, float value = 0.0f) const {
+    for (int d = 0; d < 2; ++d) {
+      int64_t rows = (output[1 + d] - 1) * stride[d] + dilation[d] * (kernel[d] - 1) + 1;
+      x = e.padOrCrop(x, 1 + d, pad[2 * d], rows - input[1 + d] - pad[2 * d], value);
+    }
+    return x;
+  }
+};
+
+Gradient biasGradient(Emitter &e, Value dy) {
+  return [&e, dy] { return e.sum(dy, {0, 1, 2}, {shapeOf(dy)[3]}); };
+}
+
+// conv2d (input NHWC, weights OHWI, bias O).
+Gradients conv2dRule(Emitter &e, tosa::Conv2DOp op, Value dy) {
+  Value x = op.getInput(), w = op.getWeight();
+  Shape ws = shapeOf(w);
+  Window window(ws[1], ws[2], op.getStride(), op.getDilation(), op.getPad(), x, dy);
+  return {
+      // dx: the transposed convolution, the spread dy convolved with the
+      // kernel flipped and its input and output channels swapped.
+      [&e, dy, w, window] {
+        Value flipped = e.transpose(e.reverse(e.reverse(w, 1), 2), {3, 1, 2, 0});
+        return e.conv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
+      },
+      // dw[o, kh, kw, i] = sum over n, oh, ow of
+      // dy[n, oh, ow, o] x[n, oh s + kh d, ow s + kw d, i], the correlation
+      // of input and dy: a convolution of the padded input with its
+      // channels as the batch and its batch as channels, dy as the kernel,
+      // stride and dilation swapped.
+      [&e, dy, x, window] {
+        Value image = e.transpose(window.padded(e, x), {3, 1, 2, 0});
+        Value kernel = e.transpose(dy, {3, 1, 2, 0});
+        return e.transpose(e.conv2d(image, kernel, window.dilation, window.stride), {3, 1, 2, 0});
+      },
+      biasGradient(e, dy)};
+}
+
+// depthwise_conv2d (input NHWC, weights [KH, KW, C, M], output channel
+// c M + m reads input channel c).
+Gradients depthwiseConv2dRule(Emitter &e, tosa::DepthwiseConv2DOp op, Value dy) {
+  Value x = op.getInput(), w = op.getWeight();
+  Shape ws = shapeOf(w);
+  Window window(ws[0], ws[1], op.getStride(), op.getDilation(), op.getPad(), x, dy);
+  return {
+      // dx: each output channel's transposed convolution with its own
+      // flipped filter, then the M channels of each input channel summed.
+      [&e, dy, w, ws, window] {
+        Value flipped = e.reshape(e.reverse(e.reverse(w, 0), 1), {ws[0], ws[1], ws[2] * ws[3], 1});
+        Value dx = e.depthwiseConv2d(window.spread(e, dy), flipped, {1, 1}, window.dilation);
+        Shape in = window.input;
+        return e.sum(e.reshape(dx, {in[0], in[1], in[2], ws[2], ws[3]}), {4}, in);
+      },
+      // dw[kh, kw, c, m] = sum over n, oh, ow of
+      // dy[n, oh, ow, c M + m] x[n, oh s + kh d, ow s + kw d, c]: one image
+      // whose channels are (n, c), dy's (n, c, m) as its depthwise kernel,
+      // stride and dilation swapped, then summed over n.
+      [&e, dy, x, ws, window] {
+        Value padded = window.padded(e, x);
+        Shape p = shapeOf(padded), out = window.output;
+        int64_t batch = p[0], channels = ws[2], multiplier = ws[3];
+        Value image =
+            e.reshape(e.transpose(padded, {1, 2, 0, 3}), {1, p[1], p[2], batch * channels});
+        Value kernel =
+            e.reshape(e.transpose(e.reshape(dy, {batch, out[1], out[2], channels, multiplier}),
+                                  {1, 2, 0, 3, 4}),
+                      {out[1], out[2], batch * channels, multiplier});
+        Value dw = e.depthwiseConv2d(image, kernel, window.dilation, window.stride);
+        return e.sum(e.reshape(dw, {ws[0], ws[1], batch, channels * multiplier}), {2}, ws);
+      },
+      biasGradient(e, dy)};
+}
+
+// max_pool2d: each window's dy goes to the window's first maximum in
+// row-major window order (the element PyTorch's and ONNX's max pool
+// indices name); other tied elements get none. The taps in that order,
+// each marking where it holds the maximum and no earlier tap did, its share
+// placed back at the input positions it read.
+Gradients maxPool2dRule(Emitter &e, tosa::MaxPool2dOp op, Value dy) {
+  ArrayRef<int64_t> kernel = op.getKernel();
+  Window window(kernel[0], kernel[1], op.getStride(), {1, 1}, op.getPad(), op.getInput(), dy);
+  return {[&e, dy, window, x = op.getInput(), y = op.getOutput()] {
+    // TOSA pads a max pool with the lowest value, so padding never wins.
+    Value padded = window.padded(e, x, std::numeric_limits<float>::lowest());
+    Value taken, dx;
+    for (int64_t i = 0; i < window.kernel[0]; ++i)
+      for (int64_t j = 0; j < window.kernel[1]; ++j) {
+        Value tap = e.stridedSlice(padded, 1, i, window.stride[0], window.output[1]);
+        tap = e.stridedSlice(tap, 2, j, window.stride[1], window.output[2]);
+        Value first = e.compare<tosa::EqualOp>(tap, y);
+        bool last = i + 1 == window.kernel[0] && j + 1 == window.kernel[1];
+        if (taken) {
+          Type mask = taken.getType();
+          first = e.make<tosa::LogicalAndOp>(mask, first, e.make<tosa::LogicalNotOp>(mask, taken));
+          if (!last)
+            taken = e.make<tosa::LogicalOrOp>(mask, taken, first);
+        } else {
+          taken = first;
+        }
+        Value share = e.select(first, dy, e.scalar(0.0, 4));
+        share = e.place(share, 1, i - window.pad[0], window.stride[0], window.input[1]);
+        share = e.place(share, 2, j - window.pad[2], window.stride[1], window.input[2]);
+        dx = dx ? e.binary<tosa::AddOp>(dx, share) : share;
+      }
+    return dx;
+  }};
+}
+
+// avg_pool2d: y is a window's sum over its count, the input elements in the
+// window (TOSA's divisor leaves the padding out; the importer pads
+// count_include_pad=1 pools with real zeros first). dx is the transposed
+// convolution of dy / count with a kernel of ones.
+Gradients avgPool2dRule(Emitter &e, tosa::AvgPool2dOp op, Value dy) {
+  ArrayRef<int64_t> kernel = op.getKernel();
+  Window window(kernel[0], kernel[1], op.getStride(), {1, 1}, op.getPad(), op.getInput(), dy);
+  return {[&e, dy, window] {
+    std::array<SmallVector<int64_t>, 2> counts;
+    for (int d = 0; d < 2; ++d)
+      for (int64_t o = 0; o < window.output[1 + d]; ++o) {
+        int64_t first = o * window.stride[d] - window.pad[2 * d];
+        counts[d].push_back(std::min(first + window.kernel[d], window.input[1 + d]) -
+                            std::max<int64_t>(first, 0));
+      }
+    SmallVector<float> inverse;
+    for (int64_t h : counts[0])
+      for (int64_t w : counts[1])
+        // A window in the padding only (not from the importer) reads nothing.
+        inverse.push_back(h > 0 && w > 0 ? 1.0f / static_cast<float>(h * w) : 0.0f);
+    Value scaled = e.mul(dy, e.constant({1, window.output[1], window.output[2], 1}, inverse));
+    Value ones = e.constant({window.kernel[0], window.kernel[1], window.input[3], 1}, {1.0f});
+    return e.depthwiseConv2d(window.spread(e, scaled), ones, {1, 1}, {1, 1});
+  }};
+}
+
+FailureOr<Gradients> vectorJacobian(Emitter &e, Operation *op, Value dy) {
+  for (Value v : op->getOperands())
+    if (auto type = llvm::dyn_cast<RankedTensorType>(v.getType()); !type || !type.hasStaticShape())
+      return op->emitError() << "training needs static shapes, " << op->getName()
+                             << " has an operand of type " << v.getType();
+  Value y = op->getResult(0);
+  auto x = [op] { return op->getOperand(0); };
+  int64_t rank = static_cast<int64_t>(shapeOf(y).size());
+  auto one = [](Gradient gradient) { return Gradients{std::move(gradient)}; };
+  auto fail = [op](const Twine &why) -> FailureOr<Gradients> {
+    return op->emitError() << "training needs " << why;
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<Gradients>>(op)
+      .Case([&](tosa::AddOp) {
+        return elementwise(
+            e, op, [dy] { return dy; }, [dy] { return dy; });
+      })
+      .Case([&](tosa::SubOp) {
+        return elementwise(
+            e, op, [dy] { return dy; }, [&e, dy] { return e.unary<tosa::NegateOp>(dy); });
+      })
+      .Case([&](tosa::MulOp) {
+        return elementwise(
+            e, op, [&e, dy, op] { return e.mul(dy, op->getOperand(1)); },
+            [&e, dy, x] { return e.mul(dy, x()); });
+      })
+      .Case([&](tosa::NegateOp) { return one([&e, dy] { return e.unary<tosa::NegateOp>(dy); }); })
+      .Case([&](tosa::MatMulOp) -> FailureOr<Gradients> {
+        // [B, M, K] x [B, K, N]: dA = dY B^T, dB = A^T dY, batch by batch.
+        Value a = op->getOperand(0), b = op->getOperand(1);
+        if (shapeOf(a)[0] != shapeOf(b)[0])
+          return fail("a matmul with equal batches");
+        return Gradients{
+            [&e, dy, a, b] {
+              return e.make<tosa::MatMulOp>(a.getType(), dy, e.transpose(b, {0, 2, 1}));
+            },
+            [&e, dy, a, b] {
+              return e.make<tosa::MatMulOp>(b.getType(), e.transpose(a, {0, 2, 1}), dy);
+            }};
+      })
+      .Case(
+          [&](tosa::ReshapeOp) { return one([&e, dy, x] { return e.reshape(dy, shapeOf(x())); }); })
+      .Case([&](tosa::TransposeOp transpose) -> FailureOr<Gradients> {
+        SmallVector<int64_t> perm;
+        if (failed(transpose.getConstantPerms(perm)))
+          return fail("a transpose with constant perms");
+        SmallVector<int32_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = static_cast<int32_t>(i);
+        return one([&e, dy, inverse] { return e.transpose(dy, inverse); });
+      })
+      .Case([&](tosa::ClampOp clamp) { return clampRule(e, clamp, dy); })
+      .Case([&](tosa::ExpOp) { return one([&e, dy, y] { return e.mul(dy, y); }); })
+      .Case([&](tosa::LogOp) {
+        return one([&e, dy, x] { return e.mul(dy, e.unary<tosa::ReciprocalOp>(x())); });
+      })
+      .Case([&](tosa::ReciprocalOp) {
+        return one([&e, dy, y] { return e.unary<tosa::NegateOp>(e.mul(dy, e.mul(y, y))); });
+      })
+      .Case([&](tosa::RsqrtOp) {
+        // d/dx x^(-1/2) = -y^3 / 2.
+        return one([&e, dy, y, rank] {
+          return e.mul(dy, e.mul(e.scalar(-0.5, rank), e.mul(y, e.mul(y, y))));
+        });
+      })
+      .Case([&](tosa::TanhOp) {
+        return one([&e, dy, y, rank] {
+          return e.mul(dy, e.binary<tosa::SubOp>(e.scalar(1.0, rank), e.mul(y, y)));
+        });
+      })
+      .Case([&](tosa::SigmoidOp) {
+        return one([&e, dy, y, rank] {
+          return e.mul(dy, e.mul(y, e.binary<tosa::SubOp>(e.scalar(1.0, rank), y)));
+        });
+      })
+      .Case([&](tosa::ErfOp) {
+        // d/dx erf(x) = 2 / sqrt(pi) exp(-x^2) (GELU's part).
+        return one([&e, dy, x, rank] {
+          Value gauss = e.unary<tosa::ExpOp>(e.unary<tosa::NegateOp>(e.mul(x(), x())));
+          return e.mul(dy, e.mul(gauss, e.scalar(2.0 / std::sqrt(M_PI), rank)));
+        });
+      })
+      .Case([&](tosa::AbsOp) {
+        // sign(x), +1 at 0 (a subgradient).
+        return one([&e, dy, x, rank] {
+          return e.select(e.compare<tosa::GreaterEqualOp>(x(), e.scalar(0.0, rank)), dy,
+                          e.unary<tosa::NegateOp>(dy));
+        });
+      })
+      .Case([&](tosa::PowOp) {
+        // y = a^b: da = dy b a^(b - 1) (a^(b - 1) itself, not y / a, which
+        // is 0 / 0 at a = 0), db = dy y log(a).
+        Value a = op->getOperand(0), b = op->getOperand(1);
+        return elementwise(
+            e, op,
+            [&e, dy, a, b, rank] {
+              Value lower = e.binary<tosa::SubOp>(b, e.scalar(1.0, rank));
+              return e.mul(dy, e.mul(b, e.binary<tosa::PowOp>(a, lower)));
+            },
+            [&e, dy, a, y] { return e.mul(dy, e.mul(y, e.unary<tosa::LogOp>(a))); });
+      })
+      .Case([&](tosa::MaximumOp max) { return extremumRule(e, max, dy); })
+      .Case([&](tosa::MinimumOp min) { return extremumRule(e, min, dy); })
+      .Case([&](tosa::SelectOp select) { return selectRule(e, select, dy); })
+      .Case([&](tosa::CastOp) -> FailureOr<Gradients> {
+        if (!isFloatTensor(x()))
+          return fail("a cast from a float type to differentiate");
+        return one([&e, dy, x] { return e.make<tosa::CastOp>(x().getType(), dy); });
+      })
+      .Case([&](tosa::ReduceSumOp sum) {
+        Shape multiples(rank, 1);
+        multiples[sum.getAxis()] = shapeOf(x())[sum.getAxis()];
+        return one([&e, dy, x, multiples] {
+          return e.make<tosa::TileOp>(x().getType(), dy, e.b.getDenseI64ArrayAttr(multiples));
+        });
+      })
+      .Case([&](tosa::ReduceMaxOp max) { return extremeReductionRule(e, max, dy); })
+      .Case([&](tosa::ReduceMinOp min) { return extremeReductionRule(e, min, dy); })
+      .Case([&](tosa::TileOp tile) { return tileRule(e, tile, dy); })
+      .Case([&](tosa::ReverseOp reverse) {
+        return one([&e, dy, axis = reverse.getAxis()] { return e.reverse(dy, axis); });
+      })
+      .Case([&](tosa::SliceOp slice) {
+        // Zeros around dy.
+        Shape start(slice.getStart()), high = shapeOf(x());
+        for (size_t i = 0; i < high.size(); ++i)
+          high[i] -= start[i] + shapeOf(y)[i];
+        return one([&e, dy, start, high] { return e.padOrCrop(dy, start, high); });
+      })
+      .Case([&](tosa::PadOp pad) -> FailureOr<Gradients> {
+        // The part of dy over the input; the padding value is a constant.
+        Shape padding = integers(pad.getPadding()), start;
+        if (padding.empty())
+          return fail("a pad with constant padding");
+        for (size_t i = 0; i < padding.size(); i += 2)
+          start.push_back(padding[i]);
+        return one([&e, dy, start, x] { return e.slice(dy, start, shapeOf(x())); });
+      })
+      .Case([&](tosa::ConcatOp concat) { return concatRule(e, concat, dy); })
+      .Case([&](tosa::GatherOp gather) { return gatherRule(e, gather, dy); })
+      .Case([&](tosa::Conv2DOp conv) { return conv2dRule(e, conv, dy); })
+      .Case([&](tosa::DepthwiseConv2DOp conv) { return depthwiseConv2dRule(e, conv, dy); })
+      .Case([&](tosa::MaxPool2dOp pool) { return maxPool2dRule(e, pool, dy); })
+      .Case([&](tosa::AvgPool2dOp pool) { return avgPool2dRule(e, pool, dy); })
+      .Default([&](Operation *) -> FailureOr<Gradients> {
+        return op->emitError() << "no gradient rule for " << op->getName()
+                               << " (it lies between a trainable parameter and the loss)";
+      });
 }
 
 class Autodiff : public tpu::impl::AutodiffBase<Autodiff> {
@@ -277,8 +863,12 @@ private:
           vectorJacobian(e, op, gradients.lookup(op->getResult(0)));
       if (failed(operandGradients))
         return failure();
-      for (unsigned index : wanted)
+      for (unsigned index : wanted) {
+        if (index >= operandGradients->size() || !(*operandGradients)[index])
+          return op->emitError() << "no gradient rule for operand " << index << " of "
+                                 << op->getName();
         accumulate(e, op->getOperand(index), (*operandGradients)[index]());
+      }
     }
 
     // The optimizer: parameters first, then their buffers (the signature's order).
@@ -309,11 +899,6 @@ private:
     numGradientOps = count;
     forward.erase();
     return success();
-  }
-
-  static bool isFloatTensor(Value value) {
-    auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-    return type && llvm::isa<FloatType>(type.getElementType());
   }
 
   FailureOr<SmallVector<Parameter>> findParameters(func::FuncOp forward) {
@@ -396,118 +981,6 @@ private:
     double inverse = 1.0 / static_cast<double>(elements);
     results.push_back(e.reshape(e.mul(total, e.scalar(inverse, rank)), {1}));
     return e.mul(difference, e.scalar(2.0 * inverse, rank));
-  }
-
-  // The gradient of each operand of `op` given its result's gradient `dy`,
-  // each built only when called, so that operands which need none (inputs,
-  // constants, transpose's perms) cost nothing.
-  using Gradients = SmallVector<std::function<Value()>>;
-  static FailureOr<Gradients> vectorJacobian(Emitter &e, Operation *op, Value dy) {
-    Value y = op->getResult(0);
-    auto operand = [op](unsigned i) { return op->getOperand(i); };
-    int64_t rank = static_cast<int64_t>(shapeOf(y).size());
-    auto one = [](std::function<Value()> gradient) { return Gradients{std::move(gradient)}; };
-    auto both = [&](std::function<Value()> da, std::function<Value()> db) {
-      return Gradients{[&e, operand, da] { return e.unbroadcast(da(), shapeOf(operand(0))); },
-                       [&e, operand, db] { return e.unbroadcast(db(), shapeOf(operand(1))); }};
-    };
-    for (Value v : op->getOperands())
-      if (auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
-          !type || !type.hasStaticShape())
-        return op->emitError() << "training needs static shapes, " << op->getName()
-                               << " has an operand of type " << v.getType();
-    if (llvm::isa<tosa::AddOp>(op))
-      return both([dy] { return dy; }, [dy] { return dy; });
-    if (llvm::isa<tosa::SubOp>(op))
-      return both([dy] { return dy; }, [&e, dy] { return e.unary<tosa::NegateOp>(dy); });
-    if (llvm::isa<tosa::MulOp>(op))
-      return both([&e, dy, operand] { return e.mul(dy, operand(1)); },
-                  [&e, dy, operand] { return e.mul(dy, operand(0)); });
-    if (llvm::isa<tosa::NegateOp>(op))
-      return one([&e, dy] { return e.unary<tosa::NegateOp>(dy); });
-    if (llvm::isa<tosa::MatMulOp>(op)) {
-      // [B, M, K] x [B, K, N]: dA = dY B^T, dB = A^T dY, batch by batch.
-      Value a = operand(0), b = operand(1);
-      if (shapeOf(a)[0] != shapeOf(b)[0])
-        return op->emitError() << "training needs a matmul with equal batches";
-      return Gradients{[&e, dy, a, b] {
-                         return e.make<tosa::MatMulOp>(a.getType(), dy, e.transpose(b, {0, 2, 1}));
-                       },
-                       [&e, dy, a, b] {
-                         return e.make<tosa::MatMulOp>(b.getType(), e.transpose(a, {0, 2, 1}), dy);
-                       }};
-    }
-    if (llvm::isa<tosa::ReshapeOp>(op))
-      return one([&e, dy, operand] { return e.reshape(dy, shapeOf(operand(0))); });
-    if (auto transpose = llvm::dyn_cast<tosa::TransposeOp>(op)) {
-      SmallVector<int64_t> perm;
-      if (failed(transpose.getConstantPerms(perm)))
-        return op->emitError() << "training needs a transpose with constant perms";
-      SmallVector<int32_t> inverse(perm.size());
-      for (auto [i, p] : llvm::enumerate(perm))
-        inverse[p] = static_cast<int32_t>(i);
-      return one([&e, dy, inverse] { return e.transpose(dy, inverse); });
-    }
-    if (auto clamp = llvm::dyn_cast<tosa::ClampOp>(op)) {
-      // 1 strictly inside the bounds, as PyTorch's relu and hardtanh have
-      // it; an unbounded side (ReLU's top) needs no comparison. Tested on
-      // the output, which is inside exactly where the input is, so that the
-      // input has no other use (a matmul's bias and ReLU stay its epilogue),
-      // and applied as a multiplication by the 1/0 mask, which can join the
-      // matmul that produces dy as its epilogue: the mask is built right
-      // after the clamp, in the forward part, so that it is there before
-      // that matmul.
-      float lo = clamp.getMinFp().convertToFloat(), hi = clamp.getMaxFp().convertToFloat();
-      return one([&e, dy, rank, lo, hi, y] {
-        OpBuilder::InsertPoint backward = e.b.saveInsertionPoint();
-        e.b.setInsertionPointAfterValue(y);
-        Value inside;
-        auto i1 = e.type(shapeOf(y), e.b.getI1Type());
-        if (lo != std::numeric_limits<float>::lowest())
-          inside = e.make<tosa::GreaterOp>(i1, y, e.scalar(lo, rank));
-        if (hi != std::numeric_limits<float>::max()) {
-          Value below = e.make<tosa::GreaterOp>(i1, e.scalar(hi, rank), y);
-          inside = inside ? e.make<tosa::LogicalAndOp>(i1, inside, below) : below;
-        }
-        Value mask = inside ? e.make<tosa::CastOp>(e.type(shapeOf(y)), inside) : Value();
-        e.b.restoreInsertionPoint(backward);
-        return mask ? e.mul(dy, mask) : dy;
-      });
-    }
-    if (llvm::isa<tosa::ExpOp>(op))
-      return one([&e, dy, y] { return e.mul(dy, y); });
-    if (llvm::isa<tosa::LogOp>(op))
-      return one([&e, dy, operand] { return e.mul(dy, e.unary<tosa::ReciprocalOp>(operand(0))); });
-    if (llvm::isa<tosa::ReciprocalOp>(op))
-      return one([&e, dy, y] { return e.unary<tosa::NegateOp>(e.mul(dy, e.mul(y, y))); });
-    if (llvm::isa<tosa::TanhOp>(op))
-      return one([&e, dy, y, rank] {
-        return e.mul(dy, e.binary<tosa::SubOp>(e.scalar(1.0, rank), e.mul(y, y)));
-      });
-    if (llvm::isa<tosa::SigmoidOp>(op))
-      return one([&e, dy, y, rank] {
-        return e.mul(dy, e.mul(y, e.binary<tosa::SubOp>(e.scalar(1.0, rank), y)));
-      });
-    if (auto sum = llvm::dyn_cast<tosa::ReduceSumOp>(op)) {
-      Value x = operand(0);
-      Shape multiples(rank, 1);
-      multiples[sum.getAxis()] = shapeOf(x)[sum.getAxis()];
-      return one([&e, dy, x, multiples] {
-        return e.make<tosa::TileOp>(x.getType(), dy, e.b.getDenseI64ArrayAttr(multiples));
-      });
-    }
-    if (auto max = llvm::dyn_cast<tosa::ReduceMaxOp>(op)) {
-      // Shared equally among tied maxima, so the rule stays the gradient of
-      // a symmetric function.
-      int64_t axis = max.getAxis();
-      return one([&e, dy, y, axis, x = operand(0)] {
-        Value isMax = e.indicator(e.make<tosa::EqualOp>(e.type(shapeOf(x), e.b.getI1Type()), x, y));
-        Value share = e.mul(dy, e.unary<tosa::ReciprocalOp>(e.reduceSum(isMax, axis)));
-        return e.mul(isMax, share);
-      });
-    }
-    return op->emitError() << "no gradient rule for " << op->getName()
-                           << " (it lies between a trainable parameter and the loss)";
   }
 };
 

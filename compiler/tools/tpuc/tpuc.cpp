@@ -32,14 +32,25 @@ int main(int argc, char **argv) {
                                                  {"tpu", EmitKind::TPU},
                                                  {"isa", EmitKind::Isa},
                                                  {"asm", EmitKind::Asm},
-                                                 {"bundle", EmitKind::Bundle}};
+                                                 {"bundle", EmitKind::Bundle},
+                                                 {"cuda", EmitKind::Cuda}};
   std::string emit = "bundle";
   app.add_option("--emit", emit,
                  "What to write: onnx-import (the graph as imported), tosa (optimized graph), "
                  "fused (the graph with the target's fusion groups), tpu (hardware dialect with "
                  "its plans), isa (the instructions as MLIR), asm (ISA program), bundle "
-                 "(default)")
+                 "(default for --target=tpu), cuda (the CUDA source; default for --target=cuda)")
       ->check(CLI::IsMember(kinds));
+  std::string target = "tpu";
+  app.add_option("--target", target,
+                 "What to compile for: tpu (the accelerator's program bundle; the default) or "
+                 "cuda (one CUDA C++ file, a kernel per fusion group and a host driver; "
+                 "docs/gpu.md)")
+      ->check(CLI::IsMember({"tpu", "cuda"}));
+  app.add_option("--gpu", options.gpu,
+                 "With --target=cuda: the GPU the tiles are sized for, sm_80 (default), sm_90 or "
+                 "sm_90a")
+      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
   app.add_option("--fusion", options.fusion,
                  "Operator fusion: none (every op through DRAM), epilogue (bias, residual and "
                  "activation applied to matmul results in the accumulators), full (also groups "
@@ -52,8 +63,8 @@ int main(int argc, char **argv) {
   app.add_flag("--train", train.enabled,
                "Compile a training step instead: inputs, labels and parameters in; loss, the "
                "correct count (cross-entropy) and updated parameters out, marked as state in "
-               "the bundle, which tpusim --train runs (--emit=tosa shows the training graph; "
-               "docs/training.md)");
+               "the bundle, which tpusim --train runs (--emit=tosa shows the training graph, "
+               "onnx-import the graph as imported for training; docs/training.md)");
   app.add_option("--loss", train.loss, "With --train: cross-entropy (integer labels) or mse")
       ->check(CLI::IsMember({"cross-entropy", "mse"}));
   app.add_option("--optimizer", train.optimizer, "With --train: sgd or momentum")
@@ -67,7 +78,8 @@ int main(int argc, char **argv) {
                  "With --train: L2 weight decay added to each gradient (default 0)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--batch", train.batch,
-                 "With --train: the batch size (must be the model's for now)")
+                 "With --train: the batch size, the first axis of every model input "
+                 "(default: the model's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--trainable", train.trainable,
                  "With --train: the initializers to train, by name (default: every float one)")
@@ -78,6 +90,20 @@ int main(int argc, char **argv) {
   return tpu::runTool(app, argc, argv, [&] {
     tpu::compiler::parseMlirOptions("tpuc", app.remaining());
     options.emit = kinds.at(emit);
+    bool emitGiven = app.count("--emit") > 0;
+    if (target == "cuda" && !emitGiven)
+      options.emit = EmitKind::Cuda;
+    bool cudaLevel = options.emit == EmitKind::Cuda;
+    bool graphLevel = options.emit == EmitKind::OnnxImport || options.emit == EmitKind::Tosa ||
+                      options.emit == EmitKind::Fused;
+    if (target == "cuda" && !cudaLevel && !graphLevel)
+      throw tpu::Error(fmt::format("--target=cuda writes CUDA source (--emit=cuda) or the "
+                                   "graph levels onnx-import, tosa and fused, not --emit={}",
+                                   emit));
+    if (app.count("--gpu") && !cudaLevel)
+      throw tpu::Error("--gpu needs --target=cuda");
+    if (cudaLevel && train.enabled)
+      throw tpu::Error("--train: the CUDA target compiles inference only");
     bool trainOption = app.count("--loss") || app.count("--optimizer") || app.count("--lr") ||
                        app.count("--momentum") || app.count("--weight-decay") ||
                        app.count("--batch") || app.count("--trainable");

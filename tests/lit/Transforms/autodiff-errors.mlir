@@ -15,10 +15,21 @@
 // is on the op, whose location names the ONNX node in imported models.
 func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
-  // expected-error @+1 {{no gradient rule for tosa.erf (it lies between a trainable parameter and the loss)}}
-  %e = tosa.erf %w : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %y = tosa.add %x, %e : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{no gradient rule for tosa.reduce_prod (it lies between a trainable parameter and the loss)}}
+  %e = tosa.reduce_prod %w {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %y = tosa.add %x, %e : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A pad whose padding is not a constant.
+func.func @main(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x5xf32> {
+  %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
+  %a = tosa.add %x, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{training needs a pad with constant padding}}
+  %y = tosa.pad %a, %p : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
 }
 
 // -----

@@ -158,3 +158,99 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   %y = tosa.add %s, %m : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
   return %y : tensor<2x1xf32>
 }
+
+// -----
+
+// cast between float types casts dy back; abs dy sign(x) (+1 at 0);
+// rsqrt -dy y^3 / 2; erf dy 2 / sqrt(pi) exp(-x^2).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[E:.*]] = tosa.erf %arg2
+// CHECK: %[[R:.*]] = tosa.rsqrt %[[E]]
+// CHECK: %[[A:.*]] = tosa.abs %[[R]]
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>)
+// CHECK: %[[DH:.*]] = tosa.cast %[[DY]] : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+// CHECK: %[[DA:.*]] = tosa.cast %[[DH]] : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+// CHECK: %[[NEG:.*]] = tosa.negate %[[DA]]
+// CHECK: %[[ZERO:.*]] = "tosa.const"() <{value = dense<0.000000e+00> : tensor<1x1xf32>}>
+// CHECK: %[[POS:.*]] = tosa.greater_equal %[[R]], %[[ZERO]]
+// CHECK: %[[DR:.*]] = tosa.select %[[POS]], %[[DA]], %[[NEG]]
+// CHECK: %[[R2:.*]] = tosa.mul %[[R]], %[[R]]
+// CHECK: %[[R3:.*]] = tosa.mul %[[R]], %[[R2]]
+// CHECK: %[[HALF:.*]] = "tosa.const"() <{value = dense<-5.000000e-01> : tensor<1x1xf32>}>
+// CHECK: %[[SLOPE:.*]] = tosa.mul %[[HALF]], %[[R3]]
+// CHECK: %[[DE:.*]] = tosa.mul %[[DR]], %[[SLOPE]]
+// CHECK: %[[SQ:.*]] = tosa.mul %arg2, %arg2
+// CHECK: %[[NSQ:.*]] = tosa.negate %[[SQ]]
+// CHECK: %[[G:.*]] = tosa.exp %[[NSQ]]
+// CHECK: %[[C:.*]] = "tosa.const"() <{value = dense<1.12837923> : tensor<1x1xf32>}>
+// CHECK: %[[GC:.*]] = tosa.mul %[[G]], %[[C]]
+// CHECK: %[[DW:.*]] = tosa.mul %[[DE]], %[[GC]]
+// CHECK: tosa.mul %[[DW]]
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
+  %e = tosa.erf %w : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = tosa.rsqrt %e : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %a = tosa.abs %r : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %h = tosa.cast %a : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %f = tosa.cast %h : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  return %f : tensor<2x3xf32>
+}
+
+// -----
+
+// reduce_min: dy shared among the tied minima; select: dy where the
+// condition picked the operand; minimum(m, x): m's where m <= x;
+// maximum(x, w): w's where not x >= w (the first operand wins ties),
+// summed over w's broadcast axis.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[M:.*]] = tosa.maximum %arg0, %arg3
+// CHECK: %[[N:.*]] = tosa.minimum %[[M]], %arg0
+// CHECK: %[[S:.*]] = tosa.select %arg1, %[[N]], %arg0
+// CHECK: %[[Y:.*]] = tosa.reduce_min %[[S]] {axis = 1 : i32}
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x1xf32>, tensor<1x1xf32>)
+// CHECK: %[[EQ:.*]] = tosa.equal %[[S]], %[[Y]]
+// CHECK: %[[IS:.*]] = tosa.select %[[EQ]]
+// CHECK: %[[TIES:.*]] = tosa.reduce_sum %[[IS]] {axis = 1 : i32}
+// CHECK: %[[INV:.*]] = tosa.reciprocal %[[TIES]]
+// CHECK: %[[SHARE:.*]] = tosa.mul %[[DY]], %[[INV]]
+// CHECK: %[[DS:.*]] = tosa.mul %[[IS]], %[[SHARE]]
+// CHECK: %[[DN:.*]] = tosa.select %arg1, %[[DS]], %{{.*}} : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<1x1xf32>)
+// CHECK: %[[MWINS:.*]] = tosa.greater_equal %arg0, %[[M]]
+// CHECK: %[[DM:.*]] = tosa.select %[[MWINS]], %[[DN]], %{{.*}}
+// CHECK: %[[XWINS:.*]] = tosa.greater_equal %arg0, %arg3 : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xi1>
+// CHECK: %[[DWFULL:.*]] = tosa.select %[[XWINS]], %{{.*}}, %[[DM]] : (tensor<2x3xi1>, tensor<1x1xf32>, tensor<2x3xf32>)
+// CHECK: %[[DW:.*]] = tosa.reduce_sum %[[DWFULL]] {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK: tosa.mul %[[DW]]
+func.func @main(%x: tensor<2x3xf32>, %c: tensor<2x3xi1>) -> tensor<2x1xf32> {
+  %w = "tosa.const"() <{value = dense<1.0> : tensor<1x3xf32>}> {tpu.name = "w"} : () -> tensor<1x3xf32>
+  %m = tosa.maximum %x, %w : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  %n = tosa.minimum %m, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = tosa.select %c, %n, %x : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %y = tosa.reduce_min %s {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// pow a^b: da = dy b a^(b - 1), db = dy y log(a) summed over b's broadcast
+// axis.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Y:.*]] = tosa.pow %arg2, %arg3
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>)
+// CHECK: %[[ONE:.*]] = "tosa.const"() <{value = dense<1.000000e+00> : tensor<1x1xf32>}>
+// CHECK: %[[B1:.*]] = tosa.sub %arg3, %[[ONE]]
+// CHECK: %[[P:.*]] = tosa.pow %arg2, %[[B1]] : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[BP:.*]] = tosa.mul %arg3, %[[P]]
+// CHECK: %[[DA:.*]] = tosa.mul %[[DY]], %[[BP]]
+// CHECK: %[[LOG:.*]] = tosa.log %arg2
+// CHECK: %[[YL:.*]] = tosa.mul %[[Y]], %[[LOG]]
+// CHECK: %[[DBFULL:.*]] = tosa.mul %[[DY]], %[[YL]]
+// CHECK: %[[DB:.*]] = tosa.reduce_sum %[[DBFULL]] {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK: tosa.mul %[[DA]]
+// CHECK: tosa.mul %[[DB]]
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>
+  %p = "tosa.const"() <{value = dense<2.0> : tensor<1x3xf32>}> {tpu.name = "p"} : () -> tensor<1x3xf32>
+  %y = tosa.pow %w, %p : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

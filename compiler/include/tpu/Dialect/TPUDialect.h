@@ -69,6 +69,8 @@ FailureOr<TargetAttr> getTarget(Operation *op);
 constexpr llvm::StringLiteral kTilingAttr = "tpu.tiling";
 constexpr llvm::StringLiteral kDramAddressAttr = "tpu.dram_address";
 constexpr llvm::StringLiteral kDramBytesAttr = "tpu.dram_bytes";
+// On a function: its compulsory work per source op, from tpu-record-work.
+constexpr llvm::StringLiteral kWorkAttr = "tpu.work";
 constexpr llvm::StringLiteral kReductionLengthAttr = "tpu.reduction_length";
 // On a function result the program stores as int32 words where the model
 // declares another integer type (ArgMax's int64 indices): that type, which

@@ -259,14 +259,22 @@ def Autodiff : Pass<"tpu-autodiff", "mlir::ModuleOp"> {
     `w -= lr * v` (PyTorch's convention).
 
     Rules: add, sub and mul with broadcasting (the gradient summed over the
-    broadcast axes), negate, matmul (batched), reshape, transpose, clamp
-    (ReLU; gradient 1 strictly inside the bounds, 0 at and outside them),
-    exp, log, reciprocal (so the importer's Div), tanh, sigmoid,
-    reduce_sum, reduce_max (the gradient shared equally among tied
-    maxima). Softmax and LogSoftmax as the importer writes them are
-    compositions of these. An op on the path from a parameter to the loss
-    without a rule is an error on that op, whose location names the ONNX
-    node.
+    broadcast axes), negate, matmul (batched), reshape, transpose, reverse,
+    clamp (ReLU; gradient 1 strictly inside the bounds, 0 at and outside
+    them), maximum and minimum (the first operand wins ties), select, abs,
+    exp, log, reciprocal (so the importer's Div), rsqrt, pow, tanh, sigmoid, erf
+    (GELU), cast between float types, reduce_sum, reduce_max and reduce_min
+    over any axis (the gradient shared equally among tied extrema), tile,
+    slice, pad (constant padding), concat, gather (the scatter-add as a
+    one-hot matmul), conv2d (input: the transposed convolution, dy spread
+    by the stride and convolved with the flipped kernel; weights: the
+    correlation of input and dy; bias: dy summed), depthwise_conv2d,
+    max_pool2d (each window's gradient to its first maximum in row-major
+    window order) and avg_pool2d (dy over each window's count of input
+    elements, padding excluded as in TOSA). Softmax, LogSoftmax and
+    LayerNormalization as the importer writes them are compositions of
+    these. An op on the path from a parameter to the loss without a rule is
+    an error on that op, whose location names the ONNX node.
 
     Before (`loss=mse optimizer=sgd lr=0.5`):
     ```mlir

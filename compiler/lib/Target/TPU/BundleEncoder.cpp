@@ -33,6 +33,35 @@ mlir::FailureOr<TensorInfo> tensorInfo(Value value, mlir::StringAttr name, std::
   return info;
 }
 
+// tpu-record-work's record, in the order of the bundle's source ops; an op
+// with no record (halt) has no work, and a record of an op that has no
+// instructions is dropped.
+CompulsoryWork compulsoryWork(mlir::DictionaryAttr record,
+                              const std::vector<std::string> &sourceOps) {
+  auto integer = [](mlir::DictionaryAttr dict, llvm::StringRef key) {
+    return uint64_t(llvm::cast<mlir::IntegerAttr>(dict.get(key)).getInt());
+  };
+  llvm::StringMap<SourceWork> byName;
+  for (mlir::Attribute entry : llvm::cast<mlir::ArrayAttr>(record.get("source_ops"))) {
+    auto op = llvm::cast<mlir::DictionaryAttr>(entry);
+    SourceWork work;
+    llvm::ArrayRef<int64_t> gemms =
+        llvm::cast<mlir::DenseI64ArrayAttr>(op.get("gemms")).asArrayRef();
+    for (size_t i = 0; i + 4 <= gemms.size(); i += 4)
+      work.gemms.push_back({uint64_t(gemms[i]), uint64_t(gemms[i + 1]), uint64_t(gemms[i + 2]),
+                            uint64_t(gemms[i + 3])});
+    work.vector_elements = integer(op, "vector_elements");
+    work.transcendental_elements = integer(op, "transcendental_elements");
+    work.dram_bytes = integer(op, "dram_bytes");
+    byName[llvm::cast<mlir::StringAttr>(op.get("name")).getValue()] = work;
+  }
+  CompulsoryWork work;
+  work.dram_bytes = integer(record, "dram_bytes");
+  for (const std::string &name : sourceOps)
+    work.source_ops.push_back(byName.lookup(name));
+  return work;
+}
+
 } // namespace
 
 mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
@@ -122,6 +151,8 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
       return op.emitError("is not at the ISA level; run tpu-lower-to-isa first");
     }
   }
+  if (auto record = main->getAttrOfType<mlir::DictionaryAttr>(mlir::tpu::kWorkAttr))
+    bundle.work = compulsoryWork(record, bundle.source_ops);
   return bundle;
 }
 

@@ -15,6 +15,7 @@ void buildTPULoweringPipeline(OpPassManager &pm) {
 }
 
 void buildInstructionLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createRecordWork());
   pm.addNestedPass<func::FuncOp>(createLowerMatMuls());
   pm.addNestedPass<func::FuncOp>(createLowerVectorOps());
   pm.addNestedPass<func::FuncOp>(createLowerDataMovement());
@@ -28,8 +29,8 @@ void buildISAPipeline(OpPassManager &pm) {
 void registerTPUTargetPipelines() {
   PassPipelineRegistration<>(
       "tpu-lower-to-isa",
-      "The planned TPU dialect to instructions: tpu-lower-matmuls, tpu-lower-vector-ops and "
-      "tpu-lower-data-movement",
+      "The planned TPU dialect to instructions: tpu-record-work, tpu-lower-matmuls, "
+      "tpu-lower-vector-ops and tpu-lower-data-movement",
       buildInstructionLoweringPipeline);
   PassPipelineRegistration<TargetPipelineOptions>(
       "tpu-lower",

@@ -63,6 +63,42 @@ struct TrainingInfo {
   std::vector<std::string> parameters;
 };
 
+// One matrix product the matrix unit must compute: `batch` independent
+// products of an m x k matrix (streamed through the array) and a k x n one
+// (loaded as weight tiles).
+struct GemmShape {
+  uint64_t batch = 1, m = 0, k = 0, n = 0;
+  bool operator==(const GemmShape &other) const {
+    return batch == other.batch && m == other.m && k == other.k && n == other.n;
+  }
+};
+
+// The work a source operation cannot do without, as the compiler counts it
+// (docs/simulator.md#roofline): its matrix products, the elements its vector
+// operations must produce (or, for a row reduction, read), of those the ones
+// through a transcendental, and the DRAM bytes its instructions must move.
+struct SourceWork {
+  std::vector<GemmShape> gemms;
+  uint64_t vector_elements = 0;
+  uint64_t transcendental_elements = 0; // of vector_elements
+  uint64_t dram_bytes = 0;
+  bool operator==(const SourceWork &other) const {
+    return gemms == other.gemms && vector_elements == other.vector_elements &&
+           transcendental_elements == other.transcendental_elements &&
+           dram_bytes == other.dram_bytes;
+  }
+};
+
+// What the whole model must do: the bytes of its inputs, weights and outputs
+// (each crosses DRAM once), and per entry of Bundle::source_ops its work.
+struct CompulsoryWork {
+  uint64_t dram_bytes = 0;
+  std::vector<SourceWork> source_ops;
+  bool operator==(const CompulsoryWork &other) const {
+    return dram_bytes == other.dram_bytes && source_ops == other.source_ops;
+  }
+};
+
 struct Bundle {
   HardwareConfig config;
   std::vector<isa::Instruction> program;
@@ -77,6 +113,10 @@ struct Bundle {
   std::vector<uint32_t> source_of;
   // Absent for inference bundles.
   std::optional<TrainingInfo> training;
+  // Optional (bundles from before it, or built in code, have none): the
+  // compulsory work of the model and of each source op, which the simulator's
+  // roofline is computed from.
+  std::optional<CompulsoryWork> work;
 
   // Checks internal consistency (addresses inside DRAM, tensor map, source
   // map, instructions against the config by the rules of Legality.h); throws

@@ -127,6 +127,11 @@ const OpcodeInfo &opcodeInfo(Opcode opcode);
 const OpcodeInfo *findOpcode(uint8_t code);
 const OpcodeInfo *findMnemonic(std::string_view mnemonic);
 bool usesField(const OpcodeInfo &info, Field field);
+// The vector operations computed by table lookup and interpolation rather than
+// in one pass of an adder or multiplier (v.exp, v.recip, v.rsqrt, v.sigmoid,
+// v.tanh, v.log): they get their own throughput and energy from the config
+// (docs/config.md).
+bool isTranscendental(Opcode opcode);
 // The largest value `field` holds in `opcode`'s encoding (0 when unused).
 uint64_t fieldMaximum(Opcode opcode, Field field);
 std::string_view fieldName(Field field);

@@ -9,9 +9,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,26 @@ struct ComponentStats {
   uint64_t idle = 0;                                // total - busy - all stalls
 };
 
+// A lower bound on the cycles some compulsory work takes on a config
+// (docs/simulator.md#roofline): the longer of the compute units' time and the
+// DRAM time.
+struct Roofline {
+  uint64_t compute_cycles = 0; // max(matrix unit, vector unit)
+  uint64_t memory_cycles = 0;  // ceil(compulsory DRAM bytes / dram.bytes_per_cycle)
+  uint64_t cycles() const { return std::max(compute_cycles, memory_cycles); }
+};
+
+// The matrix unit's least time for these products, each streamed through the
+// array tile by tile, first weight load and last drain included.
+uint64_t matrixCycles(const std::vector<GemmShape> &gemms, const HardwareConfig &config);
+// The vector unit's least time for `elements`, `transcendental` of them
+// through a transcendental; 0 for none.
+uint64_t vectorCycles(uint64_t elements, uint64_t transcendental, const HardwareConfig &config);
+Roofline roofline(const SourceWork &work, const HardwareConfig &config);
+// The model's bound: every source op's products on the one array, every
+// vector element on the one vector unit, and the model's compulsory bytes.
+Roofline roofline(const CompulsoryWork &work, const HardwareConfig &config);
+
 // Cycles and work attributed to one opcode or one source graph operation.
 struct WorkStats {
   std::string name;
@@ -59,7 +81,8 @@ struct WorkStats {
   uint64_t last_cycle = 0; // the span [first_cycle, last_cycle) its instructions cover
   uint64_t macs = 0;
   uint64_t dram_bytes = 0;
-  double mxu_utilization = 0; // macs / (R * C * span)
+  double mxu_utilization = 0;       // macs / (R * C * span)
+  std::optional<Roofline> roofline; // source ops of a bundle that records its work
 };
 
 struct MemoryTraffic {
@@ -118,6 +141,7 @@ struct SimStats {
   std::vector<TraceEvent> events;                          // when SimOptions::trace
   std::vector<StateSpan> states;                           // when SimOptions::trace
   double wall_seconds = 0;                                 // host time of the run
+  std::optional<Roofline> roofline; // the model's, when the bundle records its work
 
   const ComponentStats &component(Component c) const {
     return components[static_cast<unsigned>(c)];

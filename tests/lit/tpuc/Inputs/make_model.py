@@ -44,6 +44,23 @@ KINDS = {
         [info("x", [3, 5])], [info("y", [3, 4])],
         [const("w", np.arange(20).reshape(4, 5) / 20.0), const("c", np.arange(4) / 4.0),
          const("lo", -0.5), const("hi", 0.75)]),
+    # Training: a grouped Conv with a dynamic batch, GlobalAveragePool and
+    # Flatten (logits [batch, 4]).
+    "train_grouped": lambda: model(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", group=2, pads=[1, 1, 1, 1]),
+         helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["y"], name="flatten")],
+        [info("x", ["batch", 4, 5, 5])], [info("y", ["batch", 4])],
+        [const("w", np.arange(72).reshape(4, 2, 3, 3) / 72.0), const("b", np.zeros(4))]),
+    # Training: ReduceProd has no gradient rule.
+    "train_prod": lambda: model(
+        [helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+         helper.make_node("ReduceProd", ["m"], ["y"], name="product", axes=[1])],
+        [info("x", [2, 3])], [info("y", [2, 1])], [const("w", np.full((1, 3), 3.0))]),
+    # Training: ConvTranspose's weights are folded at import.
+    "train_convtranspose": lambda: model(
+        [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up")],
+        [info("x", [1, 1, 3, 3])], [info("y", [1, 1, 4, 4])], [const("w", np.ones((1, 1, 2, 2)))]),
 }
 
 if __name__ == "__main__":

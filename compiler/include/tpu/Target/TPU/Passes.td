@@ -144,6 +144,33 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+def RecordWork : Pass<"tpu-record-work", "mlir::func::FuncOp"> {
+  let summary = "Record each source op's compulsory work for the bundle's roofline";
+  let description = [{
+    Counts, per source op (the name the lowering gives its instructions),
+    the work no schedule can avoid: its matrix products (`[batch, m, k, n]`
+    of each `tpu.matmul` and `tpu.batch_matmul`), the elements its vector
+    operations produce (a row reduction: read), of those the ones through a
+    transcendental, and the DRAM bytes its instructions must move: the
+    tensors it reads that another op (or the host) wrote, as much of each as
+    it needs, and the tensors it writes that another op (or the host) reads.
+    A tensor an op writes and reads itself, such as a convolution's im2col
+    matrix, is not compulsory; neither is what stays on chip in a fusion
+    group. Also the model's compulsory bytes: its inputs and weights, as
+    much of each as any op needs, and its outputs. Stored on the function as
+    `tpu.work`, which the bundle encoder writes into the bundle
+    (docs/bundle.md) and the simulator turns into the roofline
+    (docs/simulator.md#roofline). A function already lowered to instructions
+    is left as it is.
+
+    ```mlir
+    func.func @main(...) attributes {tpu.work = {dram_bytes = 12582912 : i64, source_ops = [
+        {dram_bytes = 12582912 : i64, gemms = array<i64: 1, 1024, 1024, 1024>, name = "matmul",
+         transcendental_elements = 0 : i64, vector_elements = 0 : i64} ]}, ...}
+    ```
+  }];
+}
+
 def LowerMatMuls : Pass<"tpu-lower-matmuls", "mlir::func::FuncOp"> {
   let summary = "Lower matmuls and matmul groups to the matrix unit's instructions";
   let description = [{

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The CUDA target on one model and fusion mode (docs/gpu.md):
+#   emulate: tpuc --target=cuda, then scripts/cuda-emulate runs the source on
+#            the CPU and checks every output against test_data_set_0;
+#   ptxas:   the source's device code for sm_80, sm_90 and sm_90a with ptxas
+#            refusing spills and local memory, and the PTX of every GEMM
+#            kernel checked for mma.sync, ldmatrix and (with more than one
+#            stage) cp.async.
+# usage: check-model.sh emulate|ptxas TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
+set -euo pipefail
+mode=$1 tpuc=$2 root=$3 model_dir=$4 fusion=$5 work=$6 nvcc=${7:-nvcc}
+mkdir -p "$work"
+source=$work/model.cu
+"$tpuc" "$model_dir/model.onnx" --target=cuda --fusion="$fusion" -o "$source"
+case $mode in
+emulate)
+  TPU_CUDA_EMULATE_CACHE=$work "$root/scripts/cuda-emulate" "$source" \
+    --data "$model_dir/test_data_set_0" --report "$work/report.json" | tee "$work/run.txt"
+  if grep -q FAIL "$work/run.txt"; then exit 1; fi
+  grep -q PASS "$work/run.txt"
+  ;;
+ptxas)
+  for arch in sm_80 sm_90 sm_90a; do
+    "$nvcc" -std=c++17 -O3 -arch="$arch" -cubin -o "$work/model-$arch.cubin" \
+      -Xptxas --warn-on-spills,--warn-on-local-memory-usage,--warning-as-error "$source"
+  done
+  "$nvcc" -std=c++17 -O3 -arch=sm_80 -ptx -o "$work/model.ptx" "$source"
+  /usr/bin/python3 "$root/tests/cuda-target/check-ptx.py" "$source" "$work/model.ptx"
+  ;;
+*)
+  echo "check-model.sh: unknown mode '$mode'" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""The report's roofline (docs/simulator.md#roofline) is the documented bound, and a bound.
+
+    roofline.py TPUC TPUSIM OUT_DIR closed-form
+    roofline.py TPUC TPUSIM OUT_DIR lower-bound MODEL_DIR
+
+closed-form: on every preset, single-MatMul models of several shapes and a
+single-Relu model; the report's roofline (per source op and for the model,
+compute and memory parts) must equal the formula of docs/simulator.md,
+computed here tile by tile from the preset's config.
+
+lower-bound: MODEL_DIR compiled for every preset in every fusion mode and
+run; every source op must span at least its roofline_cycles and the run at
+least the model's, or the bound is wrong.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from toolchain import FUSION_MODES, PRESETS, matmul_model, preset  # noqa: E402
+
+import onnx  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+
+def fail(message):
+    sys.exit(f"roofline: {message}")
+
+
+def compile_and_run(tpuc, tpusim, model, config, bundle, fusion="full"):
+    subprocess.run([tpuc, model, "-o", bundle, "--config", config, "--fusion", fusion],
+                   check=True, capture_output=True)
+    report = bundle + ".json"
+    subprocess.run([tpusim, bundle, "--report", report], check=True, capture_output=True)
+    with open(report) as f:
+        return json.load(f)
+
+
+def matrix_cycles(gemms, rows, cols):
+    """The documented bound, from every tile of every product listed one by one."""
+    tiles = []  # (m, k, n) per weight tile
+    for batch, m, k, n in gemms:
+        for _ in range(batch):
+            for k0 in range(0, k, rows):
+                for n0 in range(0, n, cols):
+                    tiles.append((m, min(rows, k - k0), min(cols, n - n0)))
+    if not tiles:
+        return 0
+    drain = rows + min(n for _, _, n in tiles) - 1
+    stream = min(k for _, k, _ in tiles) + sum(m for m, _, _ in tiles) + drain
+    weights = sum(k for _, k, _ in tiles) + min(m for m, _, _ in tiles) + drain
+    links = sorted(k + m + rows + n - 1 for m, k, n in tiles)
+    planes = sum(links[:math.ceil(len(tiles) / 2)])
+    return max(stream, weights, planes)
+
+
+def vector_cycles(elements, config):
+    return config["vector"]["pipeline_latency"] + math.ceil(elements / config["vector"]["lanes"]) \
+        if elements else 0
+
+
+def expect_bound(where, entry, compute, memory):
+    got = (entry["roofline_compute_cycles"], entry["roofline_memory_cycles"],
+           entry["roofline_cycles"])
+    want = (compute, memory, max(compute, memory))
+    if got != want:
+        fail(f"{where}: roofline (compute, memory, bound) is {got}, the formula gives {want}")
+
+
+def only_op(report, where):
+    ops = [op for op in report["by_source_op"] if op["name"] != "halt"]
+    if len(ops) != 1:
+        fail(f"{where}: expected one source op besides halt, got {[op['name'] for op in ops]}")
+    return ops[0]
+
+
+def relu_model(path, rows, cols):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, cols])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def closed_form(tpuc, tpusim, out):
+    # Whole and partial tiles; few rows per tile (the weight planes bound),
+    # many (the array's rows); a tall one.
+    shapes = [(100, 70, 45), (4, 64, 64), (256, 96, 40), (1024, 16, 8)]
+    for name in PRESETS:
+        config_path = preset(name)
+        with open(config_path) as f:
+            config = json.load(f)
+        rows, cols = config["array"]["rows"], config["array"]["cols"]
+        bandwidth = config["dram"]["bytes_per_cycle"]
+        for m, k, n in shapes:
+            where = f"{m}x{k}x{n} MatMul on {name}"
+            model = os.path.join(out, f"matmul-{m}-{k}-{n}.onnx")
+            matmul_model(model, m, k, n)
+            report = compile_and_run(tpuc, tpusim, model, config_path,
+                                     os.path.join(out, f"matmul-{m}-{k}-{n}-{name}.tpub"))
+            # x and y cross DRAM once, as do the weights, all as fp32.
+            memory = math.ceil(4 * (m * k + k * n + m * n) / bandwidth)
+            compute = matrix_cycles([(1, m, k, n)], rows, cols)
+            expect_bound(where, report, compute, memory)
+            expect_bound(f"{where}, its op", only_op(report, where), compute, memory)
+            if report["total_cycles"] < report["roofline_cycles"]:
+                fail(f"{where}: {report['total_cycles']} cycles beat the bound")
+        where = f"Relu on {name}"
+        model = os.path.join(out, "relu.onnx")
+        relu_model(model, 64, 96)
+        report = compile_and_run(tpuc, tpusim, model, config_path,
+                                 os.path.join(out, f"relu-{name}.tpub"))
+        memory = math.ceil(2 * 4 * 64 * 96 / bandwidth)
+        compute = vector_cycles(64 * 96, config)
+        expect_bound(where, report, compute, memory)
+        expect_bound(f"{where}, its op", only_op(report, where), compute, memory)
+        print(f"{name}: the closed form holds for {len(shapes)} MatMuls and a Relu")
+
+
+def lower_bound(tpuc, tpusim, out, model_dir):
+    model = os.path.join(model_dir, "model.onnx")
+    checked = 0
+    for name in PRESETS:
+        for fusion in FUSION_MODES:
+            where = f"{os.path.basename(model_dir)} on {name}, --fusion={fusion}"
+            report = compile_and_run(tpuc, tpusim, model, preset(name),
+                                     os.path.join(out, f"{name}-{fusion}.tpub"), fusion)
+            if "roofline_cycles" not in report:
+                fail(f"{where}: the report has no roofline")
+            if report["total_cycles"] < report["roofline_cycles"]:
+                fail(f"{where}: {report['total_cycles']} cycles beat the model's bound "
+                     f"{report['roofline_cycles']}")
+            for op in report["by_source_op"]:
+                span = op["last_cycle"] - op["first_cycle"]
+                if span < op["roofline_cycles"]:
+                    fail(f"{where}: {op['name']} spans {span} cycles, less than its bound "
+                         f"{op['roofline_cycles']} (compute {op['roofline_compute_cycles']}, "
+                         f"memory {op['roofline_memory_cycles']})")
+                checked += 1
+    print(f"{checked} source ops at or above their roofline, and every run above the model's")
+
+
+def main():
+    if len(sys.argv) < 5 or sys.argv[4] not in ("closed-form", "lower-bound") or \
+            (sys.argv[4] == "lower-bound") != (len(sys.argv) == 6):
+        sys.exit(__doc__.split("\n\n")[1])
+    tpuc, tpusim, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    if sys.argv[4] == "closed-form":
+        closed_form(tpuc, tpusim, out)
+    else:
+        lower_bound(tpuc, tpusim, out, sys.argv[5])
+
+
+if __name__ == "__main__":
+    main()
