@@ -57,8 +57,11 @@ DramRange checkTensor(const TensorInfo &tensor, std::string_view role, uint64_t 
   if (tensor.name.empty())
     throw Error(fmt::format("an {} has an empty name", role));
   if (tensor.host_type == HostType::I64 &&
-      (tensor.dtype != isa::DType::I32 || tensor.role != TensorInfo::Role::Output))
-    throw Error(fmt::format("{}: host type i64 is for outputs stored as i32 only", what));
+      tensor.dtype != (tensor.role == TensorInfo::Role::Output ? isa::DType::I32 : isa::DType::F32))
+    throw Error(fmt::format(
+        "{}: host type i64 is for outputs stored as i32 and inputs stored as f32 only", what));
+  if (tensor.state && tensor.role != TensorInfo::Role::Output)
+    throw Error(fmt::format("{}: only outputs are state", what));
   uint64_t bytes = isa::dtypeBytes(tensor.dtype);
   for (int64_t dim : tensor.shape) {
     if (dim <= 0)
@@ -87,13 +90,30 @@ void checkDramLayout(const Bundle &bundle) {
   if (constantBytes != 0)
     ranges.push_back(
         {bundle.constant_address, bundle.constant_address + constantBytes, "the constants"});
+  // Names are unique, but for a state output, which is named as its input.
   std::set<std::string> names;
   for (const auto &[tensors, role] :
        {std::pair{&bundle.inputs, "input"}, std::pair{&bundle.outputs, "output"}})
     for (const TensorInfo &tensor : *tensors) {
       ranges.push_back(checkTensor(tensor, role, bundle.dram_bytes));
-      if (!names.insert(tensor.name).second)
+      if (tensor.state) {
+        const TensorInfo *input = stateInput(bundle, tensor);
+        if (!input)
+          throw Error(fmt::format("state output '{}' has no input of its name", tensor.name));
+        if (input->shape != tensor.shape || input->dtype != tensor.dtype)
+          throw Error(fmt::format("state output '{}' differs from its input in shape or dtype",
+                                  tensor.name));
+        if (!names.insert(tensor.name + "\n(state)").second)
+          throw Error(fmt::format("tensor name '{}' is used twice", tensor.name));
+      } else if (!names.insert(tensor.name).second) {
         throw Error(fmt::format("tensor name '{}' is used twice", tensor.name));
+      }
+    }
+  if (bundle.training)
+    for (const std::string &name : bundle.training->parameters) {
+      auto isState = [&](const TensorInfo &output) { return output.state && output.name == name; };
+      if (std::none_of(bundle.outputs.begin(), bundle.outputs.end(), isState))
+        throw Error(fmt::format("training parameter '{}' is no state tensor", name));
     }
 
   std::sort(ranges.begin(), ranges.end(),
@@ -206,11 +226,14 @@ nlohmann::json tensorJson(const TensorInfo &tensor) {
   // they did before the key existed.
   if (tensor.host_type == HostType::I64)
     json["host_type"] = "i64";
+  if (tensor.state)
+    json["state"] = true;
   return json;
 }
 
 TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
-  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"}, {"host_type"});
+  json.expectObject({"name", "shape", "dtype", "dram_address", "reduction_length"},
+                    {"host_type", "state"});
   TensorInfo tensor;
   tensor.role = role;
   tensor.name = json["name"].string();
@@ -228,6 +251,8 @@ TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
       host.fail("must be i64");
     tensor.host_type = HostType::I64;
   }
+  if (json.contains("state"))
+    tensor.state = json["state"].boolean();
   tensor.dram_address =
       json["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
   tensor.reduction_length =
@@ -247,6 +272,9 @@ std::string metadataJson(const Bundle &bundle) {
                          {"outputs", tensors(bundle.outputs)},
                          {"source_ops", bundle.source_ops},
                          {"source_of", bundle.source_of}};
+  if (bundle.training)
+    json["training"] = {{"model", bundle.training->model_path},
+                        {"parameters", bundle.training->parameters}};
   if (bundle.work)
     json["work"] = workJson(*bundle.work);
   return json.dump();
@@ -257,7 +285,8 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
     JsonCursor root(json, kOrigin);
-    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"}, {"work"});
+    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"},
+                      {"training", "work"});
     bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
     for (const JsonCursor &tensor : root["inputs"].arrayElements())
       bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
@@ -268,6 +297,13 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
     for (const JsonCursor &source : root["source_of"].arrayElements())
       bundle.source_of.push_back(
           static_cast<uint32_t>(source.unsignedInteger(0, std::numeric_limits<uint32_t>::max())));
+    if (root.contains("training")) {
+      JsonCursor training = root["training"];
+      training.expectObject({"model", "parameters"});
+      bundle.training = TrainingInfo{training["model"].string(), {}};
+      for (const JsonCursor &name : training["parameters"].arrayElements())
+        bundle.training->parameters.push_back(name.string());
+    }
     if (root.contains("work"))
       bundle.work = parseWork(root["work"]);
   } catch (const nlohmann::json::exception &error) {
@@ -276,6 +312,15 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
 }
 
 } // namespace
+
+const TensorInfo *stateInput(const Bundle &bundle, const TensorInfo &output) {
+  if (!output.state)
+    return nullptr;
+  for (const TensorInfo &input : bundle.inputs)
+    if (input.name == output.name)
+      return &input;
+  return nullptr;
+}
 
 uint64_t TensorInfo::elements() const {
   uint64_t count = 1;

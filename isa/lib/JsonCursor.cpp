@@ -68,6 +68,12 @@ std::string JsonCursor::string() const {
   return value_->get<std::string>();
 }
 
+bool JsonCursor::boolean() const {
+  if (!value_->is_boolean())
+    fail("must be true or false");
+  return value_->get<bool>();
+}
+
 uint64_t JsonCursor::unsignedInteger(uint64_t min, uint64_t max) const {
   std::string expected = min == 0 && max == std::numeric_limits<uint64_t>::max()
                              ? std::string("must be a non-negative integer")

@@ -33,6 +33,7 @@ public:
   std::vector<JsonCursor> arrayElements() const;
 
   std::string string() const;
+  bool boolean() const;
   uint64_t unsignedInteger(uint64_t min, uint64_t max) const;
   // A number in (exclusiveMin, max].
   double number(double exclusiveMin, double max) const;

@@ -18,6 +18,10 @@ void printTensors(std::string_view heading, const std::vector<tpu::TensorInfo> &
                fmt::join(tensor.shape, ", "), tensor.dram_address, tensor.bytes());
     if (tensor.role == tpu::TensorInfo::Role::Output)
       fmt::print(", reduction length {}", tensor.reduction_length);
+    if (tensor.host_type == tpu::HostType::I64)
+      fmt::print(", host type i64");
+    if (tensor.state)
+      fmt::print(", state (the next value of input '{}')", tensor.name);
     fmt::print("\n");
   }
 }
@@ -50,6 +54,9 @@ void printBundle(const std::string &path) {
              tpu::isa::dtypeName(config.array.dtype));
   printTensors("inputs", bundle.inputs);
   printTensors("outputs", bundle.outputs);
+  if (bundle.training)
+    fmt::print("training step of {}; parameters from its initializers: {}\n",
+               bundle.training->model_path, fmt::join(bundle.training->parameters, ", "));
   printWork(bundle);
   fmt::print("program:\n");
   size_t indexWidth = std::to_string(bundle.program.size() - 1).size();

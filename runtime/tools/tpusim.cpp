@@ -4,6 +4,7 @@
 #include "tpu/runtime/Compare.h"
 #include "tpu/runtime/Session.h"
 #include "tpu/runtime/SimulatorBackend.h"
+#include "tpu/runtime/Training.h"
 #include "tpu/sim/Simulator.h"
 
 #include "ToolMain.h"
@@ -13,9 +14,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 namespace {
@@ -33,6 +36,11 @@ struct Options {
   std::vector<std::string> vcdSignals;
   std::string mode = "fast";
   uint64_t maxCycles = 0;
+  // --train
+  std::string trainDirectory;
+  uint64_t epochs = 1;
+  uint64_t shuffleSeed = 0;
+  std::string saveModelPath;
 };
 
 void writeText(const std::string &path, const std::string &text, const char *what) {
@@ -142,7 +150,169 @@ nlohmann::json report(const Options &options, const Bundle &bundle,
   return json;
 }
 
+// The training step's instructions by phase and layer: forward (the node's
+// own name), gradient ("NODE (gradient)", built by tpu-autodiff from the
+// node), loss, and update ("PARAMETER (update)").
+nlohmann::json trainingSplit(const nlohmann::json &bySourceOp) {
+  nlohmann::json layers = nlohmann::json::array();
+  std::map<std::string, nlohmann::json> phases;
+  auto endsWith = [](const std::string &text, const std::string &suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (const nlohmann::json &op : bySourceOp) {
+    std::string name = op["name"], phase = "forward", layer = name;
+    for (const auto &[suffix, kind] :
+         {std::pair<std::string, std::string>{" (gradient)", "backward"}, {" (update)", "update"}})
+      if (endsWith(name, suffix)) {
+        phase = kind;
+        layer = name.substr(0, name.size() - suffix.size());
+      }
+    if (name == "loss")
+      phase = "loss";
+    if (name == "halt")
+      continue;
+    layers.push_back({{"layer", layer},
+                      {"phase", phase},
+                      {"gradient", phase == "backward"},
+                      {"cycles", op["cycles"]},
+                      {"instructions", op["instructions"]},
+                      {"macs", op["macs"]},
+                      {"dram_bytes", op["dram_bytes"]}});
+    nlohmann::json &total = phases[phase];
+    if (total.is_null())
+      total = nlohmann::json::object();
+    for (const char *key : {"cycles", "instructions", "macs", "dram_bytes"})
+      total[key] = total.value(key, uint64_t{0}) + op[key].get<uint64_t>();
+  }
+  return {{"layers", layers}, {"phases", phases}};
+}
+
+runtime::Tensor readDataFile(const fs::path &directory, const std::string &name, bool required,
+                             bool &found) {
+  fs::path path = directory / name;
+  found = fs::exists(path);
+  if (!found) {
+    if (required)
+      throw Error(fmt::format("{}: missing; --train needs inputs.pb and labels.pb", path.string()));
+    return {};
+  }
+  return runtime::readTensor(path.string());
+}
+
+// A progress bar on one terminal line, cleared afterwards.
+void showTrainingProgress(uint64_t epoch, uint64_t epochs, uint64_t step, uint64_t steps) {
+  constexpr int kWidth = 30;
+  int filled = static_cast<int>(kWidth * step / std::max<uint64_t>(steps, 1));
+  std::fprintf(stderr, "\repoch %llu/%llu [%s%s] step %llu/%llu ",
+               static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(epochs),
+               std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
+               static_cast<unsigned long long>(step), static_cast<unsigned long long>(steps));
+}
+
+int train(const Options &options) {
+  runtime::Session session = runtime::Session::fromFile(options.bundlePath);
+  const Bundle &bundle = session.bundle();
+  runtime::Trainer trainer(session);
+  fs::path directory = options.trainDirectory;
+  if (!fs::is_directory(directory))
+    throw Error(fmt::format("{}: not a directory of training data", directory.string()));
+  bool found = false, foundLabels = false;
+  runtime::Tensor inputs = readDataFile(directory, "inputs.pb", true, found);
+  runtime::Tensor labels = readDataFile(directory, "labels.pb", true, found);
+  trainer.check(inputs, labels, (directory / "inputs.pb").string(),
+                (directory / "labels.pb").string());
+  runtime::Tensor testInputs = readDataFile(directory, "test_inputs.pb", false, found);
+  runtime::Tensor testLabels = readDataFile(directory, "test_labels.pb", false, foundLabels);
+  if (found != foundLabels)
+    throw Error(fmt::format("{}: test_inputs.pb and test_labels.pb go together; one is missing",
+                            directory.string()));
+  bool test = found;
+  if (test)
+    trainer.check(testInputs, testLabels, (directory / "test_inputs.pb").string(),
+                  (directory / "test_labels.pb").string());
+  auto samples = static_cast<uint64_t>(inputs.shape[0]);
+  if (samples < static_cast<uint64_t>(trainer.batch()))
+    throw Error(fmt::format("{}: {} samples, fewer than the step's batch of {}",
+                            (directory / "inputs.pb").string(), samples, trainer.batch()));
+  if (options.epochs == 0)
+    throw Error("--epochs must be at least 1");
+
+  sim::SimOptions simOptions;
+  simOptions.mode = options.mode == "cycle" ? sim::Mode::Cycle : sim::Mode::Fast;
+  simOptions.max_cycles = options.maxCycles;
+  runtime::SimulatorBackend backend(simOptions);
+  bool terminal = isatty(STDERR_FILENO);
+  uint64_t steps = samples / static_cast<uint64_t>(trainer.batch());
+  fmt::print("{}: config {} ({}x{} {}), {} instructions; {} samples, batch {}, {} steps per "
+             "epoch{}\n",
+             options.bundlePath, bundle.config.name, bundle.config.array.rows,
+             bundle.config.array.cols, isa::dtypeName(bundle.config.array.dtype),
+             bundle.program.size(), samples, trainer.batch(), steps,
+             samples % static_cast<uint64_t>(trainer.batch())
+                 ? fmt::format(" ({} samples left out each epoch)",
+                               samples % static_cast<uint64_t>(trainer.batch()))
+                 : "");
+  nlohmann::json epochs = nlohmann::json::array();
+  uint64_t stepCycles = 0;
+  for (uint64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+    std::vector<size_t> order =
+        runtime::Trainer::shuffled(samples, options.shuffleSeed + (epoch - 1));
+    runtime::PassResult result =
+        trainer.train(backend, inputs, labels, order, [&](uint64_t step, uint64_t total) {
+          if (terminal)
+            showTrainingProgress(epoch, options.epochs, step, total);
+        });
+    if (terminal)
+      std::fprintf(stderr, "\r\033[K");
+    stepCycles = result.cycles / result.steps;
+    std::string line = fmt::format("epoch {}/{}: loss {:.4f}", epoch, options.epochs, result.loss);
+    nlohmann::json record = {{"epoch", epoch},
+                             {"loss", result.loss},
+                             {"steps", result.steps},
+                             {"cycles", result.cycles}};
+    if (result.has_accuracy) {
+      line += fmt::format(", accuracy {:.2f}%", 100 * result.accuracy());
+      record["accuracy"] = result.accuracy();
+    }
+    if (test) {
+      runtime::PassResult tested = trainer.evaluate(backend, testInputs, testLabels);
+      if (tested.has_accuracy) {
+        line += fmt::format(", test accuracy {:.2f}%", 100 * tested.accuracy());
+        record["test_accuracy"] = tested.accuracy();
+      }
+      if (!std::isnan(tested.loss)) {
+        line += fmt::format(", test loss {:.4f}", tested.loss);
+        record["test_loss"] = tested.loss;
+      }
+    }
+    line += fmt::format(" ({} cycles per step)", stepCycles);
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+    epochs.push_back(record);
+  }
+  if (!options.saveModelPath.empty()) {
+    trainer.saveModel(options.saveModelPath);
+    fmt::print("trained model: {}\n", options.saveModelPath);
+  }
+  if (!options.reportPath.empty()) {
+    // The statistics of the last step run (all steps run the same program).
+    nlohmann::json json = sim::toJson(backend.stats(), bundle.config);
+    json["bundle"] = options.bundlePath;
+    json["config"] = bundle.config.name;
+    json["clock_ghz"] = bundle.config.clock_ghz;
+    json["instructions"] = bundle.program.size();
+    json["epochs"] = epochs;
+    json["cycles_per_step"] = stepCycles;
+    json["training_split"] = trainingSplit(json["by_source_op"]);
+    writeText(options.reportPath, json.dump(2) + "\n", "report");
+  }
+  return 0;
+}
+
 int run(const Options &options) {
+  if (!options.trainDirectory.empty())
+    return train(options);
   runtime::Session session = runtime::Session::fromFile(options.bundlePath);
   const Bundle &bundle = session.bundle();
   if (!options.dataDirectory.empty())
@@ -237,5 +407,22 @@ int main(int argc, char **argv) {
   app.add_option("--max-cycles", options.maxCycles,
                  "Watchdog: stop at this cycle with an error naming what still runs, unless the "
                  "run has completed by then");
+  CLI::Option *trainOption = app.add_option(
+      "--train", options.trainDirectory,
+      "Train with a step bundle (tpuc MODEL.onnx --train): DIR holds inputs.pb (every "
+      "training sample, the first axis the sample) and labels.pb (int64 class indices "
+      "for cross-entropy, float targets for MSE), and optionally test_inputs.pb and "
+      "test_labels.pb, evaluated after each epoch without changing the parameters. "
+      "The parameters start as the model's initializers and stay in simulated DRAM "
+      "between steps; prints loss and accuracy per epoch (docs/training.md)");
+  app.add_option("--epochs", options.epochs, "--train: passes over the training data (default 1)")
+      ->needs(trainOption);
+  app.add_option("--shuffle-seed", options.shuffleSeed,
+                 "--train: seed of the sample order; epoch E shuffles with seed S + E - 1 "
+                 "(default 0)")
+      ->needs(trainOption);
+  app.add_option("--save-model", options.saveModelPath,
+                 "--train: write the model with its trained initializers to this ONNX file")
+      ->needs(trainOption);
   return tpu::runTool(app, argc, argv, [&] { return run(options); });
 }

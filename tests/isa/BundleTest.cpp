@@ -67,6 +67,7 @@ void expectSameTensors(const std::vector<TensorInfo> &a, const std::vector<Tenso
     EXPECT_EQ(a[i].role, b[i].role);
     EXPECT_EQ(a[i].reduction_length, b[i].reduction_length);
     EXPECT_EQ(a[i].host_type, b[i].host_type);
+    EXPECT_EQ(a[i].state, b[i].state);
   }
 }
 
@@ -81,10 +82,25 @@ void expectSameBundle(const Bundle &a, const Bundle &b) {
   expectSameTensors(a.outputs, b.outputs);
   EXPECT_EQ(a.source_ops, b.source_ops);
   EXPECT_EQ(a.source_of, b.source_of);
+  ASSERT_EQ(a.training.has_value(), b.training.has_value());
+  if (a.training) {
+    EXPECT_EQ(a.training->model_path, b.training->model_path);
+    EXPECT_EQ(a.training->parameters, b.training->parameters);
+  }
   EXPECT_EQ(a.work.has_value(), b.work.has_value());
   if (a.work && b.work) {
     EXPECT_TRUE(*a.work == *b.work);
   }
+}
+
+// The small bundle as a training step: y is also an input (at 0x80), which
+// the output y updates, and starts as the model's initializer y.
+Bundle trainingBundle() {
+  Bundle bundle = smallBundle();
+  bundle.inputs.push_back({"y", {4, 8}, isa::DType::F32, 0x80, TensorInfo::Role::Input});
+  bundle.outputs[0].state = true;
+  bundle.training = TrainingInfo{"/models/mlp.onnx", {"y"}};
+  return bundle;
 }
 
 // smallBundle() with the compiler's record of its work: fc1 a 4x8x8 product,
@@ -209,6 +225,70 @@ TEST(Bundle, RecordsTheHostTypeOfInt64OutputsOnly) {
   expectSameBundle(parseBundle(bytes), bundle);
 }
 
+TEST(Bundle, RecordsStateAndTheTrainingOriginOnlyWhereThere) {
+  nlohmann::json plain = metadataOf(serializeBundle(smallBundle()));
+  EXPECT_FALSE(plain.contains("training"));
+  EXPECT_FALSE(plain["outputs"][0].contains("state"));
+  Bundle bundle = trainingBundle();
+  bundle.inputs[0].host_type = HostType::I64; // labels: f32 words from int64
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  nlohmann::json metadata = metadataOf(bytes);
+  EXPECT_EQ(metadata["outputs"][0]["state"], true);
+  EXPECT_EQ(metadata["inputs"][0]["host_type"], "i64");
+  EXPECT_EQ(metadata["training"]["model"], "/models/mlp.onnx");
+  EXPECT_EQ(metadata["training"]["parameters"], nlohmann::json::array({"y"}));
+  Bundle parsed = parseBundle(bytes);
+  expectSameBundle(parsed, bundle);
+  EXPECT_EQ(stateInput(parsed, parsed.outputs[0]), &parsed.inputs[1]);
+  EXPECT_EQ(stateInput(smallBundle(), smallBundle().outputs[0]), nullptr);
+}
+
+TEST(Bundle, RejectsInconsistentState) {
+  struct Case {
+    const char *name;
+    std::function<void(Bundle &)> mutate;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"state without its input", [](Bundle &b) { b.inputs[1].name = "z"; },
+       "state output 'y' has no input of its name"},
+      {"state of another shape",
+       [](Bundle &b) {
+         b.inputs[1].shape = {8, 4};
+       },
+       "state output 'y' differs from its input in shape or dtype"},
+      {"input named as a plain output", [](Bundle &b) { b.outputs[0].state = false; },
+       "tensor name 'y' is used twice"},
+      {"parameter not state", [](Bundle &b) { b.training->parameters = {"x"}; },
+       "training parameter 'x' is no state tensor"},
+      {"int64 host type of an i32 input",
+       [](Bundle &b) {
+         b.inputs[1].host_type = HostType::I64;
+         b.inputs[1].dtype = isa::DType::I32;
+       },
+       "input 'y': host type i64 is for outputs stored as i32 and inputs stored as f32 only"},
+  };
+  for (const Case &c : cases) {
+    Bundle bundle = trainingBundle();
+    c.mutate(bundle);
+    try {
+      bundle.validate();
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()), c.expected) << c.name;
+    }
+  }
+  nlohmann::json metadata = metadataOf(serializeBundle(trainingBundle()));
+  std::vector<uint8_t> bytes = serializeBundle(trainingBundle());
+  metadata["outputs"][0]["state"] = 1;
+  EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
+            "bundle metadata: outputs[0].state: must be true or false (got 1)");
+  metadata = metadataOf(bytes);
+  metadata["training"].erase("parameters");
+  EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
+            "bundle metadata: training.parameters: missing");
+}
+
 TEST(Bundle, RejectsEveryTruncation) {
   std::vector<uint8_t> bytes = serializeBundle(smallBundle());
   for (size_t size = 0; size < bytes.size(); ++size)
@@ -331,7 +411,7 @@ TEST(Bundle, RejectsInconsistentContent) {
        "tensor name 'x' is used twice"},
       {"empty name", [](Bundle &b) { b.inputs[0].name.clear(); }, "an input has an empty name"},
       {"int64 host type of f32 data", [](Bundle &b) { b.outputs[0].host_type = HostType::I64; },
-       "output 'y': host type i64 is for outputs stored as i32 only"},
+       "output 'y': host type i64 is for outputs stored as i32 and inputs stored as f32 only"},
       {"zero dimension",
        [](Bundle &b) {
          b.inputs[0].shape = {4, 0};

@@ -6,6 +6,7 @@
 #include "tpu/runtime/SimulatorBackend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -114,6 +115,63 @@ TEST(Session, Int32WordsOfAnInt64OutputWiden) {
   EXPECT_EQ(y.type, ElementType::Int64);
   EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(y.values, (std::vector<double>{0, 1, 2, 3, 4094, 4095, -1, 7}));
+}
+
+// reluBundle with v.exp as a training step would be: s' = exp(s), the
+// output named as the input and marked state.
+Bundle stateBundle() {
+  Bundle bundle = reluBundle();
+  for (isa::Instruction &instruction : bundle.program)
+    if (instruction.opcode == Opcode::VRelu)
+      instruction.opcode = Opcode::VExp;
+  bundle.inputs[0].name = "s";
+  bundle.outputs[0].name = "s";
+  bundle.outputs[0].state = true;
+  return bundle;
+}
+
+TEST(Session, StateStaysInDramBetweenRuns) {
+  Bundle bundle = stateBundle();
+  ASSERT_NO_THROW(bundle.validate());
+  Session session(bundle, "state.tpub");
+  std::vector<double> s0{0, 0.5, -1, 1, 0.25, -0.5, 2, -2};
+  session.setInput(0, floatTensor("s", {2, 4}, s0), "s.pb");
+  SimulatorBackend backend;
+  auto expOf = [](std::vector<double> values) {
+    for (double &value : values)
+      value = static_cast<float>(std::exp(static_cast<float>(value)));
+    return values;
+  };
+  session.run(backend);
+  EXPECT_EQ(session.input(0).values, expOf(s0)) << "the update is the next run's input";
+  session.run(backend, /*commitState=*/false);
+  EXPECT_EQ(session.output(0).values, expOf(expOf(s0)));
+  EXPECT_EQ(session.input(0).values, expOf(s0)) << "a run without commit leaves the state";
+  session.run(backend);
+  EXPECT_EQ(session.output(0).values, expOf(expOf(s0)));
+  EXPECT_EQ(session.input(0).values, expOf(expOf(s0)));
+}
+
+TEST(Session, Int64IntoAnF32InputOfHostTypeI64) {
+  Bundle bundle = reluBundle();
+  bundle.inputs[0].host_type = HostType::I64;
+  Session session(bundle, "labels.tpub");
+  session.setInput(0, Tensor{"x", ElementType::Int64, {2, 4}, {0, 1, 2, 9, -1, 3, 16777216, 5}},
+                   "labels.pb");
+  SimulatorBackend backend;
+  session.run(backend);
+  EXPECT_EQ(session.output(0).values, (std::vector<double>{0, 1, 2, 9, 0, 3, 16777216, 5}));
+  EXPECT_EQ(errorOf([&] {
+              session.setInput(
+                  0, Tensor{"x", ElementType::Int64, {2, 4}, {0, 1, 2, 16777217, 0, 0, 0, 0}},
+                  "labels.pb");
+            }),
+            "labels.tpub: input 0 'x' (labels.pb): element 3: 16777217 is beyond 2^24, which the "
+            "program's fp32 holds exactly");
+  EXPECT_EQ(errorOf([&] {
+              session.setInput(0, floatTensor("x", {2, 4}, std::vector<double>(8)), "labels.pb");
+            }),
+            "labels.tpub: input 0 'x' (labels.pb): the f32 input needs integer data, got float32");
 }
 
 TEST(Session, InputErrorsNameTheTensorAndTheFile) {

@@ -26,6 +26,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -189,11 +191,14 @@ void compile(const CompileOptions &options) {
   FirstErrorHandler errors(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       loadInput(options.input_path, context, errors, options.train);
-  // --emit=onnx-import with --train: the graph as imported for training.
-  if (options.train.enabled && options.emit != EmitKind::Tosa &&
-      options.emit != EmitKind::OnnxImport)
-    throw Error("--train: only --emit=tosa (and onnx-import) for now; the accelerator lowering "
-                "of training steps is not there yet");
+  // The initializers tpu-autodiff can train: what a training bundle names as
+  // the parameters that start as the model's values.
+  std::vector<std::string> initializers;
+  if (options.train.enabled)
+    module->walk([&](mlir::tosa::ConstOp op) {
+      if (auto name = op->getAttrOfType<mlir::StringAttr>("tpu.name"))
+        initializers.push_back(name.str());
+    });
   if (options.emit == EmitKind::OnnxImport)
     return writeText(options.output_path, printed(*module));
 
@@ -207,6 +212,12 @@ void compile(const CompileOptions &options) {
   if (options.train.enabled)
     addTraining(pm, options);
   mlir::tpu::buildGraphOptimizationPipeline(pm);
+  if (options.train.enabled) {
+    // The gradients' transposes cancel, then the clean-up again.
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::tpu::createFoldTransposes());
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
   if (options.emit != EmitKind::Tosa) {
     mlir::tpu::TargetPipelineOptions target;
     target.config = options.config;
@@ -245,6 +256,19 @@ void compile(const CompileOptions &options) {
   if (mlir::failed(encoded))
     errors.raise("encoding");
   Bundle &bundle = *encoded;
+  if (options.train.enabled) {
+    if (!endsWith(options.input_path, ".onnx"))
+      throw Error(fmt::format("{}: a training bundle is compiled from the .onnx model, whose "
+                              "initializers it starts from",
+                              options.input_path));
+    TrainingInfo training;
+    training.model_path = std::filesystem::absolute(options.input_path).string();
+    for (const TensorInfo &output : bundle.outputs)
+      if (output.state &&
+          std::find(initializers.begin(), initializers.end(), output.name) != initializers.end())
+        training.parameters.push_back(output.name);
+    bundle.training = training;
+  }
   bundle.validate();
   if (options.emit == EmitKind::Asm)
     return writeText(options.output_path, annotatedAssembly(bundle));

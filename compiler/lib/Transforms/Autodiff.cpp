@@ -245,6 +245,17 @@ private:
   int64_t &count;
 };
 
+// A gradient op's location: its forward op's, named "NODE (gradient)", so
+// that reports attribute it to the forward node and tell it from the forward
+// pass (docs/training.md).
+Location gradientLocation(Location loc) {
+  auto name = llvm::dyn_cast<NameLoc>(loc);
+  if (!name)
+    return loc;
+  return NameLoc::get(StringAttr::get(loc.getContext(), name.getName().str() + " (gradient)"),
+                      name.getChildLoc());
+}
+
 // The gradient of each operand of an op given its result's gradient `dy`,
 // each built only when called, so that operands which need none (inputs,
 // constants, transpose's perms) cost nothing.
@@ -270,19 +281,28 @@ Gradients elementwise(Emitter &e, Operation *op, Gradient da, Gradient db) {
 }
 
 // clamp: 1 strictly inside the bounds, as PyTorch's relu and hardtanh have
-// it; an unbounded side (ReLU's top) needs no comparison.
+// it; an unbounded side (ReLU's top) needs no comparison. Tested on the
+// output, which is inside exactly where the input is, so that the input has
+// no other use (a matmul's bias and ReLU stay its epilogue), and applied as
+// a multiplication by the 1/0 mask, which can join the matmul that produces
+// dy as its epilogue: the mask is built right after the clamp, in the
+// forward part, so that it is there before that matmul.
 Gradients clampRule(Emitter &e, tosa::ClampOp clamp, Value dy) {
   float lo = clamp.getMinFp().convertToFloat(), hi = clamp.getMaxFp().convertToFloat();
-  return {[&e, dy, lo, hi, x = clamp.getInput()] {
-    int64_t rank = static_cast<int64_t>(shapeOf(x).size());
+  return {[&e, dy, lo, hi, y = clamp.getOutput()] {
+    int64_t rank = static_cast<int64_t>(shapeOf(y).size());
+    OpBuilder::InsertPoint backward = e.b.saveInsertionPoint();
+    e.b.setInsertionPointAfterValue(y);
     Value inside;
     if (lo != std::numeric_limits<float>::lowest())
-      inside = e.compare<tosa::GreaterOp>(x, e.scalar(lo, rank));
+      inside = e.compare<tosa::GreaterOp>(y, e.scalar(lo, rank));
     if (hi != std::numeric_limits<float>::max()) {
-      Value below = e.compare<tosa::GreaterOp>(e.scalar(hi, rank), x);
+      Value below = e.compare<tosa::GreaterOp>(e.scalar(hi, rank), y);
       inside = inside ? e.make<tosa::LogicalAndOp>(below.getType(), inside, below) : below;
     }
-    return inside ? e.select(inside, dy, e.scalar(0.0, rank)) : dy;
+    Value mask = inside ? e.make<tosa::CastOp>(e.type(shapeOf(y)), inside) : Value();
+    e.b.restoreInsertionPoint(backward);
+    return mask ? e.mul(dy, mask) : dy;
   }};
 }
 
@@ -838,7 +858,7 @@ private:
           wanted.push_back(index);
       if (wanted.empty())
         continue;
-      Emitter e(builder, op->getLoc(), count);
+      Emitter e(builder, gradientLocation(op->getLoc()), count);
       FailureOr<Gradients> operandGradients =
           vectorJacobian(e, op, gradients.lookup(op->getResult(0)));
       if (failed(operandGradients))
@@ -870,7 +890,9 @@ private:
         updatedBuffers.push_back(v);
         g = v;
       }
-      stepResults.push_back(g ? e.binary<tosa::SubOp>(w, e.mul(g, e.scalar(lr, rank))) : w);
+      // w + g (-lr): the same bits as w - g lr, with the step's tile on the
+      // left, so that it can join the matmul producing g as an epilogue.
+      stepResults.push_back(g ? e.binary<tosa::AddOp>(e.mul(g, e.scalar(-lr, rank)), w) : w);
     }
     llvm::append_range(stepResults, updatedBuffers);
     builder.create<func::ReturnOp>(forward.getLoc(), stepResults);

@@ -59,6 +59,22 @@ public:
     target = llvm::cast<mlir::tpu::FusionTargetInterface>(*targetAttr);
 
     Block &block = getOperation().getBody().front();
+    // Reshapes of graph inputs move no data: they go first (after the
+    // constants, where canonicalization puts those), so that a group can take
+    // them as operands wherever it starts (a training step's bias, an input
+    // reshaped after the matmul it is added to).
+    auto isInputReshape = [](Operation &op) {
+      return llvm::isa<tosa::ReshapeOp>(op) && llvm::isa<BlockArgument>(op.getOperand(0));
+    };
+    Operation *first = &block.front();
+    while (first->hasTrait<OpTrait::ConstantLike>() || isInputReshape(*first))
+      first = first->getNextNode();
+    for (Operation *op = first->getNextNode(); op;) {
+      Operation *next = op->getNextNode();
+      if (isInputReshape(*op))
+        op->moveBefore(first);
+      op = next;
+    }
     for (auto [index, op] : llvm::enumerate(block))
       position[&op] = index;
     SmallVector<SmallVector<Operation *>> groups;

@@ -62,9 +62,9 @@ int main(int argc, char **argv) {
   tpu::compiler::TrainOptions &train = options.train;
   app.add_flag("--train", train.enabled,
                "Compile a training step instead: inputs, labels and parameters in; loss, the "
-               "correct count (cross-entropy) and updated parameters out (--emit=tosa only "
-               "for now, or onnx-import for the graph as imported for training; "
-               "docs/compiler.md)");
+               "correct count (cross-entropy) and updated parameters out, marked as state in "
+               "the bundle, which tpusim --train runs (--emit=tosa shows the training graph, "
+               "onnx-import the graph as imported for training; docs/training.md)");
   app.add_option("--loss", train.loss, "With --train: cross-entropy (integer labels) or mse")
       ->check(CLI::IsMember({"cross-entropy", "mse"}));
   app.add_option("--optimizer", train.optimizer, "With --train: sgd or momentum")

@@ -42,9 +42,9 @@
 // CHECK: %[[MU:.*]] = "tosa.const"() <{value = dense<7.500000e-01> : tensor<1x1xf32>}>
 // CHECK: %[[MV:.*]] = tosa.mul %arg3, %[[MU]]
 // CHECK: %[[V:.*]] = tosa.add %[[MV]], %[[DB]]
-// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<1.000000e-01> : tensor<1x1xf32>}>
+// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<-1.000000e-01> : tensor<1x1xf32>}>
 // CHECK: %[[STEP:.*]] = tosa.mul %[[V]], %[[LR]]
-// CHECK: %[[B:.*]] = tosa.sub %arg2, %[[STEP]]
+// CHECK: %[[B:.*]] = tosa.add %[[STEP]], %arg2
 // CHECK: return %[[LOSS]], %[[CORRECT]], %[[B]], %[[V]]
 func.func @main(%x: tensor<2x3xf32> {tpu.name = "x"}) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<2.0> : tensor<1x3xf32>}> {tpu.name = "w"} : () -> tensor<1x3xf32>

@@ -10,9 +10,9 @@
 // CHECK: %[[DY:.*]] = tosa.mul %[[D]], %[[TWO_N]]
 // CHECK: %[[P:.*]] = tosa.mul %[[DY]], %arg0
 // CHECK: %[[DW:.*]] = tosa.reduce_sum %[[P]] {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
-// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<5.000000e-01> : tensor<1x1xf32>}>
+// CHECK: %[[LR:.*]] = "tosa.const"() <{value = dense<-5.000000e-01> : tensor<1x1xf32>}>
 // CHECK: %[[S:.*]] = tosa.mul %[[DW]], %[[LR]]
-// CHECK: %[[W:.*]] = tosa.sub %arg2, %[[S]]
+// CHECK: %[[W:.*]] = tosa.add %[[S]], %arg2
 // CHECK: return %{{.*}}, %[[W]] : tensor<1xf32>, tensor<1x3xf32>
 func.func @main(%x: tensor<2x3xf32> {tpu.name = "x"}) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32>}> {tpu.name = "w"} : () -> tensor<1x3xf32>
@@ -70,24 +70,26 @@ func.func @main(%x: tensor<1x6xf32>) -> tensor<1x6xf32> {
 
 // -----
 
-// clamp: dy strictly inside the bounds; ReLU's unbounded top needs no
+// clamp: dy strictly inside the bounds, tested on the output and applied
+// as a 1/0 mask built right after the clamp; ReLU's unbounded top needs no
 // comparison.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[A:.*]] = tosa.add %arg0, %arg2
 // CHECK: %[[R:.*]] = tosa.clamp %[[A]] {max_fp = 3.40282347E+38
-// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>)
-// CHECK: %[[LO:.*]] = "tosa.const"() <{value = dense<-1.000000e+00> : tensor<1x1xf32>}>
-// CHECK: %[[ABOVE:.*]] = tosa.greater %[[R]], %[[LO]]
-// CHECK: %[[HI:.*]] = "tosa.const"() <{value = dense<6.000000e+00> : tensor<1x1xf32>}>
-// CHECK: %[[BELOW:.*]] = tosa.greater %[[HI]], %[[R]]
-// CHECK: %[[IN:.*]] = tosa.logical_and %[[ABOVE]], %[[BELOW]]
-// CHECK: %[[Z:.*]] = "tosa.const"() <{value = dense<0.000000e+00> : tensor<1x1xf32>}>
-// CHECK: %[[D1:.*]] = tosa.select %[[IN]], %[[DY]], %[[Z]]
 // CHECK: %[[ZERO:.*]] = "tosa.const"() <{value = dense<0.000000e+00> : tensor<1x1xf32>}>
-// CHECK: %[[POS:.*]] = tosa.greater %[[A]], %[[ZERO]]
+// CHECK: %[[POS:.*]] = tosa.greater %[[R]], %[[ZERO]]
+// CHECK: %[[M2:.*]] = tosa.cast %[[POS]] : (tensor<2x3xi1>) -> tensor<2x3xf32>
+// CHECK: %[[Y:.*]] = tosa.clamp %[[R]] {max_fp = 6.000000e+00
+// CHECK: %[[LO:.*]] = "tosa.const"() <{value = dense<-1.000000e+00> : tensor<1x1xf32>}>
+// CHECK: %[[ABOVE:.*]] = tosa.greater %[[Y]], %[[LO]]
+// CHECK: %[[HI:.*]] = "tosa.const"() <{value = dense<6.000000e+00> : tensor<1x1xf32>}>
+// CHECK: %[[BELOW:.*]] = tosa.greater %[[HI]], %[[Y]]
+// CHECK: %[[IN:.*]] = tosa.logical_and %[[ABOVE]], %[[BELOW]]
+// CHECK: %[[M1:.*]] = tosa.cast %[[IN]] : (tensor<2x3xi1>) -> tensor<2x3xf32>
 // CHECK-NOT: tosa.greater
-// CHECK: %[[Z2:.*]] = "tosa.const"() <{value = dense<0.000000e+00> : tensor<1x1xf32>}>
-// CHECK: %[[DW:.*]] = tosa.select %[[POS]], %[[D1]], %[[Z2]]
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<2x3xf32>, tensor<1x1xf32>)
+// CHECK: %[[D1:.*]] = tosa.mul %[[DY]], %[[M1]]
+// CHECK: %[[DW:.*]] = tosa.mul %[[D1]], %[[M2]]
 // CHECK: tosa.mul %[[DW]]
 func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %w = "tosa.const"() <{value = dense<1.0> : tensor<2x3xf32>}> {tpu.name = "w"} : () -> tensor<2x3xf32>

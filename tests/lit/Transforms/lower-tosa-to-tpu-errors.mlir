@@ -68,10 +68,10 @@ func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf
 // -----
 
 func.func @compare_as_data(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'tosa.cast'}}
+  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'tosa.logical_not'}}
   %gt = tosa.greater %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
-  %i = tosa.cast %gt : (tensor<4x8xi1>) -> tensor<4x8xi32>
-  %f = tosa.cast %i : (tensor<4x8xi32>) -> tensor<4x8xf32>
+  %n = tosa.logical_not %gt : (tensor<4x8xi1>) -> tensor<4x8xi1>
+  %f = tosa.cast %n : (tensor<4x8xi1>) -> tensor<4x8xf32>
   return %f : tensor<4x8xf32>
 }
 
@@ -100,11 +100,14 @@ func.func @gather_computed_indices(%ids: tensor<1x6xi32>, %x: tensor<1x16x5xf32>
 
 // -----
 
+// Indices inside the graph are fp32 values (lowerIntegerValues), which an
+// integer multiplication does not take.
 func.func @argmax_used(%x: tensor<3x5xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{'tosa.argmax' op is supported by the TPU lowering only as ArgMax's or ArgMin's int64 indices, a graph output of their own}}
   %0 = tosa.argmax %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3xi32>
-  %1 = tosa.cast %0 : (tensor<3xi32>) -> tensor<3xf32>
-  return %1 : tensor<3xf32>
+  // expected-error @+1 {{'tosa.mul' op is supported on static-shape f32 tensors only, got 'tensor<3xi32>'}}
+  %1 = tosa.mul %0, %0 {shift = 0 : i8} : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  %2 = tosa.cast %1 : (tensor<3xi32>) -> tensor<3xf32>
+  return %2 : tensor<3xf32>
 }
 
 // -----

@@ -56,6 +56,40 @@ def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldTransposes : Pass<"tpu-fold-transposes", "mlir::func::FuncOp"> {
+  let summary = "Cancel the transposes a training step's gradients stack up";
+  let description = [{
+    Gradients of a Gemm transpose what the forward pass transposed: the
+    weight gradient of `y = x W^T` comes out as `(x^T dy)^T` (three
+    transposes, each a copy through DRAM on the TPU) and the input gradient
+    reads `(W^T)^T`. With matmuls of batch 1 and the reshapes that take
+    them between 2-D and 3-D, this pass
+      * moves a transpose of a `[1, a, b]` reshape of a 2-D tensor, or of a
+        2-D reshape of a `[1, a, b]` tensor, to the other side of the
+        reshape, so that transposes meet;
+      * rewrites a transposed matmul `(A B)^T` as `B^T A^T` when A or B is
+        a transpose itself, so that transposes cancel (fewer of them, never
+        more);
+      * folds transposes of transposes (upstream's canonicalization).
+    tpuc runs it on training steps only. Target-neutral: TOSA in, TOSA out.
+
+    Before (the weight gradient of a Gemm, `h` [8, 100], `dy` [8, 10]):
+    ```mlir
+    %ht = tosa.transpose %h3, %p021 : (tensor<1x8x100xf32>, tensor<3xi32>) -> tensor<1x100x8xf32>
+    %g = tosa.matmul %ht, %dy3 : (tensor<1x100x8xf32>, tensor<1x8x10xf32>) -> tensor<1x100x10xf32>
+    %g2 = tosa.reshape %g {new_shape = array<i64: 100, 10>} : (tensor<1x100x10xf32>) -> tensor<100x10xf32>
+    %dw = tosa.transpose %g2, %p10 : (tensor<100x10xf32>, tensor<2xi32>) -> tensor<10x100xf32>
+    ```
+
+    After:
+    ```mlir
+    %dyt = tosa.transpose %dy3, %p021 : (tensor<1x8x10xf32>, tensor<3xi32>) -> tensor<1x10x8xf32>
+    %g = tosa.matmul %dyt, %h3 : (tensor<1x10x8xf32>, tensor<1x8x100xf32>) -> tensor<1x10x100xf32>
+    %dw = tosa.reshape %g {new_shape = array<i64: 10, 100>} : (tensor<1x10x100xf32>) -> tensor<10x100xf32>
+    ```
+  }];
+}
+
 def MatrixBroadcast : Pass<"tpu-matrix-broadcast", "mlir::func::FuncOp"> {
   let summary = "Rewrite elementwise broadcasts as a row, a column or a scalar of a 2-D view";
   let description = [{

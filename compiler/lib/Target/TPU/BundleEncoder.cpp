@@ -83,6 +83,15 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
         fmt::format("input_{}", arg.getArgNumber()), TensorInfo::Role::Input);
     if (mlir::failed(input))
       return mlir::failure();
+    // Integers the program reads as f32 (a training step's labels).
+    if (auto host =
+            main.getArgAttrOfType<mlir::TypeAttr>(arg.getArgNumber(), mlir::tpu::kHostTypeAttr)) {
+      if (!host.getValue().isInteger(64) || input->dtype != isa::DType::F32)
+        return main.emitError() << "input " << arg.getArgNumber() << " is stored as "
+                                << isa::dtypeName(input->dtype) << " for the host's "
+                                << host.getValue() << "; only f32 for i64 is";
+      input->host_type = HostType::I64;
+    }
     bundle.inputs.push_back(*input);
   }
 
@@ -128,6 +137,12 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
                    << " for the host's " << host.getValue() << "; only i32 words for i64 are";
           output->host_type = HostType::I64;
         }
+        // A result named as an input is that input's next value (a training
+        // step's parameters and buffers, docs/compiler.md).
+        for (const TensorInfo &input : bundle.inputs)
+          if (input.name == output->name && input.shape == output->shape &&
+              input.dtype == output->dtype)
+            output->state = true;
         bundle.outputs.push_back(*output);
       }
     } else if (llvm::isa<mlir::tpu::SignalOp, mlir::tpu::AwaitOp, mlir::tpu::DependOp>(op)) {

@@ -100,34 +100,46 @@ bool isIntegerTensor(Type type) {
   return llvm::isa<IntegerType>(llvm::cast<ShapedType>(type).getElementType());
 }
 
+// The fp32 index along `axis` of each row's first (or, `last`, last)
+// maximum of `input`, as a [rows, 1] column.
+Value indexColumn(PatternRewriter &rewriter, Location loc, Value input, int64_t axis, bool last) {
+  Value rows = rowsAlong(rewriter, loc, input, axis);
+  auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
+  auto [numRows, length] = std::pair(rowsType.getShape()[0], rowsType.getShape()[1]);
+  auto columnType = RankedTensorType::get({numRows, 1}, rewriter.getF32Type());
+  auto binary = [&](BinaryKind kind, Value lhs, Value rhs) -> Value {
+    return rewriter.create<BinaryOp>(loc, lhs.getType(), kind, lhs, rhs);
+  };
+  auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
+  Value max = rewriter.create<RowReduceOp>(loc, columnType, ReduceKind::max, rows);
+  Value mask = binary(BinaryKind::eq, rows, max);
+  SmallVector<float> weights;
+  for (int64_t j = 0; j < length; ++j)
+    weights.push_back(float(last ? j + 1 : length - j));
+  Value best = rewriter.create<RowReduceOp>(
+      loc, columnType, ReduceKind::max,
+      binary(BinaryKind::mul, mask, constantMatrix(rewriter, loc, {1, length}, weights)));
+  return last ? binary(BinaryKind::add, best, scalar(-1.0f))
+              : binary(BinaryKind::add, negateMatrix(rewriter, loc, best), scalar(float(length)));
+}
+
 struct LowerArgMax : CountedLowering<tosa::ArgMaxOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::ArgMaxOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getType().getElementType().isF32()) {
+      // Indices inside the graph (lowerIntegerValues): fp32 values.
+      replaceWithView(rewriter, op,
+                      indexColumn(rewriter, loc, op.getInput(), op.getAxis(), /*last=*/false));
+      return success();
+    }
     FailureOr<ArgMaxChain> chain = chainOf(op, /*report=*/false);
     if (failed(chain))
       return failure();
-    Location loc = op.getLoc();
     bool last = bool(chain->reverse);
-    Value input = last ? chain->reverse.getInput() : op.getInput();
-    Value rows = rowsAlong(rewriter, loc, input, op.getAxis());
-    auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
-    auto [numRows, length] = std::pair(rowsType.getShape()[0], rowsType.getShape()[1]);
-    auto columnType = RankedTensorType::get({numRows, 1}, rewriter.getF32Type());
-    auto binary = [&](BinaryKind kind, Value lhs, Value rhs) -> Value {
-      return rewriter.create<BinaryOp>(loc, lhs.getType(), kind, lhs, rhs);
-    };
-    auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
-    Value max = rewriter.create<RowReduceOp>(loc, columnType, ReduceKind::max, rows);
-    Value mask = binary(BinaryKind::eq, rows, max);
-    SmallVector<float> weights;
-    for (int64_t j = 0; j < length; ++j)
-      weights.push_back(float(last ? j + 1 : length - j));
-    Value best = rewriter.create<RowReduceOp>(
-        loc, columnType, ReduceKind::max,
-        binary(BinaryKind::mul, mask, constantMatrix(rewriter, loc, {1, length}, weights)));
-    Value index =
-        last ? binary(BinaryKind::add, best, scalar(-1.0f))
-             : binary(BinaryKind::add, negateMatrix(rewriter, loc, best), scalar(float(length)));
+    Value index = indexColumn(rewriter, loc, last ? chain->reverse.getInput() : op.getInput(),
+                              op.getAxis(), last);
+    int64_t numRows = llvm::cast<RankedTensorType>(index.getType()).getShape()[0];
     Value words = rewriter.create<ToIntOp>(
         loc, RankedTensorType::get({numRows, 1}, rewriter.getI32Type()), index);
     // The output keeps the model's shape in int32 words; the pass gives the
@@ -162,11 +174,17 @@ struct EraseReverse : OpRewritePattern<tosa::ReverseOp> {
 
 } // namespace
 
+bool mlir::tpu::isArgMaxOutputChain(tosa::ArgMaxOp argmax) {
+  return succeeded(chainOf(argmax, /*report=*/false));
+}
+
 std::optional<LogicalResult> mlir::tpu::checkArgMaxOp(Operation *op) {
   if (auto argmax = llvm::dyn_cast<tosa::ArgMaxOp>(op)) {
     if (!isF32Tensor(argmax.getInput().getType()))
       return op->emitOpError("is supported on static-shape f32 tensors only, got ")
              << argmax.getInput().getType();
+    if (argmax.getType().getElementType().isF32())
+      return success();
     return LogicalResult(chainOf(argmax, /*report=*/true));
   }
   if (auto reverse = llvm::dyn_cast<tosa::ReverseOp>(op)) {

@@ -5,6 +5,7 @@
 #include "TosaLowering.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::tpu;
@@ -19,6 +20,13 @@ std::optional<BinaryKind> compareKind(Operation *op) {
   if (llvm::isa_and_nonnull<tosa::EqualOp>(op))
     return BinaryKind::eq;
   return std::nullopt;
+}
+
+// Whether `value` is a constant holding `expected` everywhere.
+bool isSplatOf(Value value, float expected) {
+  DenseElementsAttr attr;
+  return matchPattern(value, m_Constant(&attr)) && attr.isSplat() &&
+         attr.getElementType().isF32() && attr.getSplatValue<float>() == expected;
 }
 
 bool isF32Cast(Operation *op) {
@@ -39,6 +47,8 @@ Value maskOf(PatternRewriter &rewriter, Operation *compare, RankedTensorType res
 // select(c, x, y) = x * c + y * (1 - c) for a mask c of 1.0 and 0.0: exact
 // when x and y are finite (x * 1 + 0 = x, 0 + y * 1 = y); an infinity or
 // NaN in the branch not taken makes NaN, which the output check reports.
+// With y a constant 0 that is x * c, and c itself when x is a constant 1
+// (a one-hot row), the same values in fewer vector ops.
 struct LowerSelect : CountedLowering<tosa::SelectOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::SelectOp op, PatternRewriter &rewriter) const override {
@@ -50,6 +60,13 @@ struct LowerSelect : CountedLowering<tosa::SelectOp> {
       return rewriter.create<BinaryOp>(loc, matrix, kind, lhs, rhs);
     };
     auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
+    if (isSplatOf(op.getOnFalse(), 0.0f)) {
+      replaceWithView(rewriter, op,
+                      isSplatOf(op.getOnTrue(), 1.0f)
+                          ? mask
+                          : binary(BinaryKind::mul, mask, asMatrix(rewriter, loc, op.getOnTrue())));
+      return success();
+    }
     Value taken = binary(BinaryKind::mul, mask, asMatrix(rewriter, loc, op.getOnTrue()));
     Value inverse =
         binary(BinaryKind::add, binary(BinaryKind::mul, mask, scalar(-1.0f)), scalar(1.0f));

@@ -455,17 +455,18 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
 struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (failed(lowerGathers(func)))
+    if (failed(lowerGathers(func)) || failed(lowerIntegerValues(func)))
       return signalPassFailure();
-    // Outputs are what the program stores: float32 tensors, and ArgMax's
-    // int64 indices as int32 words (checkArgMaxOp checks where they come
-    // from).
+    // Outputs are what the program stores: float32 tensors, ArgMax's int64
+    // indices as int32 words (checkArgMaxOp checks where they come from) and
+    // the int32 words of other integer values (lowerIntegerValues).
     for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
       auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-      bool indices =
-          tensor && tensor.hasStaticShape() && tensor.getElementType().isInteger(64) &&
-          func.getBody().front().getTerminator()->getOperand(index).getDefiningOp<tosa::CastOp>();
-      if (!isF32Tensor(type) && !indices) {
+      Value value = func.getBody().front().getTerminator()->getOperand(index);
+      bool indices = tensor && tensor.hasStaticShape() && tensor.getElementType().isInteger(64) &&
+                     value.getDefiningOp<tosa::CastOp>();
+      bool words = value.getDefiningOp<ViewOp>() || value.getDefiningOp<ToIntOp>();
+      if (!isF32Tensor(type) && !indices && !words) {
         func.emitError() << "output " << index << " is " << type
                          << "; the TPU stores float32 tensors and the int64 indices of "
                             "ArgMax and ArgMin only";

@@ -8,6 +8,7 @@
 #include "tpu/Dialect/TPUDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/Statistic.h"
 
@@ -56,10 +57,18 @@ void populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorO
 // gather with other indices.
 LogicalResult lowerGathers(func::FuncOp func);
 
+// Integer tensors from graph inputs and argmax (labels, class ids, correct
+// counts) computed in fp32, integer outputs stored as int32 words
+// (LowerIntegers.cpp); runs after lowerGathers.
+LogicalResult lowerIntegerValues(func::FuncOp func);
+
 // ArgMax as the importer writes ArgMax and ArgMin (LowerArgMax.cpp): the
 // check of each op of the chain from tosa.argmax to the int64 graph output
 // (nullopt for other ops), and the lowering.
+// An argmax whose result was made f32 by lowerIntegerValues is lowered to
+// its fp32 indices.
 std::optional<LogicalResult> checkArgMaxOp(Operation *op);
+bool isArgMaxOutputChain(tosa::ArgMaxOp argmax);
 void populateArgMaxLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps);
 
 // conv2d, depthwise_conv2d, max_pool2d and avg_pool2d, counting matmuls and

@@ -29,7 +29,9 @@ constexpr size_t kBundleCrcCoverageStart = kBundleCrcOffset + 4;
 
 // The element type the host sees for a tensor: the DRAM dtype's own, or
 // int64 for an output the program stores as i32 words (ArgMax's indices,
-// which ONNX gives as int64); the runtime widens them.
+// which ONNX gives as int64; the runtime widens them) and for an input the
+// program reads as f32 (a training step's class labels; the runtime converts
+// them, exact below 2^24).
 enum class HostType : uint8_t { Stored, I64 };
 
 struct TensorInfo {
@@ -44,9 +46,21 @@ struct TensorInfo {
   // (docs/numerics.md). Zero for inputs.
   uint64_t reduction_length = 0;
   HostType host_type = HostType::Stored;
+  // Outputs: the next value of the input of the same name (a training step's
+  // parameter or optimizer buffer), which the runtime keeps in DRAM from one
+  // run to the next.
+  bool state = false;
 
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * isa::dtypeBytes(dtype); }
+};
+
+// A training step's origin (tpuc --train): the model it was built from and
+// the inputs that start as that model's initializers of the same name (the
+// other state inputs, optimizer buffers, start at zero).
+struct TrainingInfo {
+  std::string model_path;
+  std::vector<std::string> parameters;
 };
 
 // One matrix product the matrix unit must compute: `batch` independent
@@ -97,6 +111,8 @@ struct Bundle {
   // source_ops for instruction i.
   std::vector<std::string> source_ops;
   std::vector<uint32_t> source_of;
+  // Absent for inference bundles.
+  std::optional<TrainingInfo> training;
   // Optional (bundles from before it, or built in code, have none): the
   // compulsory work of the model and of each source op, which the simulator's
   // roofline is computed from.
@@ -108,6 +124,9 @@ struct Bundle {
   // for an instruction.
   void validate() const;
 };
+
+// The input a state output updates; null for other outputs.
+const TensorInfo *stateInput(const Bundle &bundle, const TensorInfo &output);
 
 std::vector<uint8_t> serializeBundle(const Bundle &bundle);
 // Rejects truncated, corrupt, wrong-version or inconsistent data with a

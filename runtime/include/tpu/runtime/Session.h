@@ -24,11 +24,19 @@ public:
   // naming the input and `source` (e.g. the tensor's file) on a shape or type
   // mismatch. Inputs never set are zero.
   void setInput(size_t index, const Tensor &tensor, const std::string &source);
-  // Runs with the inputs set so far; each run starts from the same inputs.
-  RunReport run(Backend &backend);
+  // Runs with the inputs set so far; each run starts from the same inputs,
+  // except state (a training step's parameters and optimizer buffers): with
+  // `commitState`, each state output's DRAM region is copied over its input's
+  // after the run, DRAM to DRAM, so that the next run reads the updated
+  // values without their passing through the host. Without it (evaluating
+  // on held-out data) the state stays as it was.
+  RunReport run(Backend &backend, bool commitState = true);
   // Output `index` of the last run, named and shaped as in the bundle, typed
   // as stored in DRAM (f32, bf16, i8 or i32).
   Tensor output(size_t index) const;
+  // Input `index` as the next run will read it (for state: its current
+  // value), typed as stored in DRAM.
+  Tensor input(size_t index) const;
 
 private:
   Bundle bundle_;

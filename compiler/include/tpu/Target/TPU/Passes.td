@@ -26,9 +26,13 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     and wrap of negative indices fold away: `dma.gather` wraps them).
     `tosa.argmax` feeding an int64 graph output (ONNX's ArgMax and ArgMin)
     becomes row maxima, a mask and `tpu.to_int`; the function then returns
-    int32 words, its result marked `tpu.host_type = i64`. Any
-    other TOSA operation, or an unsupported form of one of these, is an
-    error naming it.
+    int32 words, its result marked `tpu.host_type = i64`. Integer values
+    inside the graph (a training step's labels, class ids, argmax and
+    correct count) are computed in fp32, exact below 2^24: an int64 graph
+    input becomes f32 marked `tpu.host_type = i64` (the runtime converts),
+    an argmax elsewhere its fp32 index, and an integer graph output int32
+    words (`tpu.to_int`). Any other TOSA operation, or an unsupported form
+    of one of these, is an error naming it.
 
     Before:
     ```mlir

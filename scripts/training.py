@@ -1,0 +1,126 @@
+"""What scripts/train and the training tests share: an MLP classifier as an
+ONNX model, the sample order tpusim --train uses, and a numpy fp32 reference
+of the training step tpuc --train builds (softmax cross-entropy averaged over
+the batch, SGD or SGD with momentum, PyTorch's convention)."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def mlp_model(path, sizes, batch, seed=0):
+    """A ReLU MLP (Gemm with transB, as PyTorch exports Linear) with sizes
+    [in, hidden..., classes], input x [batch, in], output logits; weights
+    uniform in +-1/sqrt(fan_in) as torch.nn.Linear starts them."""
+    rng = np.random.default_rng(seed)
+    nodes, initializers, previous = [], [], "x"
+    for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+        bound = 1.0 / np.sqrt(fan_in)
+        w = rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32)
+        b = rng.uniform(-bound, bound, fan_out).astype(np.float32)
+        initializers += [numpy_helper.from_array(w, f"w{layer}"),
+                         numpy_helper.from_array(b, f"b{layer}")]
+        out = "logits" if layer == len(sizes) - 1 else f"h{layer}"
+        nodes.append(helper.make_node("Gemm", [previous, f"w{layer}", f"b{layer}"],
+                                      [out if out == "logits" else f"z{layer}"],
+                                      name=f"fc{layer}", transB=1))
+        if out != "logits":
+            nodes.append(helper.make_node("Relu", [f"z{layer}"], [out], name=f"relu{layer}"))
+        previous = out
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, sizes[0]])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, sizes[-1]])],
+        initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return model
+
+
+def parameters(model):
+    """{name: array} of the model's initializers."""
+    return {t.name: numpy_helper.to_array(t).copy() for t in model.graph.initializer}
+
+
+def write_tensor(array, path):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
+
+
+def read_tensor(path):
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+class MT19937_64:
+    """std::mt19937_64, which tpusim --train shuffles with."""
+    def __init__(self, seed):
+        self.mt = [0] * 312
+        self.index = 312
+        self.mt[0] = seed & 0xFFFFFFFFFFFFFFFF
+        for i in range(1, 312):
+            self.mt[i] = (6364136223846793005 * (self.mt[i - 1] ^ (self.mt[i - 1] >> 62)) + i) \
+                & 0xFFFFFFFFFFFFFFFF
+
+    def __call__(self):
+        if self.index >= 312:
+            for i in range(312):
+                x = (self.mt[i] & 0xFFFFFFFF80000000) | (self.mt[(i + 1) % 312] & 0x7FFFFFFF)
+                xa = x >> 1
+                if x & 1:
+                    xa ^= 0xB5026F5AA96619E9
+                self.mt[i] = self.mt[(i + 156) % 312] ^ xa
+            self.index = 0
+        y = self.mt[self.index]
+        self.index += 1
+        y ^= (y >> 29) & 0x5555555555555555
+        y ^= (y << 17) & 0x71D67FFFEDA60000
+        y ^= (y << 37) & 0xFFF7EEE000000000
+        y ^= y >> 43
+        return y & 0xFFFFFFFFFFFFFFFF
+
+
+def shuffled(count, seed):
+    """The sample order of tpusim --train's epoch with seed `seed` (epoch E
+    of --shuffle-seed=S uses S + E - 1): Fisher-Yates on mt19937_64."""
+    order = list(range(count))
+    random = MT19937_64(seed)
+    for i in range(count, 1, -1):
+        j = random() % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+def step(params, buffers, x, labels, lr, momentum=None, layers=None):
+    """One training step of the MLP in fp32 (in place on params/buffers):
+    returns (loss, correct) of the batch before the update."""
+    layers = layers or sorted({int(name[1:]) for name in params if name.startswith("w")})
+    activations, pre = [x.astype(np.float32)], []
+    for layer in layers:
+        z = activations[-1] @ params[f"w{layer}"].T + params[f"b{layer}"]
+        pre.append(z)
+        activations.append(np.maximum(z, 0) if layer != layers[-1] else z)
+    logits = activations[-1]
+    batch = logits.shape[0]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    total = exp.sum(axis=1, keepdims=True)
+    loss = float(np.mean(np.log(total[:, 0]) - shifted[np.arange(batch), labels]))
+    correct = int(np.sum(np.argmax(logits, axis=1) == labels))
+    grad = exp / total
+    grad[np.arange(batch), labels] -= 1
+    grad /= batch
+    grads = {}
+    for i in reversed(range(len(layers))):
+        layer = layers[i]
+        grads[f"w{layer}"] = grad.T @ activations[i]
+        grads[f"b{layer}"] = grad.sum(axis=0)
+        if i > 0:
+            grad = (grad @ params[f"w{layer}"]) * (pre[i - 1] > 0)
+    for name, g in grads.items():
+        if momentum is not None:
+            buffers[name] = momentum * buffers.get(name, np.zeros_like(g)) + g
+            g = buffers[name]
+        params[name] -= np.float32(lr) * g.astype(np.float32)
+    return loss, correct
