@@ -96,6 +96,20 @@ std::string ElementCode::fresh(const char *prefix) {
   return fmt::format("{}{}", prefix, counter++);
 }
 
+Coords ElementCode::coordinates(const std::string &index, llvm::ArrayRef<int64_t> shape) {
+  Coords at;
+  for (const std::string &coordinate : delinearize(index, shape)) {
+    if (coordinate == "0" || coordinate == index) {
+      at.push_back(coordinate);
+      continue;
+    }
+    std::string name = fresh("c");
+    line(fmt::format("const int {} = {};", name, coordinate));
+    at.push_back(name);
+  }
+  return at;
+}
+
 std::string ElementCode::define(const std::string &expression) {
   std::string name = fresh("v");
   line(fmt::format("const float {} = {};", name, expression));

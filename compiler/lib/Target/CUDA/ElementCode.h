@@ -52,6 +52,9 @@ public:
   // The statements emitted so far, which are then cleared.
   std::string take();
   std::string fresh(const char *prefix);
+  // The coordinates of flat index `index` in `shape`, each computed once
+  // into a variable of its own.
+  Coords coordinates(const std::string &index, llvm::ArrayRef<int64_t> shape);
   int indentation() const { return indent; }
 
 private:

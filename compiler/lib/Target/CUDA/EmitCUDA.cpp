@@ -398,16 +398,7 @@ LogicalResult Emitter::emitElementwise(llvm::ArrayRef<Operation *> members, Valu
   ElementCode code(memberSet, loader(kernel, status), 1);
   std::vector<int64_t> shape = shapeOf(result);
   int64_t elements = elementsOf(shape);
-  Coords at;
-  for (const std::string &coordinate : delinearize("i", shape)) {
-    if (coordinate == "0" || coordinate == "i") {
-      at.push_back(coordinate);
-      continue;
-    }
-    std::string name = code.fresh("c");
-    code.line(fmt::format("const int {} = {};", name, coordinate));
-    at.push_back(name);
-  }
+  Coords at = code.coordinates("i", shape);
   FailureOr<std::string> value = code.valueAt(result, at);
   if (failed(value) || failed(status))
     return failure();
@@ -436,16 +427,7 @@ LogicalResult Emitter::emitRow(llvm::ArrayRef<Operation *> members, Value result
   int64_t length = shapeOf(reductions.front()->getOperand(0)).back();
   int64_t rows = elementsOf(shape) / shape.back();
   std::vector<int64_t> rowShape(shape.begin(), shape.end() - 1);
-  Coords rowAt;
-  for (const std::string &coordinate : delinearize("row", rowShape)) {
-    if (coordinate == "0" || coordinate == "row") {
-      rowAt.push_back(coordinate);
-      continue;
-    }
-    std::string name = code.fresh("c");
-    code.line(fmt::format("const int {} = {};", name, coordinate));
-    rowAt.push_back(name);
-  }
+  Coords rowAt = code.coordinates("row", rowShape);
   Coords elementAt = rowAt;
   elementAt.push_back("j");
   // One pass over the row per reduction, in the group's order; each pass
@@ -608,16 +590,7 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
     }
   }
   code.give(head->getResult(0), accumulator);
-  Coords at;
-  for (const std::string &coordinate : delinearize(index, shapeOf(result))) {
-    if (coordinate == "0" || coordinate == index) {
-      at.push_back(coordinate);
-      continue;
-    }
-    std::string name = code.fresh("c");
-    code.line(fmt::format("const int {} = {};", name, coordinate));
-    at.push_back(name);
-  }
+  Coords at = code.coordinates(index, shapeOf(result));
   FailureOr<std::string> value = code.valueAt(result, at);
   if (failed(value) || failed(status))
     return failure();
