@@ -14,7 +14,7 @@
 int main(int argc, char **argv) {
   using tpu::compiler::EmitKind;
   CLI::App app{"tpuc: compile an ONNX model or an .mlir file into a TPU program bundle (.tpub) "
-               "for tpusim",
+               "for tpusim, or (--target=cuda) into one CUDA C++ file",
                "tpuc"};
   tpu::compiler::CompileOptions options;
   app.add_option("model", options.input_path,
