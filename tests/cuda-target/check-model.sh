@@ -7,8 +7,9 @@
 #            kernel checked for mma.sync, ldmatrix and (with more than one
 #            stage) cp.async;
 #   gpu:     built for this machine's GPU and run against test_data_set_0;
-#            skipped (exit 77) when nvidia-smi finds no GPU.
-# usage: check-model.sh emulate|ptxas|gpu TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
+#            skipped (exit 77) when nvidia-smi finds no GPU;
+#   unsupported: tpuc refuses the model in one line.
+# usage: check-model.sh emulate|ptxas|gpu|unsupported TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
 set -euo pipefail
 mode=$1 tpuc=$2 root=$3 model_dir=$4 fusion=$5 work=$6 nvcc=${7:-nvcc}
 if [ "$mode" = gpu ] && ! nvidia-smi -L >/dev/null 2>&1; then
@@ -17,6 +18,15 @@ if [ "$mode" = gpu ] && ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 mkdir -p "$work"
 source=$work/model.cu
+if [ "$mode" = unsupported ]; then
+  if "$tpuc" "$model_dir/model.onnx" --target=cuda --fusion="$fusion" -o "$source" 2>"$work/err"; then
+    echo "compiled; expected a one-line error"
+    exit 1
+  fi
+  cat "$work/err"
+  [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "CUDA\|float32" "$work/err"
+  exit
+fi
 "$tpuc" "$model_dir/model.onnx" --target=cuda --fusion="$fusion" -o "$source"
 case $mode in
 emulate)

@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <fmt/format.h>
@@ -28,9 +29,11 @@ std::string linearIndex(const Coords &at, llvm::ArrayRef<int64_t> shape) {
   std::vector<std::string> terms;
   int64_t stride = 1;
   for (size_t axis = shape.size(); axis-- > 0;) {
+    bool compound = at[axis].find_first_of(" +-*/%") != std::string::npos;
     if (at[axis] != "0")
-      terms.insert(terms.begin(),
-                   stride == 1 ? at[axis] : fmt::format("{} * {}", at[axis], stride));
+      terms.insert(terms.begin(), stride == 1 ? at[axis]
+                                  : compound  ? fmt::format("({}) * {}", at[axis], stride)
+                                              : fmt::format("{} * {}", at[axis], stride));
     stride *= shape[axis];
   }
   return terms.empty() ? "0" : fmt::format("{}", fmt::join(terms, " + "));
@@ -61,11 +64,13 @@ std::string floatLiteral(double value) {
   return text + "f";
 }
 
+DenseElementsAttr constantData(Value value) {
+  DenseElementsAttr data;
+  return matchPattern(value, m_Constant(&data)) ? data : DenseElementsAttr();
+}
+
 std::optional<std::string> splatLiteral(Value value) {
-  auto constant = value.getDefiningOp<tosa::ConstOp>();
-  if (!constant)
-    return std::nullopt;
-  auto data = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+  DenseElementsAttr data = constantData(value);
   if (!data || !data.isSplat() || !data.getElementType().isF32())
     return std::nullopt;
   return floatLiteral(data.getSplatValue<APFloat>().convertToDouble());
@@ -154,8 +159,9 @@ FailureOr<std::string> ElementCode::operandAt(Value operand, Value result, const
   return valueAt(operand, operandAt);
 }
 
-FailureOr<std::string> ElementCode::reduce(Value input, int64_t axis, bool isMax,
-                                           const Coords &at) {
+// `combine` folds {1} into the accumulator {0}, which starts at `initial`.
+FailureOr<std::string> ElementCode::reduce(Value input, int64_t axis, const char *initial,
+                                           const char *combine, const Coords &at) {
   std::string accumulator = fresh("v"), index = fresh("r");
   Coords inner = at;
   inner[axis] = index;
@@ -163,16 +169,88 @@ FailureOr<std::string> ElementCode::reduce(Value input, int64_t axis, bool isMax
   std::string body = nested([&] {
     element = valueAt(input, inner);
     if (succeeded(element))
-      line(isMax ? fmt::format("{0} = fmaxf({0}, {1});", accumulator, *element)
-                 : fmt::format("{} += {};", accumulator, *element));
+      line(fmt::format(fmt::runtime(combine), accumulator, *element));
   });
   if (failed(element))
     return failure();
-  line(fmt::format("float {} = {};", accumulator, isMax ? "-INFINITY" : "0.0f"));
+  line(fmt::format("float {} = {};", accumulator, initial));
   line(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", index, shapeOf(input)[axis]));
   statements += body;
   line("}");
   return accumulator;
+}
+
+// The input whose range along the axis holds the coordinate, in order.
+FailureOr<std::string> ElementCode::concat(tosa::ConcatOp op, const Coords &at) {
+  int64_t axis = op.getAxis(), offset = 0;
+  std::string result = fresh("v"), text;
+  size_t inputs = op.getInput1().size();
+  for (auto [index, input] : llvm::enumerate(op.getInput1())) {
+    Coords inner = at;
+    if (offset != 0)
+      inner[axis] = fmt::format("{} - {}", at[axis], offset);
+    FailureOr<std::string> element = failure();
+    std::string body = nested([&] {
+      element = valueAt(input, inner);
+      if (succeeded(element))
+        line(fmt::format("{} = {};", result, *element));
+    });
+    if (failed(element))
+      return failure();
+    offset += shapeOf(input)[axis];
+    std::string indentText(2 * indent, ' ');
+    text += indentText + (index == 0 ? fmt::format("if ({} < {}) {{\n", at[axis], offset)
+                          : index + 1 < inputs
+                              ? fmt::format("}} else if ({} < {}) {{\n", at[axis], offset)
+                              : std::string("} else {\n"));
+    text += body;
+  }
+  line(fmt::format("float {};", result));
+  statements += text + std::string(2 * indent, ' ') + "}\n";
+  return result;
+}
+
+// The pad value outside the input, the input inside it.
+FailureOr<std::string> ElementCode::pad(tosa::PadOp op, const Coords &at) {
+  DenseElementsAttr padding;
+  if (!matchPattern(op.getPadding(), m_Constant(&padding)))
+    return op.emitError("the CUDA target needs constant padding");
+  std::vector<int64_t> amounts;
+  for (const APInt &amount : padding.getValues<APInt>())
+    amounts.push_back(amount.getSExtValue());
+  std::vector<int64_t> inputShape = shapeOf(op.getInput1());
+  std::string padValue = "0.0f";
+  if (Value constant = op.getPadConst()) {
+    std::optional<std::string> literal = splatLiteral(constant);
+    if (!literal)
+      return op.emitError("the CUDA target needs a constant pad value");
+    padValue = *literal;
+  }
+  Coords inner = at;
+  std::vector<std::string> outside;
+  for (size_t axis = 0; axis < at.size(); ++axis) {
+    int64_t before = amounts[2 * axis], after = amounts[2 * axis + 1];
+    if (before == 0 && after == 0)
+      continue;
+    inner[axis] = defineIndex(before == 0 ? at[axis] : fmt::format("{} - {}", at[axis], before));
+    outside.push_back(fmt::format("{0} < 0 || {0} >= {1}", inner[axis], inputShape[axis]));
+  }
+  if (outside.empty())
+    return valueAt(op.getInput1(), at);
+  std::string result = fresh("v");
+  FailureOr<std::string> element = failure();
+  std::string body = nested([&] {
+    element = valueAt(op.getInput1(), inner);
+    if (succeeded(element))
+      line(fmt::format("{} = {};", result, *element));
+  });
+  if (failed(element))
+    return failure();
+  line(fmt::format("float {} = {};", result, padValue));
+  line(fmt::format("if (!({})) {{", fmt::join(outside, " || ")));
+  statements += body;
+  line("}");
+  return result;
 }
 
 // Pools and depthwise convolution on NHWC, one output element at a time:
@@ -318,8 +396,31 @@ FailureOr<std::string> ElementCode::compute(Operation *op, Value value, const Co
             from[axis] = fmt::format("{} + {}", at[axis], slice.getStart()[axis]);
         return valueAt(slice.getInput(), from);
       })
-      .Case([&](tosa::ReduceSumOp sum) { return reduce(sum.getInput(), sum.getAxis(), false, at); })
-      .Case([&](tosa::ReduceMaxOp max) { return reduce(max.getInput(), max.getAxis(), true, at); })
+      .Case([&](tosa::ReduceSumOp sum) {
+        return reduce(sum.getInput(), sum.getAxis(), "0.0f", "{} += {};", at);
+      })
+      .Case([&](tosa::ReduceMaxOp max) {
+        return reduce(max.getInput(), max.getAxis(), "-INFINITY", "{0} = fmaxf({0}, {1});", at);
+      })
+      .Case([&](tosa::ReduceMinOp min) {
+        return reduce(min.getInput(), min.getAxis(), "INFINITY", "{0} = fminf({0}, {1});", at);
+      })
+      .Case([&](tosa::TileOp tile) {
+        std::vector<int64_t> from = shapeOf(tile.getInput1());
+        Coords inner = at;
+        for (size_t axis = 0; axis < at.size(); ++axis)
+          if (tile.getMultiples()[axis] != 1)
+            inner[axis] = from[axis] == 1 ? "0" : fmt::format("{} % {}", at[axis], from[axis]);
+        return valueAt(tile.getInput1(), inner);
+      })
+      .Case([&](tosa::ReverseOp reverse) {
+        Coords inner = at;
+        int64_t axis = reverse.getAxis();
+        inner[axis] = fmt::format("{} - {}", shapeOf(value)[axis] - 1, at[axis]);
+        return valueAt(reverse.getInput(), inner);
+      })
+      .Case([&](tosa::ConcatOp concat) { return this->concat(concat, at); })
+      .Case([&](tosa::PadOp pad) { return this->pad(pad, at); })
       .Case<tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::DepthwiseConv2DOp>(
           [&](Operation *) { return window(op, at); })
       .Default([&](Operation *) -> FailureOr<std::string> {

@@ -4,6 +4,8 @@
 // all use it (docs/gpu.md).
 #pragma once
 
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -26,6 +28,8 @@ std::string linearIndex(const Coords &at, llvm::ArrayRef<int64_t> shape);
 Coords delinearize(const std::string &index, llvm::ArrayRef<int64_t> shape);
 // A float literal that reads back exactly: 0.5f, 3.40282347e+38f, INFINITY.
 std::string floatLiteral(double value);
+// The elements of a constant (tosa.const or arith.constant), or null.
+DenseElementsAttr constantData(Value value);
 // The value of a splat constant, as a literal.
 std::optional<std::string> splatLiteral(Value value);
 
@@ -62,7 +66,10 @@ private:
   FailureOr<std::string> operandAt(Value operand, Value result, const Coords &at);
   std::string define(const std::string &expression);
   std::string defineIndex(const std::string &expression);
-  FailureOr<std::string> reduce(Value input, int64_t axis, bool isMax, const Coords &at);
+  FailureOr<std::string> reduce(Value input, int64_t axis, const char *initial, const char *combine,
+                                const Coords &at);
+  FailureOr<std::string> concat(tosa::ConcatOp op, const Coords &at);
+  FailureOr<std::string> pad(tosa::PadOp op, const Coords &at);
   FailureOr<std::string> window(Operation *op, const Coords &at);
 
   const llvm::DenseSet<Operation *> &members;

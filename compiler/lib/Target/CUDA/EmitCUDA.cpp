@@ -191,8 +191,7 @@ FailureOr<size_t> Emitter::bufferOf(Value value) {
       bufferIndex[value] = *source;
     return source;
   }
-  auto constant = value.getDefiningOp<tosa::ConstOp>();
-  auto data = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  DenseElementsAttr data = constantData(value);
   if (!data)
     return emitError(value.getLoc(), "the CUDA target found no buffer for this value");
   size_t index =
@@ -210,9 +209,7 @@ FailureOr<size_t> Emitter::bufferOf(Value value) {
 FailureOr<size_t> Emitter::weightOf(Value value, bool transpose) {
   if (auto found = weightIndex.find(value); found != weightIndex.end())
     return found->second;
-  auto constant = value.getDefiningOp<tosa::ConstOp>();
-  auto data = llvm::cast<DenseElementsAttr>(constant.getValue());
-  std::vector<float> values = floatsOf(data);
+  std::vector<float> values = floatsOf(constantData(value));
   std::vector<int64_t> shape = shapeOf(value);
   if (values.size() == 1) // a splat
     values.assign(size_t(elementsOf(shape)), values[0]);
@@ -538,7 +535,7 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
     std::vector<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
     batch = a[0], m = a[1], k = a[2], n = b[2];
     aLoader = fmt::format("tpu_cuda::DenseA{}, {}, {})", read(matmul.getA()), m, k);
-    if (matmul.getB().getDefiningOp<tosa::ConstOp>()) {
+    if (constantData(matmul.getB())) {
       FailureOr<size_t> weights = weightOf(matmul.getB(), /*transpose=*/true);
       kernel.reads.push_back(*weights);
       bLoader = fmt::format("tpu_cuda::DenseB_NK({}, {}, {}, {})", buffers[*weights].name, n, k,
@@ -551,7 +548,7 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
     auto conv = llvm::cast<tosa::Conv2DOp>(head);
     std::vector<int64_t> input = shapeOf(conv.getInput()), weight = shapeOf(conv.getWeight()),
                          output = shapeOf(conv.getOutput());
-    if (!conv.getWeight().getDefiningOp<tosa::ConstOp>())
+    if (!constantData(conv.getWeight()))
       return conv.emitError("the CUDA target needs constant convolution weights");
     llvm::ArrayRef<int64_t> pad = conv.getPad(), stride = conv.getStride(),
                             dilation = conv.getDilation();
@@ -680,7 +677,7 @@ FailureOr<std::string> Emitter::run() {
                                       shapeOf(argument), Buffer::Role::Input);
   }
   for (Operation &op : main.getBody().front()) {
-    if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, func::ReturnOp>(op))
+    if (op.hasTrait<OpTrait::ConstantLike>() || llvm::isa<tosa::ReshapeOp, func::ReturnOp>(op))
       continue; // buffers on demand; views
     if (auto fused = llvm::dyn_cast<FusedOp>(op)) {
       if (fused.getNumResults() != 1)
