@@ -86,6 +86,16 @@ public:
     if (failed(target))
       return signalPassFailure();
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
+    // A row group runs as one only where the cost model says it is no
+    // slower than its members on their own and it fits the scratchpad.
+    SmallVector<mlir::tpu::FusedOp> unpaid;
+    getOperation().walk([&](mlir::tpu::FusedOp group) {
+      if (!llvm::isa<mlir::tpu::MatMulOp>(group.getHead()) &&
+          !::tpu::codegen::rowGroupPays(group, hardware))
+        unpaid.push_back(group);
+    });
+    for (mlir::tpu::FusedOp group : unpaid)
+      dissolve(group);
     WalkResult walk = getOperation().walk([&](Operation *op) {
       try {
         if (Attribute plan = planOf(op, hardware))
@@ -101,6 +111,15 @@ public:
   }
 
 private:
+  // Puts the group's members back in its place, each to run on its own.
+  static void dissolve(mlir::tpu::FusedOp group) {
+    for (Operation &member : llvm::make_early_inc_range(group.getMembers()))
+      member.moveBefore(group);
+    Operation *yield = group.getBody().front().getTerminator();
+    group->replaceAllUsesWith(yield->getOperands());
+    group->erase();
+  }
+
   // The plan for `op`, if it is one the target runs as a whole (members of a
   // group run with their group); throws tpu::Error when it cannot fit.
   Attribute planOf(Operation *op, const ::tpu::HardwareConfig &hardware) {
@@ -118,25 +137,8 @@ private:
       return planMatMul(op, hardware);
     if (fused)
       return {}; // in an epilogue, which runs on the matmul's tiles
-    auto [rows, cols] = [&] {
-      if (op->getNumResults() != 1 || !llvm::isa<RankedTensorType>(op->getResult(0).getType()))
-        return std::pair<int64_t, int64_t>{0, 0};
-      auto shape = mlir::tpu::matrixType(llvm::cast<RankedTensorType>(op->getResult(0).getType()))
-                       .getShape();
-      return std::pair<int64_t, int64_t>{shape[0], shape[1]};
-    }();
-    if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
-      return ::tpu::codegen::planElementwise(
-          context, rows, cols, mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), hardware);
-    if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp>(op))
-      return ::tpu::codegen::planElementwise(context, rows, cols, std::nullopt, hardware);
-    if (llvm::isa<mlir::tpu::ClampOp>(op))
-      return ::tpu::codegen::planElementwise(context, rows, cols, mlir::tpu::Spread::Scalar,
-                                             hardware);
-    if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
-      auto input = mlir::tpu::matrixType(reduce.getInput().getType()).getShape();
-      return ::tpu::codegen::planRowReduce(context, input[0], input[1], hardware);
-    }
+    if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
+      return plan;
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op))
       return planIm2Col(im2col, hardware);
     if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))
