@@ -67,9 +67,10 @@ private:
 // computes and stores.
 struct TiledWork {
   int64_t rows, tileRows, columnTiles = 1;
-  llvm::SmallVector<int64_t> rowLoads;                       // columns, loaded a row per tile row
-  llvm::SmallVector<std::pair<int64_t, int64_t>> wholeLoads; // rows x columns, loaded each tile
-  llvm::SmallVector<int64_t> ops;                            // columns each vector op covers
+  llvm::SmallVector<int64_t> rowLoads;   // columns, loaded a row per tile row
+  llvm::SmallVector<int64_t> wholeLoads; // columns, loaded one row each tile
+  // Columns each vector op covers, and whether it takes an instruction a row.
+  llvm::SmallVector<std::pair<int64_t, bool>> ops;
   int64_t storeColumns;
 };
 
@@ -91,11 +92,13 @@ double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
     double cycles = transferCycles(t, work.storeColumns, config);
     for (int64_t cols : work.rowLoads)
       cycles += transferCycles(t, cols, config);
-    for (auto [rows, cols] : work.wholeLoads)
-      cycles += transferCycles(rows, cols, config);
-    for (int64_t cols : work.ops)
-      cycles += config.vector.pipeline_latency +
-                double(t) * std::ceil(double(cols) / double(config.vector.lanes));
+    for (int64_t cols : work.wholeLoads)
+      cycles += transferCycles(1, cols, config);
+    for (auto [cols, perRow] : work.ops) {
+      double groups = std::ceil(double(cols) / double(config.vector.lanes));
+      cycles += perRow ? double(t) * (config.vector.pipeline_latency + groups)
+                       : config.vector.pipeline_latency + double(t) * groups;
+    }
     return cycles;
   };
   double tiles = double(work.rows / work.tileRows) * tile(work.tileRows);
@@ -104,10 +107,13 @@ double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
   return double(work.columnTiles) * tiles;
 }
 
-// Columns a vector op covers in each row: its result's, or its input's for
-// a reduction.
-int64_t opColumns(mlir::Operation *op) {
-  return std::max(shapeAsMatrix(op->getOperand(0)).second, shapeAsMatrix(op->getResult(0)).second);
+// Columns a vector op covers in each row (its result's, or its input's for
+// a reduction), and whether it takes one instruction per row (an operand
+// spread as a column, which the vector unit cannot broadcast).
+std::pair<int64_t, bool> opWork(mlir::Operation *op) {
+  auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
+  return {std::max(shapeAsMatrix(op->getOperand(0)).second, shapeAsMatrix(op->getResult(0)).second),
+          binary && mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == Spread::Column};
 }
 
 bool isVectorOp(mlir::Operation *op) {
@@ -119,21 +125,22 @@ bool isVectorOp(mlir::Operation *op) {
 double estimateAlone(mlir::Operation *op, mlir::tpu::VectorTilingAttr plan,
                      const HardwareConfig &config) {
   auto [rows, cols] = shapeAsMatrix(op->getResult(0));
-  TiledWork work{rows, plan.getRows(), 1, {}, {}, {opColumns(op)}, 0};
+  TiledWork work{rows, plan.getRows(), 1, {}, {}, {}, 0};
   // A reduction's tile covers whole rows; an elementwise op's tiles split
   // wide rows.
   bool reduces = llvm::isa<mlir::tpu::RowReduceOp>(op);
   if (!reduces)
     work.columnTiles = (cols + plan.getCols() - 1) / plan.getCols();
   auto across = [&](int64_t c) { return reduces ? c : std::min(c, plan.getCols()); };
-  work.ops = {across(opColumns(op))};
+  auto [opCols, perRow] = opWork(op);
+  work.ops = {{across(opCols), perRow}};
   work.storeColumns = across(cols);
   for (mlir::Value operand : op->getOperands()) {
-    auto [operandRows, operandCols] = shapeAsMatrix(operand);
+    int64_t operandCols = shapeAsMatrix(operand).second;
     if (loadsPerTileRow(operand, rows))
       work.rowLoads.push_back(across(operandCols));
     else
-      work.wholeLoads.push_back({operandRows, across(operandCols)});
+      work.wholeLoads.push_back(across(operandCols));
   }
   return estimateCycles(work, config);
 }
@@ -171,16 +178,13 @@ bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config) {
   for (mlir::Operation &op : group.getMembers()) {
     for (mlir::Value operand : op.getOperands())
       if (!inside.contains(operand) && loaded.insert(operand).second) {
-        auto [rows, cols] = shapeAsMatrix(operand);
-        if (loadsPerTileRow(operand, groupRows))
-          fused.rowLoads.push_back(cols);
-        else
-          fused.wholeLoads.push_back({rows, cols});
+        int64_t cols = shapeAsMatrix(operand).second;
+        (loadsPerTileRow(operand, groupRows) ? fused.rowLoads : fused.wholeLoads).push_back(cols);
       }
     inside.insert(op.getResult(0));
     if (!isVectorOp(&op))
       continue;
-    fused.ops.push_back(opColumns(&op));
+    fused.ops.push_back(opWork(&op));
     mlir::tpu::VectorTilingAttr own;
     try {
       own = planVectorOp(&op, config);
