@@ -37,12 +37,20 @@ func.func @sum4(%x0: tensor<64x100xf32>, %x1: tensor<64x100xf32>, %x2: tensor<64
 // Six inputs: 7 x 100 words a row leave room for 1-row tiles: 64 tiles of
 // 6 (100 + 50) + 5 (4 + 13) + 150 = 1135 cycles, 72,640, against five adds
 // alone, 71,920: the latency of the many small loads costs more than the
-// round trips it saves. The adds run on their own, each on its 5-row tiles.
+// round trips it saves. The longest first run that pays is the first three
+// adds (the four-input group above: 34,880 against 43,152; four adds in
+// 1-row tiles take 61,952 against 57,536); the last two, reading the third's
+// sum and two inputs, take 2-row tiles: 32 (3 (100 + 100) + 2 (4 + 26) + 200)
+// = 27,520 against 28,768, a group too.
 // CHECK-LABEL: func.func @sum6
-// CHECK-NOT: tpu.fused
-// CHECK-COUNT-5: tpu.binary add {{.*}}#tpu.vector_tiling<rows = 5, cols = 100,
-// CHECK-NOT: tpu.fused
-// CHECK: return
+// CHECK: tpu.fused attributes {tpu.tiling = #tpu.row_group_tiling<rows = 2, inputs = [0, 200, 400, 600],
+// CHECK-COUNT-3: tpu.binary add
+// CHECK: tpu.yield
+// CHECK: tpu.fused attributes {tpu.tiling = #tpu.row_group_tiling<rows = 2, inputs = [0, 200, 400],
+// CHECK-COUNT-2: tpu.binary add
+// CHECK: tpu.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return
 func.func @sum6(%x0: tensor<64x100xf32>, %x1: tensor<64x100xf32>, %x2: tensor<64x100xf32>, %x3: tensor<64x100xf32>, %x4: tensor<64x100xf32>, %x5: tensor<64x100xf32>) -> tensor<64x100xf32> {
   %g = tpu.fused -> tensor<64x100xf32> {
     %s1 = tpu.binary add %x0, %x1 : tensor<64x100xf32>, tensor<64x100xf32> -> tensor<64x100xf32>
@@ -74,9 +82,35 @@ func.func @sum8(%x0: tensor<64x100xf32>, %x1: tensor<64x100xf32>, %x2: tensor<64
   return %g : tensor<64x100xf32>
 }
 
-// Four inputs of 300 columns need 1200 words for one row of the group:
-// more than the scratchpad. Instead of failing, the adds run on their own
-// (600 words a row each: 1-row tiles).
+// Six inputs of 200 columns need 1200 words for one row of the group: more
+// than the scratchpad. Instead of failing, the members form the longest runs
+// that fit and pay: the first three adds (5 x 200 words, 1-row tiles: 16
+// (4 (100 + 100) + 3 (4 + 25) + 200) = 17,392 against three adds alone on
+// 2-row tiles, 3 x 8 (3 (100 + 200) + 4 + 50) = 22,896), then the last two
+// (16 (3 (100 + 100) + 2 (4 + 25) + 200) = 13,728 against 15,264).
+// CHECK-LABEL: func.func @too_big
+// CHECK: tpu.fused attributes {tpu.tiling = #tpu.row_group_tiling<rows = 1, inputs = [0, 200, 400, 600],
+// CHECK-COUNT-3: tpu.binary add
+// CHECK: tpu.yield
+// CHECK: tpu.fused attributes {tpu.tiling = #tpu.row_group_tiling<rows = 1, inputs = [0, 200, 400],
+// CHECK-COUNT-2: tpu.binary add
+// CHECK: tpu.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @too_big(%x0: tensor<16x200xf32>, %x1: tensor<16x200xf32>, %x2: tensor<16x200xf32>, %x3: tensor<16x200xf32>, %x4: tensor<16x200xf32>, %x5: tensor<16x200xf32>) -> tensor<16x200xf32> {
+  %g = tpu.fused -> tensor<16x200xf32> {
+    %s1 = tpu.binary add %x0, %x1 : tensor<16x200xf32>, tensor<16x200xf32> -> tensor<16x200xf32>
+    %s2 = tpu.binary add %s1, %x2 : tensor<16x200xf32>, tensor<16x200xf32> -> tensor<16x200xf32>
+    %s3 = tpu.binary add %s2, %x3 : tensor<16x200xf32>, tensor<16x200xf32> -> tensor<16x200xf32>
+    %s4 = tpu.binary add %s3, %x4 : tensor<16x200xf32>, tensor<16x200xf32> -> tensor<16x200xf32>
+    %s5 = tpu.binary add %s4, %x5 : tensor<16x200xf32>, tensor<16x200xf32> -> tensor<16x200xf32>
+    tpu.yield %s5 : tensor<16x200xf32>
+  }
+  return %g : tensor<16x200xf32>
+}
+
+// Four inputs of 300 columns: no run of two adds fits (4 x 300 words a
+// row), so the adds run on their own (600 words a row each: 1-row tiles).
 // CHECK-LABEL: func.func @no_room
 // CHECK-NOT: tpu.fused
 // CHECK-COUNT-3: tpu.binary add {{.*}}#tpu.vector_tiling<rows = 1, cols = 300,

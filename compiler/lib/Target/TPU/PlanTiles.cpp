@@ -87,7 +87,8 @@ public:
       return signalPassFailure();
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
     // A row group runs as one only where the cost model says it is no
-    // slower than its members on their own and it fits the scratchpad.
+    // slower than its members on their own and it fits the scratchpad;
+    // otherwise its members form smaller groups that do.
     SmallVector<mlir::tpu::FusedOp> unpaid;
     getOperation().walk([&](mlir::tpu::FusedOp group) {
       if (!llvm::isa<mlir::tpu::MatMulOp>(group.getHead()) &&
@@ -95,7 +96,7 @@ public:
         unpaid.push_back(group);
     });
     for (mlir::tpu::FusedOp group : unpaid)
-      dissolve(group);
+      regroup(group, hardware);
     WalkResult walk = getOperation().walk([&](Operation *op) {
       try {
         if (Attribute plan = planOf(op, hardware))
@@ -118,6 +119,51 @@ private:
     Operation *yield = group.getBody().front().getTerminator();
     group->replaceAllUsesWith(yield->getOperands());
     group->erase();
+  }
+
+  // Puts `members` (consecutive ops of one block, only the last one's value
+  // used after them) into a group where they are.
+  static mlir::tpu::FusedOp formGroup(ArrayRef<Operation *> members) {
+    Operation *last = members.back();
+    OpBuilder builder(members.front());
+    auto fused =
+        builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(), last->getResultTypes());
+    Block *body = builder.createBlock(&fused.getBody());
+    for (Operation *member : members)
+      member->moveBefore(body, body->end());
+    builder.setInsertionPointToEnd(body);
+    builder.create<mlir::tpu::YieldOp>(last->getLoc(), last->getResults());
+    last->getResult(0).replaceUsesWithIf(
+        fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
+    return fused;
+  }
+
+  // Splits a row group that does not pay into the longest runs of its
+  // members, first to last, that do (a run's values but its last used only
+  // inside it); the members of no such run run on their own.
+  static void regroup(mlir::tpu::FusedOp unpaid, const ::tpu::HardwareConfig &hardware) {
+    SmallVector<Operation *> members;
+    for (Operation &member : unpaid.getMembers())
+      members.push_back(&member);
+    dissolve(unpaid);
+    for (size_t first = 0; first < members.size();) {
+      size_t end = members.size();
+      for (; end >= first + 2; --end) {
+        ArrayRef<Operation *> run = ArrayRef(members).slice(first, end - first);
+        llvm::DenseSet<Operation *> inside(run.begin(), run.end());
+        bool oneExit = llvm::all_of(run.drop_back(), [&](Operation *member) {
+          return llvm::all_of(member->getUsers(),
+                              [&](Operation *user) { return inside.contains(user); });
+        });
+        if (!oneExit)
+          continue;
+        mlir::tpu::FusedOp candidate = formGroup(run);
+        if (::tpu::codegen::rowGroupPays(candidate, hardware))
+          break;
+        dissolve(candidate);
+      }
+      first = end >= first + 2 ? end : first + 1;
+    }
   }
 
   // The plan for `op`, if it is one the target runs as a whole (members of a
