@@ -2,6 +2,7 @@
 // memories of the target, recorded as its `tpu.tiling` for the lowering to
 // instructions: matmuls (MatMulPlan.h), vector-unit ops and row groups
 // (VectorPlan.h), and the staging of copies.
+#include "tpu/Dialect/FusionRegions.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
@@ -112,32 +113,6 @@ public:
   }
 
 private:
-  // Puts the group's members back in its place, each to run on its own.
-  static void dissolve(mlir::tpu::FusedOp group) {
-    for (Operation &member : llvm::make_early_inc_range(group.getMembers()))
-      member.moveBefore(group);
-    Operation *yield = group.getBody().front().getTerminator();
-    group->replaceAllUsesWith(yield->getOperands());
-    group->erase();
-  }
-
-  // Puts `members` (consecutive ops of one block, only the last one's value
-  // used after them) into a group where they are.
-  static mlir::tpu::FusedOp formGroup(ArrayRef<Operation *> members) {
-    Operation *last = members.back();
-    OpBuilder builder(members.front());
-    auto fused =
-        builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(), last->getResultTypes());
-    Block *body = builder.createBlock(&fused.getBody());
-    for (Operation *member : members)
-      member->moveBefore(body, body->end());
-    builder.setInsertionPointToEnd(body);
-    builder.create<mlir::tpu::YieldOp>(last->getLoc(), last->getResults());
-    last->getResult(0).replaceUsesWithIf(
-        fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
-    return fused;
-  }
-
   // Splits a row group that does not pay into the longest runs of its
   // members, first to last, that do (a run's values but its last used only
   // inside it); the members of no such run run on their own.
@@ -145,7 +120,7 @@ private:
     SmallVector<Operation *> members;
     for (Operation &member : unpaid.getMembers())
       members.push_back(&member);
-    dissolve(unpaid);
+    mlir::tpu::unfuse(unpaid);
     for (size_t first = 0; first < members.size();) {
       size_t end = members.size();
       for (; end >= first + 2; --end) {
@@ -157,10 +132,10 @@ private:
         });
         if (!oneExit)
           continue;
-        mlir::tpu::FusedOp candidate = formGroup(run);
+        mlir::tpu::FusedOp candidate = mlir::tpu::fuse(run);
         if (::tpu::codegen::rowGroupPays(candidate, hardware))
           break;
-        dissolve(candidate);
+        mlir::tpu::unfuse(candidate);
       }
       first = end >= first + 2 ? end : first + 1;
     }
