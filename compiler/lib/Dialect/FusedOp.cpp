@@ -1,6 +1,6 @@
 // tpu.fused: its verifier and the canonical form of a group on the hardware
 // dialect (what stays inside is what the group computes on chip).
-#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/FusionRegions.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -37,8 +37,8 @@ struct HoistDataMovement : OpRewritePattern<FusedOp> {
     for (Operation &op : llvm::make_early_inc_range(fused.getMembers())) {
       bool movesData = llvm::isa<Im2ColOp, SliceOp, ConcatOp, PadOp, TransposeOp, ViewOp>(op) ||
                        op.hasTrait<OpTrait::ConstantLike>();
-      if (movesData && llvm::all_of(op.getOperands(),
-                                    [&](Value v) { return definedOutside(v, fused); })) {
+      if (movesData &&
+          llvm::all_of(op.getOperands(), [&](Value v) { return definedOutside(v, fused); })) {
         rewriter.modifyOpInPlace(fused, [&] { op.moveBefore(fused); });
         moved = true;
       }
@@ -95,4 +95,25 @@ struct InlineSingleOperation : OpRewritePattern<FusedOp> {
 
 void FusedOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
   results.add<HoistDataMovement, YieldWithoutView, InlineSingleOperation>(context);
+}
+
+FusedOp mlir::tpu::fuse(ArrayRef<Operation *> members) {
+  Operation *last = members.back();
+  OpBuilder builder(members.front());
+  auto fused = builder.create<FusedOp>(members.front()->getLoc(), last->getResultTypes());
+  Block *body = builder.createBlock(&fused.getBody());
+  for (Operation *member : members)
+    member->moveBefore(body, body->end());
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(last->getLoc(), last->getResults());
+  last->getResult(0).replaceUsesWithIf(
+      fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
+  return fused;
+}
+
+void mlir::tpu::unfuse(FusedOp group) {
+  for (Operation &member : llvm::make_early_inc_range(group.getMembers()))
+    member.moveBefore(group);
+  group->replaceAllUsesWith(group.getBody().front().getTerminator()->getOperands());
+  group->erase();
 }

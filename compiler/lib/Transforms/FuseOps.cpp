@@ -1,5 +1,6 @@
 // tpu-fuse: forms fusion groups on the graph (TOSA) as tpu.fused regions,
 // asking the module's target what its hardware can run together.
+#include "tpu/Dialect/FusionRegions.h"
 #include "tpu/FusionMode.h"
 #include "tpu/Transforms/Passes.h"
 
@@ -176,17 +177,7 @@ private:
   // operand from outside is available there, and only the last member's
   // value is used after the group.
   void formRegion(ArrayRef<Operation *> members) {
-    Operation *last = members.back();
-    OpBuilder builder(members.front());
-    auto fused =
-        builder.create<mlir::tpu::FusedOp>(members.front()->getLoc(), last->getResultTypes());
-    Block *body = builder.createBlock(&fused.getBody());
-    for (Operation *member : members)
-      member->moveBefore(body, body->end());
-    builder.setInsertionPointToEnd(body);
-    builder.create<mlir::tpu::YieldOp>(last->getLoc(), last->getResults());
-    last->getResult(0).replaceUsesWithIf(
-        fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
+    mlir::tpu::fuse(members);
     ++numGroups;
     numFused += members.size() - 1;
   }

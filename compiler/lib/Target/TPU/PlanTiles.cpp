@@ -2,6 +2,7 @@
 // memories of the target, recorded as its `tpu.tiling` for the lowering to
 // instructions: matmuls (MatMulPlan.h), vector-unit ops and row groups
 // (VectorPlan.h), and the staging of copies.
+#include "tpu/Dialect/FusionRegions.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
@@ -86,6 +87,17 @@ public:
     if (failed(target))
       return signalPassFailure();
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
+    // A row group runs as one only where the cost model says it is no
+    // slower than its members on their own and it fits the scratchpad;
+    // otherwise its members form smaller groups that do.
+    SmallVector<mlir::tpu::FusedOp> unpaid;
+    getOperation().walk([&](mlir::tpu::FusedOp group) {
+      if (!llvm::isa<mlir::tpu::MatMulOp>(group.getHead()) &&
+          !::tpu::codegen::rowGroupPays(group, hardware))
+        unpaid.push_back(group);
+    });
+    for (mlir::tpu::FusedOp group : unpaid)
+      regroup(group, hardware);
     WalkResult walk = getOperation().walk([&](Operation *op) {
       try {
         if (Attribute plan = planOf(op, hardware))
@@ -101,6 +113,34 @@ public:
   }
 
 private:
+  // Splits a row group that does not pay into the longest runs of its
+  // members, first to last, that do (a run's values but its last used only
+  // inside it); the members of no such run run on their own.
+  static void regroup(mlir::tpu::FusedOp unpaid, const ::tpu::HardwareConfig &hardware) {
+    SmallVector<Operation *> members;
+    for (Operation &member : unpaid.getMembers())
+      members.push_back(&member);
+    mlir::tpu::unfuse(unpaid);
+    for (size_t first = 0; first < members.size();) {
+      size_t end = members.size();
+      for (; end >= first + 2; --end) {
+        ArrayRef<Operation *> run = ArrayRef(members).slice(first, end - first);
+        llvm::DenseSet<Operation *> inside(run.begin(), run.end());
+        bool oneExit = llvm::all_of(run.drop_back(), [&](Operation *member) {
+          return llvm::all_of(member->getUsers(),
+                              [&](Operation *user) { return inside.contains(user); });
+        });
+        if (!oneExit)
+          continue;
+        mlir::tpu::FusedOp candidate = mlir::tpu::fuse(run);
+        if (::tpu::codegen::rowGroupPays(candidate, hardware))
+          break;
+        mlir::tpu::unfuse(candidate);
+      }
+      first = end >= first + 2 ? end : first + 1;
+    }
+  }
+
   // The plan for `op`, if it is one the target runs as a whole (members of a
   // group run with their group); throws tpu::Error when it cannot fit.
   Attribute planOf(Operation *op, const ::tpu::HardwareConfig &hardware) {
@@ -118,25 +158,8 @@ private:
       return planMatMul(op, hardware);
     if (fused)
       return {}; // in an epilogue, which runs on the matmul's tiles
-    auto [rows, cols] = [&] {
-      if (op->getNumResults() != 1 || !llvm::isa<RankedTensorType>(op->getResult(0).getType()))
-        return std::pair<int64_t, int64_t>{0, 0};
-      auto shape = mlir::tpu::matrixType(llvm::cast<RankedTensorType>(op->getResult(0).getType()))
-                       .getShape();
-      return std::pair<int64_t, int64_t>{shape[0], shape[1]};
-    }();
-    if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
-      return ::tpu::codegen::planElementwise(
-          context, rows, cols, mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), hardware);
-    if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp>(op))
-      return ::tpu::codegen::planElementwise(context, rows, cols, std::nullopt, hardware);
-    if (llvm::isa<mlir::tpu::ClampOp>(op))
-      return ::tpu::codegen::planElementwise(context, rows, cols, mlir::tpu::Spread::Scalar,
-                                             hardware);
-    if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
-      auto input = mlir::tpu::matrixType(reduce.getInput().getType()).getShape();
-      return ::tpu::codegen::planRowReduce(context, input[0], input[1], hardware);
-    }
+    if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
+      return plan;
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op))
       return planIm2Col(im2col, hardware);
     if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
 namespace tpu::codegen {
@@ -61,7 +62,139 @@ private:
   int64_t end_ = 0;
 };
 
+// A pass of the vector unit over a value of `rows` rows, in tiles of
+// `tileRows` rows (and `columnTiles` tiles across): what each tile loads,
+// computes and stores.
+struct TiledWork {
+  int64_t rows, tileRows, columnTiles = 1;
+  llvm::SmallVector<int64_t> rowLoads;   // columns, loaded a row per tile row
+  llvm::SmallVector<int64_t> wholeLoads; // columns, loaded one row each tile
+  // Columns each vector op covers, and whether it takes an instruction a row.
+  llvm::SmallVector<std::pair<int64_t, bool>> ops;
+  int64_t storeColumns;
+};
+
+// Cycles of one DMA transfer of `n` rows of `cols` fp32 words on an idle bus
+// (docs/simulator.md, "DRAM").
+double transferCycles(int64_t n, int64_t cols, const HardwareConfig &config) {
+  const double L = config.dram.latency_cycles;
+  const int64_t O = config.dram.max_outstanding;
+  const double b = std::ceil(4.0 * double(cols) / config.dram.bytes_per_cycle);
+  if (double(O) * b >= L + b)
+    return L + double(n) * b;
+  return double((n - 1) / O) * (L + b) + L + double((n - 1) % O + 1) * b;
+}
+
+// Every buffer is single, so a tile's loads, vector ops and store follow
+// one another; the tiles add up.
+double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
+  auto tile = [&](int64_t t) {
+    double cycles = transferCycles(t, work.storeColumns, config);
+    for (int64_t cols : work.rowLoads)
+      cycles += transferCycles(t, cols, config);
+    for (int64_t cols : work.wholeLoads)
+      cycles += transferCycles(1, cols, config);
+    for (auto [cols, perRow] : work.ops) {
+      double groups = std::ceil(double(cols) / double(config.vector.lanes));
+      cycles += perRow ? double(t) * (config.vector.pipeline_latency + groups)
+                       : config.vector.pipeline_latency + double(t) * groups;
+    }
+    return cycles;
+  };
+  double tiles = double(work.rows / work.tileRows) * tile(work.tileRows);
+  if (work.rows % work.tileRows)
+    tiles += tile(work.rows % work.tileRows);
+  return double(work.columnTiles) * tiles;
+}
+
+// Columns a vector op covers in each row (its result's, or its input's for
+// a reduction), and whether it takes one instruction per row (an operand
+// spread as a column, which the vector unit cannot broadcast).
+std::pair<int64_t, bool> opWork(mlir::Operation *op) {
+  auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
+  return {std::max(shapeAsMatrix(op->getOperand(0)).second, shapeAsMatrix(op->getResult(0)).second),
+          binary && mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == Spread::Column};
+}
+
+bool isVectorOp(mlir::Operation *op) {
+  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ToIntOp, mlir::tpu::ClampOp,
+                   mlir::tpu::RowReduceOp>(op);
+}
+
+// What `op` costs run on its own, on the tiles of `plan`.
+double estimateAlone(mlir::Operation *op, mlir::tpu::VectorTilingAttr plan,
+                     const HardwareConfig &config) {
+  auto [rows, cols] = shapeAsMatrix(op->getResult(0));
+  TiledWork work{rows, plan.getRows(), 1, {}, {}, {}, 0};
+  // A reduction's tile covers whole rows; an elementwise op's tiles split
+  // wide rows.
+  bool reduces = llvm::isa<mlir::tpu::RowReduceOp>(op);
+  if (!reduces)
+    work.columnTiles = (cols + plan.getCols() - 1) / plan.getCols();
+  auto across = [&](int64_t c) { return reduces ? c : std::min(c, plan.getCols()); };
+  auto [opCols, perRow] = opWork(op);
+  work.ops = {{across(opCols), perRow}};
+  work.storeColumns = across(cols);
+  for (mlir::Value operand : op->getOperands()) {
+    int64_t operandCols = shapeAsMatrix(operand).second;
+    if (loadsPerTileRow(operand, rows))
+      work.rowLoads.push_back(across(operandCols));
+    else
+      work.wholeLoads.push_back(across(operandCols));
+  }
+  return estimateCycles(work, config);
+}
+
 } // namespace
+
+mlir::tpu::VectorTilingAttr planVectorOp(mlir::Operation *op, const HardwareConfig &config) {
+  if (!isVectorOp(op))
+    return {};
+  mlir::MLIRContext *context = op->getContext();
+  auto [rows, cols] = shapeAsMatrix(op->getResult(0));
+  if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
+    return planElementwise(context, rows, cols,
+                           mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), config);
+  if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp>(op))
+    return planElementwise(context, rows, cols, std::nullopt, config);
+  if (llvm::isa<mlir::tpu::ClampOp>(op))
+    return planElementwise(context, rows, cols, Spread::Scalar, config);
+  auto input = shapeAsMatrix(llvm::cast<mlir::tpu::RowReduceOp>(op).getInput());
+  return planRowReduce(context, input.first, input.second, config);
+}
+
+bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config) {
+  mlir::tpu::RowGroupTilingAttr plan;
+  try {
+    plan = planRowGroup(group, config);
+  } catch (const Error &) {
+    return false;
+  }
+  const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
+  TiledWork fused{
+      groupRows, plan.getRows(), 1, {}, {}, {}, shapeAsMatrix(group.getResult(0)).second};
+  llvm::DenseSet<mlir::Value> inside, loaded;
+  double alone = 0;
+  for (mlir::Operation &op : group.getMembers()) {
+    for (mlir::Value operand : op.getOperands())
+      if (!inside.contains(operand) && loaded.insert(operand).second) {
+        int64_t cols = shapeAsMatrix(operand).second;
+        (loadsPerTileRow(operand, groupRows) ? fused.rowLoads : fused.wholeLoads).push_back(cols);
+      }
+    inside.insert(op.getResult(0));
+    if (!isVectorOp(&op))
+      continue;
+    fused.ops.push_back(opWork(&op));
+    mlir::tpu::VectorTilingAttr own;
+    try {
+      own = planVectorOp(&op, config);
+    } catch (const Error &) {
+      return true; // the group fits where its member alone does not
+    }
+    alone += estimateAlone(&op, own, config);
+  }
+  return estimateCycles(fused, config) <= alone;
+}
 
 mlir::tpu::VectorTilingAttr planElementwise(mlir::MLIRContext *context, int64_t rows, int64_t cols,
                                             std::optional<Spread> operand,

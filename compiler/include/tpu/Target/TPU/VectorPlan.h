@@ -25,9 +25,21 @@ mlir::tpu::VectorTilingAttr planElementwise(mlir::MLIRContext *context, int64_t 
 mlir::tpu::VectorTilingAttr planRowReduce(mlir::MLIRContext *context, int64_t rows, int64_t cols,
                                           const HardwareConfig &config);
 
+// The tiling of `op` when the vector unit runs it on its own (an
+// elementwise op, a clamp or a row reduction); null for any other op.
+// Throws tpu::Error when one row does not fit.
+mlir::tpu::VectorTilingAttr planVectorOp(mlir::Operation *op, const HardwareConfig &config);
+
 // A row-local group: tiles of whole rows, every value in a scratchpad buffer
 // of its own while it lives.
 mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const HardwareConfig &config);
+
+// The cost model for row groups (docs/compiler.md, "Whether a row group
+// pays"): whether the group, run on its plan's tiles, is estimated no slower
+// than its members run one after the other, each on its own tiles with its
+// operands and result in DRAM. False when the group does not fit the
+// scratchpad: its members then run on their own.
+bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config);
 
 // Whether a row group loads `value` from outside once per tile, its rows of
 // the tile (else once, whole: a row, a scalar, clamp bounds).
