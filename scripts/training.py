@@ -36,6 +36,39 @@ def mlp_model(path, sizes, batch, seed=0):
     return model
 
 
+def cnn_model(path, batch, channels=8, classes=10, pool="max", seed=0):
+    """A small CNN for [batch, 1, 8, 8] images: Conv 3x3 (`channels` filters,
+    padding 1) -> ReLU -> MaxPool or AveragePool 2x2 (stride 2) -> Flatten ->
+    Gemm (transB) to `classes` logits; weights uniform in +-1/sqrt(fan_in) as
+    torch.nn.Conv2d and Linear start them. Parameters: cw, cb, w, b."""
+    rng = np.random.default_rng(seed)
+    bound = 1.0 / np.sqrt(9)
+    cw = rng.uniform(-bound, bound, (channels, 1, 3, 3)).astype(np.float32)
+    cb = rng.uniform(-bound, bound, channels).astype(np.float32)
+    features = channels * 4 * 4
+    bound = 1.0 / np.sqrt(features)
+    w = rng.uniform(-bound, bound, (classes, features)).astype(np.float32)
+    b = rng.uniform(-bound, bound, classes).astype(np.float32)
+    pool_op = {"max": "MaxPool", "avg": "AveragePool"}[pool]
+    nodes = [
+        helper.make_node("Conv", ["x", "cw", "cb"], ["c"], name="conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node(pool_op, ["r"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["f", "w", "b"], ["logits"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 1, 8, 8])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes])],
+        [numpy_helper.from_array(a, n) for a, n in ((cw, "cw"), (cb, "cb"), (w, "w"), (b, "b"))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return model
+
+
 def parameters(model):
     """{name: array} of the model's initializers."""
     return {t.name: numpy_helper.to_array(t).copy() for t in model.graph.initializer}
@@ -92,6 +125,29 @@ def shuffled(count, seed):
     return order
 
 
+def cross_entropy(logits, labels):
+    """(loss, correct, d loss / d logits) of softmax cross-entropy averaged
+    over the batch."""
+    batch = logits.shape[0]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    total = exp.sum(axis=1, keepdims=True)
+    loss = float(np.mean(np.log(total[:, 0]) - shifted[np.arange(batch), labels]))
+    correct = int(np.sum(np.argmax(logits, axis=1) == labels))
+    grad = exp / total
+    grad[np.arange(batch), labels] -= 1
+    return loss, correct, grad / batch
+
+
+def update(params, buffers, grads, lr, momentum=None):
+    """SGD (with momentum: b = momentum b + g, w -= lr b), in place."""
+    for name, g in grads.items():
+        if momentum is not None:
+            buffers[name] = momentum * buffers.get(name, np.zeros_like(g)) + g
+            g = buffers[name]
+        params[name] -= np.float32(lr) * g.astype(np.float32)
+
+
 def step(params, buffers, x, labels, lr, momentum=None, layers=None):
     """One training step of the MLP in fp32 (in place on params/buffers):
     returns (loss, correct) of the batch before the update."""
@@ -101,16 +157,7 @@ def step(params, buffers, x, labels, lr, momentum=None, layers=None):
         z = activations[-1] @ params[f"w{layer}"].T + params[f"b{layer}"]
         pre.append(z)
         activations.append(np.maximum(z, 0) if layer != layers[-1] else z)
-    logits = activations[-1]
-    batch = logits.shape[0]
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    exp = np.exp(shifted)
-    total = exp.sum(axis=1, keepdims=True)
-    loss = float(np.mean(np.log(total[:, 0]) - shifted[np.arange(batch), labels]))
-    correct = int(np.sum(np.argmax(logits, axis=1) == labels))
-    grad = exp / total
-    grad[np.arange(batch), labels] -= 1
-    grad /= batch
+    loss, correct, grad = cross_entropy(activations[-1], labels)
     grads = {}
     for i in reversed(range(len(layers))):
         layer = layers[i]
@@ -118,9 +165,50 @@ def step(params, buffers, x, labels, lr, momentum=None, layers=None):
         grads[f"b{layer}"] = grad.sum(axis=0)
         if i > 0:
             grad = (grad @ params[f"w{layer}"]) * (pre[i - 1] > 0)
-    for name, g in grads.items():
-        if momentum is not None:
-            buffers[name] = momentum * buffers.get(name, np.zeros_like(g)) + g
-            g = buffers[name]
-        params[name] -= np.float32(lr) * g.astype(np.float32)
+    update(params, buffers, grads, lr, momentum)
+    return loss, correct
+
+
+def cnn_forward(params, x, pool):
+    """The forward pass of cnn_model on x [N, 1, H, W] (NCHW, as ONNX):
+    (logits, what cnn_step's backward pass needs)."""
+    x = x.astype(np.float32)
+    batch, _, height, width = x.shape
+    channels = params["cw"].shape[0]
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    # taps[i, j] is the input under kernel position (i, j) of every output
+    taps = np.stack([np.stack([padded[:, :, i:i + height, j:j + width] for j in range(3)])
+                     for i in range(3)])
+    z = np.einsum("ijncyx,ocij->noyx", taps, params["cw"]) + params["cb"][None, :, None, None]
+    r = np.maximum(z, 0)
+    # the 2x2 windows (stride 2) of each output, in row-major order
+    windows = r.reshape(batch, channels, height // 2, 2, width // 2, 2).transpose(
+        0, 1, 2, 4, 3, 5).reshape(batch, channels, height // 2, width // 2, 4)
+    pooled = windows.max(axis=-1) if pool == "max" else windows.mean(axis=-1)
+    features = pooled.reshape(batch, -1)
+    logits = features @ params["w"].T + params["b"]
+    return logits, (taps, z, windows, features)
+
+
+def cnn_step(params, buffers, x, labels, lr, pool, momentum=None):
+    """One training step of cnn_model in fp32 (in place on params/buffers):
+    returns (loss, correct) of the batch before the update. The max pool's
+    gradient goes to the first maximum of each window in row-major order."""
+    logits, (taps, z, windows, features) = cnn_forward(params, x, pool)
+    loss, correct, grad = cross_entropy(logits, labels)
+    grads = {"w": grad.T @ features, "b": grad.sum(axis=0)}
+    dpooled = (grad @ params["w"]).reshape(windows.shape[:-1])
+    if pool == "max":
+        dwindows = np.zeros_like(windows)
+        np.put_along_axis(dwindows, np.argmax(windows, axis=-1)[..., None], dpooled[..., None],
+                          axis=-1)
+    else:
+        dwindows = np.repeat(dpooled[..., None] / 4, 4, axis=-1)
+    batch, channels, height, width = z.shape
+    dr = dwindows.reshape(batch, channels, height // 2, width // 2, 2, 2).transpose(
+        0, 1, 2, 4, 3, 5).reshape(z.shape)
+    dz = dr * (z > 0)
+    grads["cw"] = np.einsum("ijncyx,noyx->ocij", taps, dz)
+    grads["cb"] = dz.sum(axis=(0, 2, 3))
+    update(params, buffers, grads, lr, momentum)
     return loss, correct

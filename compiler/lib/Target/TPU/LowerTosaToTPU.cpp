@@ -136,12 +136,11 @@ LogicalResult checkSupported(Operation *op) {
   if (auto pow = llvm::dyn_cast<tosa::PowOp>(op); pow && !scalarConstant(pow.getInput2()))
     return op->emitOpError("with an exponent that is not one constant is not supported by the "
                            "TPU lowering");
-  if (llvm::isa<tosa::Conv2DOp, tosa::DepthwiseConv2DOp>(op)) {
+  if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op)) {
     DenseElementsAttr weights;
-    if (!matchPattern(op->getOperand(1), m_Constant(&weights)))
+    if (!matchPattern(depthwise.getWeight(), m_Constant(&weights)))
       return op->emitOpError("with non-constant weights is not supported by the TPU lowering");
-    auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op);
-    if (depthwise && depthwise.getWeight().getType().getShape()[3] != 1)
+    if (depthwise.getWeight().getType().getShape()[3] != 1)
       return op->emitOpError("with a channel multiplier other than 1 is not supported by the TPU "
                              "lowering");
   }
@@ -457,6 +456,7 @@ struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPa
     func::FuncOp func = getOperation();
     if (failed(lowerGathers(func)) || failed(lowerIntegerValues(func)))
       return signalPassFailure();
+    lowerLogicalMasks(func);
     // Outputs are what the program stores: float32 tensors, ArgMax's int64
     // indices as int32 words (checkArgMaxOp checks where they come from) and
     // the int32 words of other integer values (lowerIntegerValues).
