@@ -169,9 +169,22 @@ def step(params, buffers, x, labels, lr, momentum=None, layers=None):
     return loss, correct
 
 
-def cnn_forward(params, x, pool):
+def bf16(array):
+    """`array` rounded to bfloat16 (to nearest, ties to even), as float32:
+    what the MXU multiplies."""
+    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def exact(array):
+    return array
+
+
+def cnn_forward(params, x, pool, operand=exact):
     """The forward pass of cnn_model on x [N, 1, H, W] (NCHW, as ONNX):
-    (logits, what cnn_step's backward pass needs)."""
+    (logits, what cnn_step's backward pass needs). `operand` rounds each
+    operand of a product (bf16: the MXU's operands, accumulating in fp32)."""
     x = x.astype(np.float32)
     batch, _, height, width = x.shape
     channels = params["cw"].shape[0]
@@ -179,25 +192,27 @@ def cnn_forward(params, x, pool):
     # taps[i, j] is the input under kernel position (i, j) of every output
     taps = np.stack([np.stack([padded[:, :, i:i + height, j:j + width] for j in range(3)])
                      for i in range(3)])
-    z = np.einsum("ijncyx,ocij->noyx", taps, params["cw"]) + params["cb"][None, :, None, None]
+    z = np.einsum("ijncyx,ocij->noyx", operand(taps), operand(params["cw"])) + \
+        params["cb"][None, :, None, None]
     r = np.maximum(z, 0)
     # the 2x2 windows (stride 2) of each output, in row-major order
     windows = r.reshape(batch, channels, height // 2, 2, width // 2, 2).transpose(
         0, 1, 2, 4, 3, 5).reshape(batch, channels, height // 2, width // 2, 4)
     pooled = windows.max(axis=-1) if pool == "max" else windows.mean(axis=-1)
     features = pooled.reshape(batch, -1)
-    logits = features @ params["w"].T + params["b"]
+    logits = operand(features) @ operand(params["w"]).T + params["b"]
     return logits, (taps, z, windows, features)
 
 
-def cnn_step(params, buffers, x, labels, lr, pool, momentum=None):
+def cnn_step(params, buffers, x, labels, lr, pool, momentum=None, operand=exact):
     """One training step of cnn_model in fp32 (in place on params/buffers):
     returns (loss, correct) of the batch before the update. The max pool's
-    gradient goes to the first maximum of each window in row-major order."""
-    logits, (taps, z, windows, features) = cnn_forward(params, x, pool)
+    gradient goes to the first maximum of each window in row-major order.
+    `operand` as in cnn_forward."""
+    logits, (taps, z, windows, features) = cnn_forward(params, x, pool, operand)
     loss, correct, grad = cross_entropy(logits, labels)
-    grads = {"w": grad.T @ features, "b": grad.sum(axis=0)}
-    dpooled = (grad @ params["w"]).reshape(windows.shape[:-1])
+    grads = {"w": operand(grad).T @ operand(features), "b": grad.sum(axis=0)}
+    dpooled = (operand(grad) @ operand(params["w"])).reshape(windows.shape[:-1])
     if pool == "max":
         dwindows = np.zeros_like(windows)
         np.put_along_axis(dwindows, np.argmax(windows, axis=-1)[..., None], dpooled[..., None],
@@ -208,7 +223,7 @@ def cnn_step(params, buffers, x, labels, lr, pool, momentum=None):
     dr = dwindows.reshape(batch, channels, height // 2, width // 2, 2, 2).transpose(
         0, 1, 2, 4, 3, 5).reshape(z.shape)
     dz = dr * (z > 0)
-    grads["cw"] = np.einsum("ijncyx,noyx->ocij", taps, dz)
+    grads["cw"] = np.einsum("ijncyx,noyx->ocij", operand(taps), operand(dz))
     grads["cb"] = dz.sum(axis=(0, 2, 3))
     update(params, buffers, grads, lr, momentum)
     return loss, correct
