@@ -33,12 +33,12 @@ average pooling meets the same tolerances. With max pooling, the
 convolution's gradient sums batch x 64 positions whose ReLU mask and pool
 arg-max follow the bf16 forward pass; where a window's values are within
 bf16 rounding of 0 or of each other, the decision flips against fp32 and
-moves a whole window's gradient (measured: 6e-2 to 1.1e-1 of the largest
-element of the bias update), so its convolution updates are held to 2e-1
-of the fp32 reference only. Each CNN step is also checked against the same
-numpy step with each product's operands rounded to bf16 (what the MXU
-multiplies), where nothing flips: the loss and every update and buffer to
-1e-4 (fp32 accumulation order; measured below 1e-5)."""
+moves a whole window's gradient (measured on random images: 6e-2 to 1.1e-1
+of the largest element of the bias update), so its convolution updates are
+held to 2e-1 of the fp32 reference only. Each CNN step is also checked
+against the same numpy step with each product's operands rounded to bf16
+(what the MXU multiplies), where nothing flips: the loss and every update
+and buffer to 1e-4 (fp32 accumulation order; measured below 1e-6)."""
 import json
 import os
 import subprocess
