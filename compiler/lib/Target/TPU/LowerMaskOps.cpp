@@ -159,7 +159,10 @@ void mlir::tpu::lowerLogicalMasks(func::FuncOp func) {
     for (OpOperand &use : llvm::make_early_inc_range(op->getResult(0).getUses())) {
       Operation *user = use.getOwner();
       auto select = llvm::dyn_cast<tosa::SelectOp>(user);
-      if (!(select && use.getOperandNumber() == 0) && !isF32Cast(user))
+      bool f32Select = select && use.getOperandNumber() == 0 && isF32Tensor(select.getType()) &&
+                       isF32Tensor(select.getOnTrue().getType()) &&
+                       isF32Tensor(select.getOnFalse().getType());
+      if (!f32Select && !isF32Cast(user))
         continue;
       Value mask = maskOf(op->getResult(0));
       if (!mask)
