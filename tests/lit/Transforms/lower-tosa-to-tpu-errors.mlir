@@ -141,8 +141,10 @@ func.func @reversed_argmax(%x: tensor<3x5xf32>) -> tensor<3xi64> {
 
 // -----
 
-func.func @reverse(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
-  // expected-error @+1 {{'tosa.reverse' op is supported by the TPU lowering only as ArgMax's select_last_index, reversing the axis of the argmax it feeds}}
+func.func @reverse_other_axis(%x: tensor<3x5xf32>) -> tensor<5xi64> {
+  // expected-error @+1 {{'tosa.reverse' op feeding an argmax is supported by the TPU lowering only as ArgMax's select_last_index, reversing the argmax's axis}}
   %r = tosa.reverse %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3x5xf32>
-  return %r : tensor<3x5xf32>
+  %a = tosa.argmax %r {axis = 0 : i32} : (tensor<3x5xf32>) -> tensor<5xi32>
+  %c = tosa.cast %a : (tensor<5xi32>) -> tensor<5xi64>
+  return %c : tensor<5xi64>
 }

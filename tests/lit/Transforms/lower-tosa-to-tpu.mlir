@@ -167,6 +167,20 @@ func.func @logical_masks(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %z: tensor<2x
   return %s1, %s2, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
+// tosa.reverse other than ArgMax's select_last_index (the flipped kernel of
+// a convolution's input gradient): a slice per index of the axis, last
+// first, and their concat.
+// CHECK-LABEL: func.func @reverse_kernel
+// CHECK: %[[S2:.*]] = tpu.slice %arg0 {start = array<i64: 0, 2, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[S1:.*]] = tpu.slice %arg0 {start = array<i64: 0, 1, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[S0:.*]] = tpu.slice %arg0 {start = array<i64: 0, 0, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[C:.*]] = tpu.concat %[[S2]], %[[S1]], %[[S0]] {axis = 1 : i64}
+// CHECK: return %[[C]]
+func.func @reverse_kernel(%w: tensor<2x3x2x1xf32>) -> tensor<2x3x2x1xf32> {
+  %r = tosa.reverse %w {axis = 1 : i32} : (tensor<2x3x2x1xf32>) -> tensor<2x3x2x1xf32>
+  return %r : tensor<2x3x2x1xf32>
+}
+
 // depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
 // tap's weight row, summed on the vector unit, plus the bias row.
 // CHECK-LABEL: func.func @depthwise
