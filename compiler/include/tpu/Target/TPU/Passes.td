@@ -33,7 +33,8 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     an argmax elsewhere its fp32 index, and an integer graph output int32
     words (`tpu.to_int`). `tosa.conv2d` becomes `tpu.im2col` and a
     `tpu.matmul` with the `[KH*KW*C, O]` weights: laid out at compile time
-    when constant, else transposed in the program (`tpu.transpose`). A
+    when constant, else transposed in the program (`tpu.transpose`);
+    `tosa.reverse` (outside ArgMax) slices per index and a concat. A
     compare becomes a 1.0/0.0 mask for the select or f32 cast that uses it,
     and logical not/and/or of compares arithmetic on those masks. Any other
     TOSA operation, or an unsupported form of one of these, is an error
