@@ -18,12 +18,27 @@ CASE:
   bad-data  wrong shapes, labels out of range or of the wrong type, missing
             files, a bundle that is no training step or whose model is gone:
             each is one line on stderr, nothing on stdout, exit 1
+  cnn-step  one step of a small CNN (conv 3x3, relu, max or average pool,
+            gemm; scripts/training.py's cnn_model) in both modes, against
+            the reference's CNN step
+  cnn-converge  a few epochs of the CNN, each epoch's mean loss against the
+            reference's, the loss falls
 
 Tolerance (docs/training.md): the MXU multiplies bf16 operands (relative
 rounding 2^-9 each) and accumulates in fp32; a step chains four matmuls
 (forward, the upstream gradient, the weight gradient). Losses agree to 1e-2
 relative; an update (w_new - w_old) to 2e-2 of its largest element, the
-parameters themselves to 1e-3 of their largest element."""
+parameters themselves to 1e-3 of their largest element; the CNN's Gemm
+too. A convolution's gradient sums batch x 64 positions whose ReLU mask
+and max-pool arg-max follow the bf16 forward pass; where a value lies
+within bf16 rounding of 0 or of another in its window, the decision flips
+against fp32 and moves that position's whole gradient (measured on random
+images: 1e-2 to 1.1e-1 of the largest element of a convolution's update),
+so convolution updates are held to 2e-1 of the fp32 reference only. Each
+CNN step is also checked against the same numpy step with each product's
+operands rounded to bf16 (what the MXU multiplies), where nothing flips:
+the loss and every update and buffer to 1e-4 (fp32 accumulation order;
+measured below 2e-6)."""
 import json
 import os
 import subprocess
@@ -39,6 +54,8 @@ TPUC, TPUSIM, WORK, CASE = sys.argv[1:5]
 LOSS_RTOL = 1e-2
 UPDATE_TOL = 2e-2
 PARAM_TOL = 5e-3
+CONV_UPDATE_TOL = 2e-1
+BF16_TOL = 1e-4
 failures = []
 
 
@@ -65,6 +82,26 @@ def blobs(samples, features, classes, seed, spread=2.0):
     return x.astype(np.float32), labels.astype(np.int64)
 
 
+def run_step(bundle, inputs, name, count, label):
+    """Runs the step once (tpusim --data) in fast and cycle mode, checks the
+    cycles are equal and returns the first `count` outputs."""
+    data = os.path.join(WORK, f"{name}-data")
+    os.makedirs(data, exist_ok=True)
+    for i, array in enumerate(inputs):
+        training.write_tensor(array, os.path.join(data, f"input_{i}.pb"))
+    cycles = {}
+    for mode in ("fast", "cycle"):
+        out = os.path.join(WORK, f"{name}-{mode}")
+        report = out + ".json"
+        run(TPUSIM, bundle, "--data", data, "--outputs", out, f"--mode={mode}", "--report", report)
+        with open(report) as f:
+            cycles[mode] = json.load(f)["total_cycles"]
+        outputs = [training.read_tensor(os.path.join(out, f"output_{i}.pb")) for i in range(count)]
+    check(cycles["fast"] == cycles["cycle"],
+          f"{label}: fast and cycle mode take the same cycles ({cycles})")
+    return outputs
+
+
 def case_step():
     batch, sizes = 16, [24, 20, 6]
     x, y = blobs(batch, sizes[0], sizes[-1], seed=3)
@@ -83,25 +120,10 @@ def case_step():
         assert sorted(order) == sorted(names)
         rng = np.random.default_rng(5)
         buffers = {n: rng.normal(0, 0.1, params[n].shape).astype(np.float32) for n in order}
-        data = os.path.join(WORK, f"step-{optimizer}-data")
-        os.makedirs(data, exist_ok=True)
         inputs = [x, y] + [params[n] for n in order]
         if optimizer == "momentum":
             inputs += [buffers[n] for n in order]
-        for i, array in enumerate(inputs):
-            training.write_tensor(array, os.path.join(data, f"input_{i}.pb"))
-        cycles = {}
-        for mode in ("fast", "cycle"):
-            out = os.path.join(WORK, f"step-{optimizer}-{mode}")
-            report = out + ".json"
-            run(TPUSIM, bundle, "--data", data, "--outputs", out, f"--mode={mode}",
-                "--report", report)
-            with open(report) as f:
-                cycles[mode] = json.load(f)["total_cycles"]
-            outputs = [training.read_tensor(os.path.join(out, f"output_{i}.pb"))
-                       for i in range(2 + len(inputs) - 2)]
-        check(cycles["fast"] == cycles["cycle"],
-              f"{optimizer}: fast and cycle mode take the same cycles ({cycles})")
+        outputs = run_step(bundle, inputs, f"step-{optimizer}", len(inputs), optimizer)
         reference = {n: p.copy() for n, p in params.items()}
         ref_buffers = {n: b.copy() for n, b in buffers.items()}
         loss, correct = training.step(reference, ref_buffers, x, y, 0.05,
@@ -224,6 +246,98 @@ def case_converge():
           f"{got[-1]['test_accuracy']:.4f}")
 
 
+def images(samples, classes, seed):
+    """[samples, 1, 8, 8] images in [0, 1] (as the digits' pixels / 16):
+    noise, and a bright stroke on row k % 8 for class k, so that a few
+    epochs of the CNN learn them."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, samples)
+    x = rng.uniform(0, 0.4, (samples, 1, 8, 8))
+    x[np.arange(samples), 0, labels % 8, :] += rng.uniform(0.4, 0.6, (samples, 8))
+    return x.astype(np.float32), labels.astype(np.int64)
+
+
+def case_cnn_step():
+    batch = 16
+    x, y = images(batch, 10, seed=12)
+    for pool, optimizer, convs in (("max", "sgd", 2), ("avg", "momentum", 1)):
+        label = f"cnn {convs} conv, {pool} pool, {optimizer}"
+        model_path = os.path.join(WORK, f"cnn-{pool}.onnx")
+        model = training.cnn_model(model_path, batch, pool=pool, seed=13, convs=convs)
+        bundle = os.path.join(WORK, f"cnn-{pool}.tpub")
+        run(TPUC, model_path, "--train", "--lr=0.1", f"--optimizer={optimizer}",
+            "--momentum=0.9", "-o", bundle)
+        params = training.parameters(model)
+        # the step's parameter inputs, in order of first use
+        order = [name for layer in range(1, convs + 1) for name in training.conv_names(layer)]
+        order += ["w", "b"]
+        assert sorted(params) == sorted(order)
+        rng = np.random.default_rng(14)
+        buffers = {n: rng.normal(0, 0.1, params[n].shape).astype(np.float32) for n in order}
+        inputs = [x, y] + [params[n] for n in order]
+        if optimizer == "momentum":
+            inputs += [buffers[n] for n in order]
+        outputs = run_step(bundle, inputs, f"cnn-{pool}", len(inputs), label)
+        reference = {n: p.copy() for n, p in params.items()}
+        ref_buffers = {n: b.copy() for n, b in buffers.items()}
+        loss, correct = training.cnn_step(reference, ref_buffers, x, y, 0.1, pool,
+                                          momentum=0.9 if optimizer == "momentum" else None)
+        check(abs(outputs[0][0] - loss) <= LOSS_RTOL * abs(loss),
+              f"{label}: loss {outputs[0][0]:.6f}, reference {loss:.6f}")
+        check(int(outputs[1][0]) == correct, f"{label}: correct {outputs[1]}, reference {correct}")
+        rounded = {n: p.copy() for n, p in params.items()}
+        rounded_buffers = {n: b.copy() for n, b in buffers.items()}
+        rounded_loss, _ = training.cnn_step(rounded, rounded_buffers, x, y, 0.1, pool,
+                                            momentum=0.9 if optimizer == "momentum" else None,
+                                            operand=training.bf16)
+        check(abs(outputs[0][0] - rounded_loss) <= BF16_TOL * abs(rounded_loss),
+              f"{label}: loss {outputs[0][0]:.6f}, bf16-operand reference {rounded_loss:.6f}")
+        for i, name in enumerate(order):
+            tolerance = CONV_UPDATE_TOL if name.startswith("c") else UPDATE_TOL
+            update, want = outputs[2 + i] - params[name], reference[name] - params[name]
+            error = np.max(np.abs(update - want)) / np.max(np.abs(want))
+            check(error <= tolerance, f"{label}: update of {name}, error {error:.2e} of its "
+                                      f"largest element (tolerance {tolerance})")
+            update, want = outputs[2 + i] - params[name], rounded[name] - params[name]
+            error = np.max(np.abs(update - want)) / np.max(np.abs(want))
+            check(error <= BF16_TOL, f"{label}: update of {name} against the bf16-operand "
+                                     f"reference, error {error:.2e}")
+            if optimizer == "momentum":
+                got = outputs[2 + len(order) + i]
+                for want, tol, what in ((ref_buffers[name], tolerance, "reference"),
+                                        (rounded_buffers[name], BF16_TOL, "bf16 reference")):
+                    error = np.max(np.abs(got - want)) / np.max(np.abs(want))
+                    check(error <= tol, f"{label}: momentum buffer {name} against the {what}, "
+                                        f"error {error:.2e}")
+
+
+def case_cnn_converge():
+    batch, epochs = 16, 4
+    x, y = images(96, 4, seed=15)
+    data = os.path.join(WORK, "cnn-converge-data")
+    os.makedirs(data, exist_ok=True)
+    training.write_tensor(x, os.path.join(data, "inputs.pb"))
+    training.write_tensor(y, os.path.join(data, "labels.pb"))
+    model_path = os.path.join(WORK, "cnn-converge.onnx")
+    model = training.cnn_model(model_path, batch, classes=4, pool="max", seed=16)
+    bundle = os.path.join(WORK, "cnn-converge.tpub")
+    run(TPUC, model_path, "--train", "--lr=0.5", "-o", bundle)
+    report = os.path.join(WORK, "cnn-converge.json")
+    run(TPUSIM, bundle, "--train", data, f"--epochs={epochs}", f"--report={report}")
+    with open(report) as f:
+        got = [e["loss"] for e in json.load(f)["epochs"]]
+    params = training.parameters(model)
+    for epoch in range(epochs):
+        rows = training.shuffled(len(x), epoch)
+        losses = [training.cnn_step(params, {}, x[rows[s * batch:(s + 1) * batch]],
+                                    y[rows[s * batch:(s + 1) * batch]], 0.5, "max")[0]
+                  for s in range(len(x) // batch)]
+        want = float(np.mean(losses))
+        check(abs(got[epoch] - want) <= 2 * LOSS_RTOL * want,
+              f"epoch {epoch + 1} loss {got[epoch]:.5f}, reference {want:.5f}")
+    check(got[-1] < 0.8 * got[0], f"the loss falls: {[round(loss, 4) for loss in got]}")
+
+
 def case_bad_data():
     batch, sizes = 8, [12, 10, 4]
     model_path = os.path.join(WORK, "bad.onnx")
@@ -287,7 +401,7 @@ def case_bad_data():
 
 os.makedirs(WORK, exist_ok=True)
 {"step": case_step, "state": case_state, "converge": case_converge,
- "bad-data": case_bad_data}[CASE]()
+ "bad-data": case_bad_data, "cnn-step": case_cnn_step, "cnn-converge": case_cnn_converge}[CASE]()
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("all checks passed")

@@ -41,10 +41,20 @@ func.func @transpose_dynamic_perms(%x: tensor<2x3xf32>, %p: tensor<2xi32>) -> te
 
 // -----
 
-func.func @conv_dynamic_weights(%x: tensor<1x4x4x2xf32>, %w: tensor<3x1x1x2xf32>, %b: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
-  // expected-error @+1 {{'tosa.conv2d' op with non-constant weights is not supported by the TPU lowering}}
-  %y = tosa.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  return %y : tensor<1x4x4x3xf32>
+func.func @depthwise_dynamic_weights(%x: tensor<1x4x4x2xf32>, %w: tensor<1x1x2x1xf32>, %b: tensor<2xf32>) -> tensor<1x4x4x2xf32> {
+  // expected-error @+1 {{'tosa.depthwise_conv2d' op with non-constant weights is not supported by the TPU lowering}}
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x1x2x1xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+func.func @logical_of_input(%a: tensor<2x3xi1>, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %zero = "tosa.const"() {value = dense<0.0> : tensor<1x1xf32>} : () -> tensor<1x1xf32>
+  // expected-error @+1 {{'tosa.logical_not' op is supported on static-shape f32 tensors only, got 'tensor<2x3xi1>'}}
+  %n = tosa.logical_not %a : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  %y = tosa.select %n, %x, %zero : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<1x1xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
 }
 
 // -----
@@ -68,9 +78,9 @@ func.func @pad_dynamic(%x: tensor<2x3xf32>, %p: tensor<2x2xi32>) -> tensor<4x3xf
 // -----
 
 func.func @compare_as_data(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'tosa.logical_not'}}
+  // expected-error @+1 {{'tosa.greater' op is supported by the TPU lowering as the condition of a select or cast to f32 only, not as an operand of 'tosa.logical_xor'}}
   %gt = tosa.greater %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
-  %n = tosa.logical_not %gt : (tensor<4x8xi1>) -> tensor<4x8xi1>
+  %n = tosa.logical_xor %gt, %gt : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
   %f = tosa.cast %n : (tensor<4x8xi1>) -> tensor<4x8xf32>
   return %f : tensor<4x8xf32>
 }
@@ -131,8 +141,10 @@ func.func @reversed_argmax(%x: tensor<3x5xf32>) -> tensor<3xi64> {
 
 // -----
 
-func.func @reverse(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
-  // expected-error @+1 {{'tosa.reverse' op is supported by the TPU lowering only as ArgMax's select_last_index, reversing the axis of the argmax it feeds}}
+func.func @reverse_other_axis(%x: tensor<3x5xf32>) -> tensor<5xi64> {
+  // expected-error @+1 {{'tosa.reverse' op feeding an argmax is supported by the TPU lowering only as ArgMax's select_last_index, reversing the argmax's axis}}
   %r = tosa.reverse %x {axis = 1 : i32} : (tensor<3x5xf32>) -> tensor<3x5xf32>
-  return %r : tensor<3x5xf32>
+  %a = tosa.argmax %r {axis = 0 : i32} : (tensor<3x5xf32>) -> tensor<5xi32>
+  %c = tosa.cast %a : (tensor<5xi32>) -> tensor<5xi64>
+  return %c : tensor<5xi64>
 }

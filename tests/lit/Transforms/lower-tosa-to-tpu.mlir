@@ -120,6 +120,67 @@ func.func @conv2d(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x3x2xf32> {
   return %y : tensor<1x3x3x2xf32>
 }
 
+// conv2d with run-time weights (a training step's parameters): the OHWI
+// weights viewed as [O, KH*KW*C] and transposed in the program to the
+// [KH*KW*C, O] matrix of the same matmul.
+// CHECK-LABEL: func.func @conv2d_runtime_weights
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}}, %{{.*}} {{.*}}kernel = array<i64: 1, 2>{{.*}} : tensor<1x3x3x1xf32>, tensor<1x1xf32> -> tensor<9x2xf32>
+// CHECK: %[[WV:.*]] = tpu.view %{{.*}} : tensor<2x1x2x1xf32> -> tensor<2x2xf32>
+// CHECK: %[[W:.*]] = tpu.transpose %[[WV]] {perms = array<i64: 1, 0>} : tensor<2x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[M:.*]] = tpu.matmul %[[X]], %[[W]] : tensor<9x2xf32>, tensor<2x2xf32> -> tensor<9x2xf32>
+// CHECK: tpu.binary add %[[M]], %{{.*}} : tensor<9x2xf32>, tensor<1x2xf32> -> tensor<9x2xf32>
+func.func @conv2d_runtime_weights(%x: tensor<1x3x3x1xf32>, %w: tensor<2x1x2x1xf32>, %b: tensor<2xf32>) -> tensor<1x3x3x2xf32> {
+  %y = tosa.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 1>} : (tensor<1x3x3x1xf32>, tensor<2x1x2x1xf32>, tensor<2xf32>) -> tensor<1x3x3x2xf32>
+  return %y : tensor<1x3x3x2xf32>
+}
+
+// Logic on compares (the max-pool gradient's first arg-max): the compares'
+// 1/0 masks, not a = 1 - a, a and b = a b, a or b = max(a, b); a select
+// with a zero false branch is a multiply by the mask, a general one
+// x c + y (1 - c).
+// CHECK-LABEL: func.func @logical_masks
+// CHECK-DAG: %[[NEG:.*]] = arith.constant dense<-1.000000e+00> : tensor<1x1xf32>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1x1xf32>
+// CHECK: %[[A:.*]] = tpu.binary eq %arg0, %arg1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[B:.*]] = tpu.binary gt %arg0, %arg2 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[NA0:.*]] = tpu.binary mul %[[A]], %[[NEG]]
+// CHECK: %[[NA:.*]] = tpu.binary add %[[NA0]], %[[ONE]]
+// CHECK: %[[AND:.*]] = tpu.binary mul %[[B]], %[[NA]]
+// CHECK: %[[OR:.*]] = tpu.binary max %[[A]], %[[AND]]
+// CHECK: %[[S1:.*]] = tpu.binary mul %arg1, %[[AND]]
+// CHECK: %[[T:.*]] = tpu.binary mul %arg1, %[[OR]]
+// CHECK: %[[NOR0:.*]] = tpu.binary mul %[[OR]], %[[NEG]]
+// CHECK: %[[NOR:.*]] = tpu.binary add %[[NOR0]], %[[ONE]]
+// CHECK: %[[F:.*]] = tpu.binary mul %arg2, %[[NOR]]
+// CHECK: %[[S2:.*]] = tpu.binary add %[[T]], %[[F]]
+// CHECK: return %[[S1]], %[[S2]], %[[OR]]
+func.func @logical_masks(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %z: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %zero = "tosa.const"() {value = dense<0.0> : tensor<1x1xf32>} : () -> tensor<1x1xf32>
+  %a = tosa.equal %x, %y : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %b = tosa.greater %x, %z : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %na = tosa.logical_not %a : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  %and = tosa.logical_and %b, %na : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %or = tosa.logical_or %a, %and : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %s1 = tosa.select %and, %y, %zero : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<1x1xf32>) -> tensor<2x3xf32>
+  %s2 = tosa.select %or, %y, %z : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = tosa.cast %or : (tensor<2x3xi1>) -> tensor<2x3xf32>
+  return %s1, %s2, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// tosa.reverse other than ArgMax's select_last_index (the flipped kernel of
+// a convolution's input gradient): a slice per index of the axis, last
+// first, and their concat.
+// CHECK-LABEL: func.func @reverse_kernel
+// CHECK: %[[S2:.*]] = tpu.slice %arg0 {start = array<i64: 0, 2, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[S1:.*]] = tpu.slice %arg0 {start = array<i64: 0, 1, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[S0:.*]] = tpu.slice %arg0 {start = array<i64: 0, 0, 0, 0>} : tensor<2x3x2x1xf32> -> tensor<2x1x2x1xf32>
+// CHECK: %[[C:.*]] = tpu.concat %[[S2]], %[[S1]], %[[S0]] {axis = 1 : i64}
+// CHECK: return %[[C]]
+func.func @reverse_kernel(%w: tensor<2x3x2x1xf32>) -> tensor<2x3x2x1xf32> {
+  %r = tosa.reverse %w {axis = 1 : i32} : (tensor<2x3x2x1xf32>) -> tensor<2x3x2x1xf32>
+  return %r : tensor<2x3x2x1xf32>
+}
+
 // depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
 // tap's weight row, summed on the vector unit, plus the bias row.
 // CHECK-LABEL: func.func @depthwise

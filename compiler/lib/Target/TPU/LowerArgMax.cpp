@@ -190,8 +190,8 @@ std::optional<LogicalResult> mlir::tpu::checkArgMaxOp(Operation *op) {
   if (auto reverse = llvm::dyn_cast<tosa::ReverseOp>(op)) {
     auto argmax = llvm::dyn_cast_or_null<tosa::ArgMaxOp>(soleUser(reverse.getResult()));
     if (!argmax || argmax.getAxis() != reverse.getAxis())
-      return op->emitOpError("is supported by the TPU lowering only as ArgMax's "
-                             "select_last_index, reversing the axis of the argmax it feeds");
+      return op->emitOpError("feeding an argmax is supported by the TPU lowering only as "
+                             "ArgMax's select_last_index, reversing the argmax's axis");
     return success(); // the argmax checks the rest
   }
   // The integer ops after an argmax are lowered with it when they are its

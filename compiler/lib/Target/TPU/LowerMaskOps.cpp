@@ -1,7 +1,9 @@
 // tpu-lower-tosa, the boolean operations: a compare (tosa.greater,
 // greater_equal, equal) becomes a 1.0/0.0 mask from v.gt, v.ge or v.eq, the
 // vector unit having no boolean type; the compare's users, a select or a
-// cast to f32, take the mask.
+// cast to f32, take the mask. Logical not/and/or of compares (the max-pool
+// gradient's first arg-max of each window) become f32 arithmetic on those
+// masks first (lowerLogicalMasks).
 #include "TosaLowering.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -98,7 +100,93 @@ template <typename Compare> struct EraseCompare : OpRewritePattern<Compare> {
   }
 };
 
+bool isLogical(Operation *op) {
+  return llvm::isa_and_nonnull<tosa::LogicalNotOp, tosa::LogicalAndOp, tosa::LogicalOrOp>(op);
+}
+
 } // namespace
+
+void mlir::tpu::lowerLogicalMasks(func::FuncOp func) {
+  SmallVector<Operation *> logical;
+  func.walk([&](Operation *op) {
+    if (isLogical(op))
+      logical.push_back(op);
+  });
+  if (logical.empty())
+    return;
+  OpBuilder builder(func.getContext());
+  auto f32 = [&](Value value) {
+    return RankedTensorType::get(llvm::cast<RankedTensorType>(value.getType()).getShape(),
+                                 builder.getF32Type());
+  };
+  auto ones = [&](Location loc, RankedTensorType like) -> Value {
+    auto type =
+        RankedTensorType::get(SmallVector<int64_t>(like.getRank(), 1), builder.getF32Type());
+    return builder.create<tosa::ConstOp>(loc, type, DenseElementsAttr::get(type, 1.0f));
+  };
+  auto mul = [&](Location loc, RankedTensorType type, Value lhs, Value rhs) -> Value {
+    return builder.create<tosa::MulOp>(loc, type, lhs, rhs, builder.getI8IntegerAttr(0));
+  };
+  // The f32 mask of a boolean value, built once, right after the value; a
+  // null Value where the value is neither a compare nor logic on compares.
+  llvm::DenseMap<Value, Value> masks;
+  std::function<Value(Value)> maskOf = [&](Value value) -> Value {
+    if (auto known = masks.find(value); known != masks.end())
+      return known->second;
+    Operation *op = value.getDefiningOp();
+    if (!op || (!compareKind(op) && !isLogical(op)))
+      return Value();
+    SmallVector<Value> operands;
+    if (isLogical(op))
+      for (Value operand : op->getOperands())
+        if (!(operands.emplace_back(maskOf(operand))))
+          return Value();
+    builder.setInsertionPointAfter(op);
+    Location loc = op->getLoc();
+    RankedTensorType type = f32(value);
+    Value mask;
+    if (compareKind(op))
+      mask = builder.create<tosa::CastOp>(loc, type, value);
+    else if (llvm::isa<tosa::LogicalNotOp>(op))
+      mask = builder.create<tosa::SubOp>(loc, type, ones(loc, type), operands[0]);
+    else if (llvm::isa<tosa::LogicalAndOp>(op))
+      mask = mul(loc, type, operands[0], operands[1]);
+    else
+      mask = builder.create<tosa::MaximumOp>(loc, type, operands[0], operands[1]);
+    return masks[value] = mask;
+  };
+  for (Operation *op : logical)
+    for (OpOperand &use : llvm::make_early_inc_range(op->getResult(0).getUses())) {
+      Operation *user = use.getOwner();
+      auto select = llvm::dyn_cast<tosa::SelectOp>(user);
+      bool f32Select = select && use.getOperandNumber() == 0 && isF32Tensor(select.getType()) &&
+                       isF32Tensor(select.getOnTrue().getType()) &&
+                       isF32Tensor(select.getOnFalse().getType());
+      if (!f32Select && !isF32Cast(user))
+        continue;
+      Value mask = maskOf(op->getResult(0));
+      if (!mask)
+        continue;
+      builder.setInsertionPoint(user);
+      Location loc = user->getLoc();
+      auto type = llvm::cast<RankedTensorType>(user->getResult(0).getType());
+      Value replacement = mask;
+      if (select &&
+          !(isSplatOf(select.getOnTrue(), 1.0f) && isSplatOf(select.getOnFalse(), 0.0f))) {
+        replacement = mul(loc, type, select.getOnTrue(), mask);
+        if (!isSplatOf(select.getOnFalse(), 0.0f))
+          replacement = builder.create<tosa::AddOp>(
+              loc, type, replacement,
+              mul(loc, type, select.getOnFalse(),
+                  builder.create<tosa::SubOp>(loc, f32(mask), ones(loc, type), mask)));
+      }
+      user->getResult(0).replaceAllUsesWith(replacement);
+      user->erase();
+    }
+  for (Operation *op : llvm::reverse(logical))
+    if (op->use_empty())
+      op->erase();
+}
 
 std::optional<LogicalResult> mlir::tpu::checkMaskOp(Operation *op) {
   if (compareKind(op)) {

@@ -136,12 +136,11 @@ LogicalResult checkSupported(Operation *op) {
   if (auto pow = llvm::dyn_cast<tosa::PowOp>(op); pow && !scalarConstant(pow.getInput2()))
     return op->emitOpError("with an exponent that is not one constant is not supported by the "
                            "TPU lowering");
-  if (llvm::isa<tosa::Conv2DOp, tosa::DepthwiseConv2DOp>(op)) {
+  if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op)) {
     DenseElementsAttr weights;
-    if (!matchPattern(op->getOperand(1), m_Constant(&weights)))
+    if (!matchPattern(depthwise.getWeight(), m_Constant(&weights)))
       return op->emitOpError("with non-constant weights is not supported by the TPU lowering");
-    auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op);
-    if (depthwise && depthwise.getWeight().getType().getShape()[3] != 1)
+    if (depthwise.getWeight().getType().getShape()[3] != 1)
       return op->emitOpError("with a channel multiplier other than 1 is not supported by the TPU "
                              "lowering");
   }
@@ -452,11 +451,49 @@ struct LowerClamp : CountedLowering<tosa::ClampOp> {
   }
 };
 
+// tosa.reverse of an f32 tensor other than ArgMax's select_last_index (the
+// convolution input gradient's flipped kernel, tpu-autodiff) becomes a
+// tosa.slice per index of the axis, last first, and a tosa.concat of them:
+// one strided copy each, which the lowering below takes.
+void lowerReverses(func::FuncOp func) {
+  SmallVector<tosa::ReverseOp> reverses;
+  func.walk([&](tosa::ReverseOp reverse) {
+    if (isF32Tensor(reverse.getType()) && llvm::none_of(reverse->getUsers(), [](Operation *user) {
+          return llvm::isa<tosa::ArgMaxOp>(user);
+        }))
+      reverses.push_back(reverse);
+  });
+  for (tosa::ReverseOp reverse : reverses) {
+    OpBuilder builder(reverse);
+    auto type = llvm::cast<RankedTensorType>(reverse.getType());
+    int64_t axis = reverse.getAxis();
+    SmallVector<int64_t> size(type.getShape());
+    size[axis] = 1;
+    auto sliceType = RankedTensorType::get(size, type.getElementType());
+    SmallVector<Value> pieces;
+    for (int64_t index = type.getShape()[axis] - 1; index >= 0; --index) {
+      SmallVector<int64_t> start(type.getRank(), 0);
+      start[axis] = index;
+      pieces.push_back(builder.create<tosa::SliceOp>(
+          reverse.getLoc(), sliceType, reverse.getInput(), builder.getDenseI64ArrayAttr(start),
+          builder.getDenseI64ArrayAttr(size)));
+    }
+    Value result = pieces.size() == 1
+                       ? pieces.front()
+                       : builder.create<tosa::ConcatOp>(reverse.getLoc(), type, pieces,
+                                                        builder.getI32IntegerAttr(axis));
+    reverse.replaceAllUsesWith(result);
+    reverse.erase();
+  }
+}
+
 struct LowerTosaToTPUPass : mlir::tpu::impl::LowerTosaToTPUBase<LowerTosaToTPUPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (failed(lowerGathers(func)) || failed(lowerIntegerValues(func)))
       return signalPassFailure();
+    lowerLogicalMasks(func);
+    lowerReverses(func);
     // Outputs are what the program stores: float32 tensors, ArgMax's int64
     // indices as int32 words (checkArgMaxOp checks where they come from) and
     // the int32 words of other integer values (lowerIntegerValues).

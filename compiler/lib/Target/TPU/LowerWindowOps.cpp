@@ -50,31 +50,46 @@ Value biasRow(PatternRewriter &rewriter, Location loc, Value bias) {
   return viewAs(rewriter, loc, bias, RankedTensorType::get({1, size}, rewriter.getF32Type()));
 }
 
+// The [KH*KW*C, O] matrix of OHWI convolution weights: a constant when the
+// weights are constants, else the run-time weights (a training step's
+// parameters, or the tensors a convolution's gradients correlate) viewed as
+// [O, KH*KW*C] and transposed in the program (strided DMA copies).
+Value weightMatrix(PatternRewriter &rewriter, Location loc, Value weight) {
+  ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(weight.getType()).getShape();
+  int64_t outputs = shape[0];
+  int64_t window = shape[1] * shape[2] * shape[3];
+  DenseElementsAttr weights;
+  if (!matchPattern(weight, m_Constant(&weights))) {
+    Value rows = viewAs(rewriter, loc, weight,
+                        RankedTensorType::get({outputs, window}, rewriter.getF32Type()));
+    return rewriter.create<TransposeOp>(
+        loc, RankedTensorType::get({window, outputs}, rewriter.getF32Type()), rows,
+        rewriter.getDenseI64ArrayAttr({1, 0}));
+  }
+  std::vector<float> ohwi(weights.getValues<float>().begin(), weights.getValues<float>().end());
+  std::vector<float> byColumn(ohwi.size());
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t r = 0; r < window; ++r)
+      byColumn[r * outputs + o] = ohwi[o * window + r];
+  return constantMatrix(rewriter, loc, {window, outputs}, byColumn);
+}
+
 // conv2d = im2col, then a matmul with the OHWI weights as [KH*KW*C, O] and
 // a bias row.
 struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::Conv2DOp op, PatternRewriter &rewriter) const override {
-    DenseElementsAttr weights;
-    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
-      return failure();
     Location loc = op.getLoc();
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
     ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // O, KH, KW, C
     int64_t outputs = weightShape[0];
-    int64_t window = weightShape[1] * weightShape[2] * weightShape[3];
-    std::vector<float> ohwi(weights.getValues<float>().begin(), weights.getValues<float>().end());
-    std::vector<float> byColumn(ohwi.size());
-    for (int64_t o = 0; o < outputs; ++o)
-      for (int64_t r = 0; r < window; ++r)
-        byColumn[r * outputs + o] = ohwi[o * window + r];
     Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.slice(1, 2), op.getStride(),
                             op.getDilation(), op.getPad(), 0.0f, resultType);
-    Value weightMatrix = constantMatrix(rewriter, loc, {window, outputs}, byColumn);
+    Value weights = weightMatrix(rewriter, loc, op.getWeight());
     auto productType =
         RankedTensorType::get({llvm::cast<RankedTensorType>(rows.getType()).getShape()[0], outputs},
                               rewriter.getF32Type());
-    Value product = rewriter.create<MatMulOp>(loc, productType, rows, weightMatrix);
+    Value product = rewriter.create<MatMulOp>(loc, productType, rows, weights);
     Value bias = biasRow(rewriter, loc, op.getBias());
     replaceWithView(rewriter, op,
                     rewriter.create<BinaryOp>(loc, productType, BinaryKind::add, product, bias));

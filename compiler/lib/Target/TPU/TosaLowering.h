@@ -50,6 +50,11 @@ LogicalResult checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutati
 // The checks of the compares, selects and casts of compares
 // (LowerMaskOps.cpp); nullopt for other ops.
 std::optional<LogicalResult> checkMaskOp(Operation *op);
+// Logical not/and/or of compares become f32 arithmetic on the compares'
+// 1.0/0.0 masks (not a = 1 - a, a and b = a b, a or b = max(a, b)), and
+// a select on such a condition x c + y (1 - c) (x c when y is a constant 0),
+// a cast of one to f32 the mask; runs before the lowering patterns.
+void lowerLogicalMasks(func::FuncOp func);
 void populateMaskLowerings(RewritePatternSet &patterns, llvm::Statistic &vectorOps);
 
 // tosa.gather with indices from a graph input -> tpu.gather, the input

@@ -31,8 +31,14 @@ def LowerTosaToTPU : Pass<"tpu-lower-tosa", "mlir::func::FuncOp"> {
     correct count) are computed in fp32, exact below 2^24: an int64 graph
     input becomes f32 marked `tpu.host_type = i64` (the runtime converts),
     an argmax elsewhere its fp32 index, and an integer graph output int32
-    words (`tpu.to_int`). Any other TOSA operation, or an unsupported form
-    of one of these, is an error naming it.
+    words (`tpu.to_int`). `tosa.conv2d` becomes `tpu.im2col` and a
+    `tpu.matmul` with the `[KH*KW*C, O]` weights: laid out at compile time
+    when constant, else transposed in the program (`tpu.transpose`);
+    `tosa.reverse` (outside ArgMax) slices per index and a concat. A
+    compare becomes a 1.0/0.0 mask for the select or f32 cast that uses it,
+    and logical not/and/or of compares arithmetic on those masks. Any other
+    TOSA operation, or an unsupported form of one of these, is an error
+    naming it.
 
     Before:
     ```mlir
