@@ -103,12 +103,15 @@ def run_step(bundle, inputs, name, count, label):
 
 
 def case_step():
-    batch, sizes = 16, [24, 20, 6]
-    x, y = blobs(batch, sizes[0], sizes[-1], seed=3)
-    for optimizer in ("sgd", "momentum"):
-        model_path = os.path.join(WORK, f"step-{optimizer}.onnx")
+    sizes = [24, 20, 6]
+    # Batch 1 too: there a single label's one-hot compare broadcasts the
+    # other way round.
+    for batch, optimizer in ((16, "sgd"), (16, "momentum"), (1, "sgd")):
+        x, y = blobs(batch, sizes[0], sizes[-1], seed=3)
+        name = f"step-{optimizer}-{batch}"
+        model_path = os.path.join(WORK, f"{name}.onnx")
         model = training.mlp_model(model_path, sizes, batch, seed=4)
-        bundle = os.path.join(WORK, f"step-{optimizer}.tpub")
+        bundle = os.path.join(WORK, f"{name}.tpub")
         run(TPUC, model_path, "--train", "--lr=0.05", f"--optimizer={optimizer}",
             "--momentum=0.9", "-o", bundle)
         params = training.parameters(model)
@@ -123,7 +126,7 @@ def case_step():
         inputs = [x, y] + [params[n] for n in order]
         if optimizer == "momentum":
             inputs += [buffers[n] for n in order]
-        outputs = run_step(bundle, inputs, f"step-{optimizer}", len(inputs), optimizer)
+        outputs = run_step(bundle, inputs, name, len(inputs), name)
         reference = {n: p.copy() for n, p in params.items()}
         ref_buffers = {n: b.copy() for n, b in buffers.items()}
         loss, correct = training.step(reference, ref_buffers, x, y, 0.05,

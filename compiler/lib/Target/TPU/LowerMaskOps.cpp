@@ -41,9 +41,14 @@ bool isF32Cast(Operation *op) {
 Value maskOf(PatternRewriter &rewriter, Operation *compare, RankedTensorType result) {
   Location loc = compare->getLoc();
   auto type = RankedTensorType::get(result.getShape(), rewriter.getF32Type());
+  // eq is symmetric: the operand in the result's shape goes first, as the
+  // vector unit's broadcast wants (labels [1, 1] against classes [1, 10]).
+  Value lhs = compare->getOperand(0), rhs = compare->getOperand(1);
+  if (llvm::isa<tosa::EqualOp>(compare) &&
+      llvm::cast<RankedTensorType>(lhs.getType()).getShape() != result.getShape())
+    std::swap(lhs, rhs);
   return rewriter.create<BinaryOp>(loc, matrixType(type), *compareKind(compare),
-                                   asMatrix(rewriter, loc, compare->getOperand(0)),
-                                   asMatrix(rewriter, loc, compare->getOperand(1)));
+                                   asMatrix(rewriter, loc, lhs), asMatrix(rewriter, loc, rhs));
 }
 
 // select(c, x, y) = x * c + y * (1 - c) for a mask c of 1.0 and 0.0: exact
@@ -201,7 +206,8 @@ std::optional<LogicalResult> mlir::tpu::checkMaskOp(Operation *op) {
       if (!isF32Tensor(operand.getType()))
         return op->emitOpError("is supported on static-shape f32 tensors only, got ")
                << operand.getType();
-    return checkBroadcast(op, op->getOperand(0), op->getOperand(1), /*commutative=*/false);
+    return checkBroadcast(op, op->getOperand(0), op->getOperand(1),
+                          /*commutative=*/llvm::isa<tosa::EqualOp>(op));
   }
   if (auto select = llvm::dyn_cast<tosa::SelectOp>(op)) {
     if (!compareKind(select.getPred().getDefiningOp()))
