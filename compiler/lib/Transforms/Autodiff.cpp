@@ -3,6 +3,7 @@
 // Gradients are built at compile time on the graph, one vector-Jacobian rule
 // per op, as JAX and Enzyme do, so the step is an ordinary graph that every
 // later pass and target handles like any other.
+#include "TosaBuilders.h"
 #include "tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -28,9 +29,7 @@ namespace {
 
 using Shape = SmallVector<int64_t>;
 
-Shape shapeOf(Value value) {
-  return Shape(llvm::cast<RankedTensorType>(value.getType()).getShape());
-}
+using tpu::shapeOf;
 
 bool isFloatTensor(Value value) {
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
@@ -82,16 +81,12 @@ public:
   Value reshape(Value x, ArrayRef<int64_t> shape) {
     if (shapeOf(x) == Shape(shape))
       return x;
-    auto element = llvm::cast<RankedTensorType>(x.getType()).getElementType();
-    return make<tosa::ReshapeOp>(type(shape, element), x, b.getDenseI64ArrayAttr(shape));
+    ++count;
+    return tpu::createReshape(b, loc, x, shape);
   }
   Value transpose(Value x, ArrayRef<int32_t> perm) {
-    Shape in = shapeOf(x), out;
-    for (int32_t p : perm)
-      out.push_back(in[p]);
-    auto permsType = type({static_cast<int64_t>(perm.size())}, b.getI32Type());
-    Value perms = make<tosa::ConstOp>(permsType, DenseElementsAttr::get(permsType, perm));
-    return make<tosa::TransposeOp>(type(out), x, perms);
+    count += 2; // the permutation's constant and the transpose
+    return tpu::createTranspose(b, loc, x, perm);
   }
 
   // The gradient of a broadcast operand: summed over the axes it was

@@ -1,5 +1,6 @@
 // tpu-fold-transposes: cancel the transposes that a training step's
 // gradients stack up (see the pass description).
+#include "TosaBuilders.h"
 #include "tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -16,34 +17,13 @@ using namespace mlir;
 namespace {
 
 using Shape = SmallVector<int64_t>;
-
-Shape shapeOf(Value value) {
-  return Shape(llvm::cast<RankedTensorType>(value.getType()).getShape());
-}
-
-RankedTensorType withShape(Value value, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape,
-                               llvm::cast<RankedTensorType>(value.getType()).getElementType());
-}
+using tpu::createReshape;
+using tpu::createTranspose;
+using tpu::shapeOf;
 
 bool hasPerms(tosa::TransposeOp op, ArrayRef<int64_t> expected) {
   SmallVector<int64_t> perms;
   return succeeded(op.getConstantPerms(perms)) && ArrayRef<int64_t>(perms) == expected;
-}
-
-Value transpose(PatternRewriter &rewriter, Location loc, Value x, ArrayRef<int32_t> perms) {
-  Shape in = shapeOf(x), out;
-  for (int32_t p : perms)
-    out.push_back(in[p]);
-  auto permsType = RankedTensorType::get({int64_t(perms.size())}, rewriter.getI32Type());
-  Value permsValue =
-      rewriter.create<tosa::ConstOp>(loc, permsType, DenseElementsAttr::get(permsType, perms));
-  return rewriter.create<tosa::TransposeOp>(loc, withShape(x, out), x, permsValue);
-}
-
-Value reshape(PatternRewriter &rewriter, Location loc, Value x, ArrayRef<int64_t> shape) {
-  return rewriter.create<tosa::ReshapeOp>(loc, withShape(x, shape), x,
-                                          rewriter.getDenseI64ArrayAttr(shape));
 }
 
 // transpose[0,2,1](reshape [a, b] -> [1, a, b]) = reshape(transpose[1,0]) to
@@ -59,13 +39,14 @@ struct TransposeAcrossReshape : OpRewritePattern<tosa::TransposeOp> {
     Shape from = shapeOf(x), to = shapeOf(reshapeOp.getResult());
     Location loc = op.getLoc();
     if (from.size() == 2 && to == Shape{1, from[0], from[1]} && hasPerms(op, {0, 2, 1})) {
-      rewriter.replaceOp(
-          op, reshape(rewriter, loc, transpose(rewriter, loc, x, {1, 0}), {1, from[1], from[0]}));
+      rewriter.replaceOp(op, createReshape(rewriter, loc, createTranspose(rewriter, loc, x, {1, 0}),
+                                           {1, from[1], from[0]}));
       return success();
     }
     if (from.size() == 3 && from[0] == 1 && to == Shape{from[1], from[2]} && hasPerms(op, {1, 0})) {
-      rewriter.replaceOp(
-          op, reshape(rewriter, loc, transpose(rewriter, loc, x, {0, 2, 1}), {from[2], from[1]}));
+      rewriter.replaceOp(op,
+                         createReshape(rewriter, loc, createTranspose(rewriter, loc, x, {0, 2, 1}),
+                                       {from[2], from[1]}));
       return success();
     }
     return failure();
@@ -95,8 +76,8 @@ struct TransposedMatMul : OpRewritePattern<tosa::TransposeOp> {
     if (!isTranspose(a) && !isTranspose(b))
       return failure();
     Location loc = op.getLoc();
-    Value bt = transpose(rewriter, loc, b, {0, 2, 1});
-    Value at = transpose(rewriter, loc, a, {0, 2, 1});
+    Value bt = createTranspose(rewriter, loc, b, {0, 2, 1});
+    Value at = createTranspose(rewriter, loc, a, {0, 2, 1});
     rewriter.replaceOpWithNewOp<tosa::MatMulOp>(op, op.getType(), bt, at);
     return success();
   }
