@@ -157,6 +157,13 @@ private:
   // ElementCode's loads for a kernel: through operand(), widening bf16.
   ElementCode::Load loader(Kernel &kernel, LogicalResult &status,
                            std::vector<size_t> *fields = nullptr);
+  // What the kernel moves: each buffer it reads once, its result once.
+  uint64_t globalBytes(const Kernel &kernel) const {
+    uint64_t bytes = buffers[kernel.writes].bytes();
+    for (size_t read : kernel.reads)
+      bytes += buffers[read].bytes();
+    return bytes;
+  }
   // The kernel's parameters, in order: buffers read, then the output.
   std::string parameters(const Kernel &kernel) const;
   void finish(Kernel kernel, llvm::ArrayRef<Operation *> members, Value result);
@@ -522,11 +529,11 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
   Kernel kernel;
   kernel.kind = "gemm";
   LogicalResult status = success();
-  // A GEMM operand: its loader's element type and buffer.
+  // A GEMM operand's element type and buffer name (copies: buffers move).
   auto read = [&](Value value) {
     std::optional<size_t> buffer = operand(kernel, value, status);
-    return buffer ? fmt::format("<{}>({}", buffers[*buffer].type(), buffers[*buffer].name)
-                  : std::string("<float>(?");
+    return buffer ? std::pair(buffers[*buffer].type(), buffers[*buffer].name)
+                  : std::pair(std::string("float"), std::string("?"));
   };
   int64_t batch, m, n, k;
   std::string aLoader, bLoader, geometry;
@@ -534,14 +541,16 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
   if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(head)) {
     std::vector<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
     batch = a[0], m = a[1], k = a[2], n = b[2];
-    aLoader = fmt::format("tpu_cuda::DenseA{}, {}, {})", read(matmul.getA()), m, k);
+    auto [aType, aName] = read(matmul.getA());
+    aLoader = fmt::format("tpu_cuda::DenseA<{}>({}, {}, {})", aType, aName, m, k);
     if (constantData(matmul.getB())) {
       FailureOr<size_t> weights = weightOf(matmul.getB(), /*transpose=*/true);
       kernel.reads.push_back(*weights);
       bLoader = fmt::format("tpu_cuda::DenseB_NK({}, {}, {}, {})", buffers[*weights].name, n, k,
                             b[0] == 1 ? 0 : n * k);
     } else {
-      bLoader = fmt::format("tpu_cuda::DenseB_KN{}, {}, {})", read(matmul.getB()), k, n);
+      auto [bType, bName] = read(matmul.getB());
+      bLoader = fmt::format("tpu_cuda::DenseB_KN<{}>({}, {}, {})", bType, bName, k, n);
     }
     geometry = fmt::format("matmul [{}x{}x{}] x [{}x{}x{}]", batch, m, k, b[0], k, n);
   } else {
@@ -558,7 +567,8 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
         fmt::format("tpu_cuda::ConvShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}",
                     input[0], input[1], input[2], input[3], weight[1], weight[2], stride[0],
                     stride[1], pad[0], pad[2], dilation[0], dilation[1], output[1], output[2]);
-    aLoader = fmt::format("tpu_cuda::ConvA{}, {})", read(conv.getInput()), shape);
+    auto [inputType, inputName] = read(conv.getInput());
+    aLoader = fmt::format("tpu_cuda::ConvA<{}>({}, {})", inputType, inputName, shape);
     FailureOr<size_t> weights = weightOf(conv.getWeight(), /*transpose=*/false);
     kernel.reads.push_back(*weights);
     bLoader = fmt::format("tpu_cuda::DenseB_NK({}, {}, {})", buffers[*weights].name, n, k);
@@ -720,9 +730,7 @@ FailureOr<std::string> Emitter::run() {
   text += kHostSupport;
   text += "\n// ===== the model's kernels =====\n";
   for (const Kernel &kernel : kernels) {
-    uint64_t bytes = buffers[kernel.writes].bytes();
-    for (size_t read : kernel.reads)
-      bytes += buffers[read].bytes();
+    uint64_t bytes = globalBytes(kernel);
     text += fmt::format("\n// {}: {}\n//   {}\n//   global memory: {} bytes (each operand read "
                         "once, the result written once)\n{}",
                         kernel.name, kernel.sourceOps, kernel.comment, bytes, kernel.code);
@@ -753,9 +761,7 @@ std::string Emitter::hostCode() const {
 
   text += "const tpu_host::KernelInfo kKernels[] = {\n";
   for (const Kernel &kernel : kernels) {
-    uint64_t bytes = buffers[kernel.writes].bytes();
-    for (size_t read : kernel.reads)
-      bytes += buffers[read].bytes();
+    uint64_t bytes = globalBytes(kernel);
     text += fmt::format("    {{\"{}\", \"{}\", \"{}\", {}}},\n", kernel.name, kernel.sourceOps,
                         kernel.kind, bytes);
   }
