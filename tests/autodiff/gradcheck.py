@@ -231,7 +231,9 @@ def cases(rng):
 
     # A small CNN: Conv 3x3 stride 1 pad 1, ReLU, Conv 3x3 stride 2 pad 1
     # (the importer drops the bottom and right padding no window reads),
-    # MaxPool 2x2, AveragePool 2x2 with padding (count_include_pad=0),
+    # MaxPool and AveragePool 2x2 stride 2 (windows that tile the image)
+    # and end padding (count_include_pad=0: AveragePool's one window
+    # divides by 4),
     # GlobalAveragePool, Flatten, Gemm, under cross-entropy.
     p = {"conv1.weight": n((3, 2, 3, 3)), "conv1.bias": n(3), "conv2.weight": n((4, 3, 3, 3)),
          "conv2.bias": n(4), "fc.weight": n((3, 4)), "fc.bias": n(3)}
@@ -241,16 +243,17 @@ def cases(rng):
                   helper.make_node("Relu", ["c1"], ["r1"]),
                   helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["c2"],
                                    strides=[2, 2], pads=[1, 1, 1, 1]),
-                  helper.make_node("MaxPool", ["c2"], ["m"], kernel_shape=[2, 2]),
+                  helper.make_node("MaxPool", ["c2"], ["m"], kernel_shape=[2, 2],
+                                   strides=[2, 2], pads=[0, 0, 1, 1]),
                   helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[2, 2],
-                                   pads=[1, 1, 1, 1]),
+                                   strides=[2, 2], pads=[0, 0, 1, 1]),
                   helper.make_node("GlobalAveragePool", ["a"], ["g"]),
                   helper.make_node("Flatten", ["g"], ["f"]),
                   helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], transB=1)],
                  [("x", [2, 2, 6, 6])], ("y", [2, 3]), p),
            [n((2, 2, 6, 6))], p,
-           lambda x, q: (lambda c2: average_pool(max_pool(c2, (2, 2), (1, 1)), (2, 2), (1, 1),
-                                                 (1, 1, 1, 1)).mean(axis=(2, 3))
+           lambda x, q: (lambda c2: average_pool(max_pool(c2, (2, 2), (2, 2), (0, 0, 1, 1)), (2, 2), (2, 2),
+                                                 (0, 0, 1, 1)).mean(axis=(2, 3))
                          @ q["fc.weight"].T + q["fc.bias"])(
                conv(relu(conv(x, q["conv1.weight"], q["conv1.bias"], pads=(1, 1, 1, 1))),
                     q["conv2.weight"], q["conv2.bias"], strides=(2, 2), pads=(1, 1, 1, 1))),
@@ -525,40 +528,44 @@ def check_case(tools, work, case, rng):
     return failures
 
 
-def check_max_pool_ties(tools, work):
-    """MaxPool 2x2 stride 1 over a parameter with tied maxima: each window's
-    gradient must go to its first maximum in row-major window order (and
-    overlapping windows add up); finite differences cannot check this."""
+def check_max_pool_ties(tools, work, stride):
+    """MaxPool 2x2 over a parameter with tied maxima, stride 1 (overlapping
+    windows, whose shares add up) or 2 (windows that tile the image): each
+    window's gradient must go to its first maximum in row-major window
+    order; finite differences cannot check this."""
     w = np.array([[1, 1, 0, 2], [1, 1, 2, 2], [0, 3, 3, 0], [3, 3, 0, 1]],
                  dtype=np.float64).reshape(1, 1, 4, 4)
-    target = np.arange(9, dtype=np.float64).reshape(1, 1, 3, 3) / 9
+    side = (4 - 2) // stride + 1
+    target = np.arange(side * side, dtype=np.float64).reshape(1, 1, side, side) / side**2
     onnx_model = model([helper.make_node("Add", ["x", "w"], ["s"]),
-                        helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])],
-                       [("x", [1, 1, 4, 4])], ("y", [1, 1, 3, 3]), {"w": w})
-    y = np.zeros((3, 3))
+                        helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2],
+                                         strides=[stride, stride])],
+                       [("x", [1, 1, 4, 4])], ("y", [1, 1, side, side]), {"w": w})
+    y = np.zeros((side, side))
     want = np.zeros((4, 4))
-    for i in range(3):
-        for j in range(3):
-            y[i, j] = w[0, 0, i:i + 2, j:j + 2].max()
-    dy = 2 * (y - target[0, 0]) / 9
-    for i in range(3):
-        for j in range(3):
-            window = w[0, 0, i:i + 2, j:j + 2].ravel()
+    for i in range(side):
+        for j in range(side):
+            y[i, j] = w[0, 0, i * stride:i * stride + 2, j * stride:j * stride + 2].max()
+    dy = 2 * (y - target[0, 0]) / side**2
+    for i in range(side):
+        for j in range(side):
+            window = w[0, 0, i * stride:i * stride + 2, j * stride:j * stride + 2].ravel()
             first = int(np.argmax(window))  # numpy's argmax: the first maximum
-            want[i + first // 2, j + first % 2] += dy[i, j]
+            want[i * stride + first // 2, j * stride + first % 2] += dy[i, j]
     feeds = {"x": np.zeros((1, 1, 4, 4)), "labels": target.astype(np.float32), "w": w,
              "w.momentum": np.zeros_like(w)}
     outputs = {"loss": np.zeros(1, np.float32), "w": w.astype(np.float32),
                "w.momentum": w.astype(np.float32)}
-    got = run_step(tools, work, "max-pool-ties", onnx_model,
+    name = f"max-pool-ties-stride-{stride}"
+    got = run_step(tools, work, name, onnx_model,
                    "loss=mse optimizer=momentum lr=0.25 momentum=0.5", feeds, outputs)
     error = np.abs(got["w.momentum"] - want.ravel()).max()
     # 6 printed digits; another tie rule moves whole entries of dy (> 0.1).
     tolerance = 1e-5 * np.abs(want).max()
     ok = error <= tolerance
-    print(f"max-pool-ties gradient of w: max abs error {error:.3g} (tolerance {tolerance:.3g}) "
+    print(f"{name} gradient of w: max abs error {error:.3g} (tolerance {tolerance:.3g}) "
           f"{'ok' if ok else 'MISMATCH'}")
-    return [] if ok else ["max-pool-ties gradient of w"]
+    return [] if ok else [f"{name} gradient of w"]
 
 
 def main():
@@ -577,7 +584,8 @@ def main():
             print(error.stderr[:2000])
             failures.append(f"{case[0]}: {os.path.basename(error.cmd[0])} failed")
     if not only or "max-pool-ties" in only:
-        failures += check_max_pool_ties(tools, work)
+        for stride in (1, 2):
+            failures += check_max_pool_ties(tools, work, stride)
     if failures:
         print("FAILED: " + "; ".join(failures))
         return 1
