@@ -7,12 +7,15 @@
 //   - __syncthreads: every thread of the block must arrive at the same barrier (same file:line);
 //   - warp collectives (mma, ldmatrix, shuffles, __syncwarp): all 32 lanes of the warp must
 //     arrive at the same operation; the last lane to arrive computes the result of every lane
-//     from the per-lane inputs, using the PTX ISA fragment layouts.
+//     from the per-lane inputs, using the PTX ISA fragment layouts;
+//   - warpgroup collectives (wgmma and wgmma.fence, sm_90a): the same over 128 threads;
+//   - mbarrier waits that find the phase incomplete.
 // Everything between two synchronisation points of a thread runs at once, so the emulator is
 // deliberately hostile to racy code: fibers are picked in a seeded order, warp by warp (seed 0:
 // highest thread first, otherwise warps and lanes shuffled), dynamic shared memory is filled with
 // NaN bytes at every block start, and cp.async copies stay pending until the issuing thread waits
-// for their group. A missing barrier or wait therefore yields wrong numbers instead of passing by
+// for their group; TMA copies land only when their mbarrier is tested, wgmma results only at
+// wgmma.wait_group. A missing barrier or wait therefore yields wrong numbers instead of passing by
 // luck. A deadlock (threads waiting at a barrier or collective that others never reach) is
 // reported as one line on stderr and exit status 1, as are misaligned or oversized operations and
 // accesses past the end of the dynamic shared memory (which ends at a guard page).

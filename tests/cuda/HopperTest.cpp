@@ -51,6 +51,7 @@ constexpr int kN = 64;
 struct WgmmaData {
   float d[128][kN / 2];
   uint64_t descriptor_a, descriptor_b; // 0: the library's matrix_descriptor
+  bool skip_wait;                      // read the accumulators without wgmma.wait_group
 };
 
 // A (64 x 16) and B (kN x 16, K-major) from the test's own layout of the tiles, at the start of the
@@ -70,7 +71,8 @@ __global__ void wgmmaKernel(WgmmaData *data) {
       acc, data->descriptor_a ? data->descriptor_a + (a >> 4) : sm90a::matrix_descriptor(a),
       data->descriptor_b ? data->descriptor_b + (b >> 4) : sm90a::matrix_descriptor(b));
   sm90a::wgmma_commit();
-  sm90a::wgmma_wait<0>();
+  if (!data->skip_wait)
+    sm90a::wgmma_wait<0>();
   for (int r = 0; r < kN / 2; ++r)
     data->d[threadIdx.x][r] = acc[r];
 }
@@ -94,9 +96,10 @@ std::vector<uint8_t> identifyingTiles() {
   return tiles;
 }
 
-WgmmaData runWgmma(uint64_t descriptorA = 0, uint64_t descriptorB = 0) {
+WgmmaData runWgmma(uint64_t descriptorA = 0, uint64_t descriptorB = 0, bool skipWait = false) {
   g_tiles = identifyingTiles();
   WgmmaData data{};
+  data.skip_wait = skipWait;
   data.descriptor_a = descriptorA;
   data.descriptor_b = descriptorB;
   tpu_emu::launch(wgmmaKernel, dim3(1), dim3(128), 1024 + g_tiles.size(), &data);
@@ -118,6 +121,14 @@ TEST(WgmmaAccumulator, ThreadsHoldThePtxFigureElements) {
       RowCol at = figureD(t, r);
       ASSERT_EQ(data.d[t][r], at.row + 64.0f * at.col) << "thread " << t << " register " << r;
     }
+}
+
+// wgmma is asynchronous: before wgmma.wait_group the registers still hold their old values.
+TEST(WgmmaAccumulator, ResultsLandOnlyAtTheWait) {
+  WgmmaData early = runWgmma(0, 0, true);
+  for (int t = 0; t < 128; ++t)
+    for (int r = 0; r < kN / 2; ++r)
+      ASSERT_EQ(early.d[t][r], 0.0f);
 }
 
 // The library's descriptor: start address >> 4 in bits 0-13, SBO 1024 >> 4 in 32-45, 128-byte
