@@ -18,7 +18,7 @@ updated parameters, the loss and the correct count are checked too. A
 second step per case feeds non-zero buffers with weight decay to check the
 update formula; that step, compiled by tpuc for the accelerator, must also
 pass tpusim's output check with the CPU pipeline's results as the expected
-outputs (ACCELERATOR_GAPS lists the steps that do not lower yet).
+outputs.
 
 Tolerance (docs/compiler.md): the step computes in float32, the reference in
 float64 with eps = 1e-6, whose truncation (~eps^2) and rounding
@@ -551,15 +551,6 @@ def bundle_tensors(tools, bundle):
     return tensors
 
 
-# Steps that do not lower to the accelerator yet, with tpuc's one-line error.
-ACCELERATOR_GAPS = {
-    # The one-hot compare of the gradient needs the int32 indices that
-    # dma.gather reads as fp32 on the vector unit (v.cvt.i2f), which the
-    # lowering does not emit yet.
-    "index-ops": "'tosa.cast' op is supported on static-shape f32 tensors only",
-}
-
-
 def check_on_accelerator(tools, work, name, flags, feeds, got):
     """The same training step compiled by tpuc for the accelerator and run in
     tpusim, whose output check (docs/numerics.md) compares it with the
@@ -568,13 +559,6 @@ def check_on_accelerator(tools, work, name, flags, feeds, got):
     bundle = os.path.join(work, name + ".tpub")
     compiled = subprocess.run([os.path.join(tools, "tpuc"), path, "--train", *flags, "-o", bundle],
                               capture_output=True, text=True)
-    if name in ACCELERATOR_GAPS:
-        error = compiled.stderr.strip()
-        ok = (compiled.returncode == 1 and len(error.splitlines()) == 1 and
-              ACCELERATOR_GAPS[name] in error)
-        print(f"{name} on the accelerator: not lowered yet, one line and exit 1: "
-              f"{'ok' if ok else 'MISMATCH'} ({error})")
-        return [] if ok else [f"{name} on the accelerator: the known gap changed"]
     if compiled.returncode != 0:
         print(f"{name} on the accelerator: {compiled.stderr.strip()} MISMATCH")
         return [f"{name} on the accelerator"]

@@ -323,11 +323,16 @@ LogicalResult RowReduceOp::verify() {
   return success();
 }
 
-LogicalResult ToIntOp::verify() {
-  if (getInput().getType().getShape() != getResult().getType().getShape())
-    return emitOpError("result shape must equal the input shape");
+// A conversion between int32 words and fp32 keeps the shape.
+template <typename Conversion> static LogicalResult verifyConversion(Conversion op) {
+  if (op.getInput().getType().getShape() != op.getResult().getType().getShape())
+    return op.emitOpError("result shape must equal the input shape");
   return success();
 }
+
+LogicalResult ToIntOp::verify() { return verifyConversion(*this); }
+
+LogicalResult ToFloatOp::verify() { return verifyConversion(*this); }
 
 LogicalResult ClampOp::verify() {
   ArrayRef<int64_t> bounds = getBounds().getType().getShape();

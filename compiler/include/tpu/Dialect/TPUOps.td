@@ -162,6 +162,24 @@ def TPU_ToIntOp : TPU_Op<"to_int", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TPU_ToFloatOp : TPU_Op<"to_float", [Pure]> {
+  let summary = "Convert int32 words to fp32 elements on the vector unit";
+  let description = [{
+    `result = input` as fp32 (`v.cvt.i2f`, exact below 2^24): how integer
+    graph inputs that are int32 words in DRAM (a Gather's indices) reach
+    the fp32 computation a training step does with them (the one-hot
+    compare of the Gather's gradient).
+
+    ```mlir
+    %x = tpu.to_float %i : tensor<1x3xi32> -> tensor<1x3xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[I32]>:$input);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TPU_ReduceKind : I32EnumAttr<"ReduceKind", "vector-unit row reduction", [
   I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
   let cppNamespace = "::mlir::tpu";

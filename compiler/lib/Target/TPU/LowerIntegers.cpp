@@ -8,6 +8,10 @@
 //   * an int64 graph input becomes an f32 input marked tpu.host_type = i64:
 //     the runtime converts the caller's integers to fp32 (exact below 2^24,
 //     a one-line error above);
+//   * a Gather's indices stay int32 words in DRAM for dma.gather
+//     (lowerGathers); their other integer users (the one-hot compare of the
+//     Gather's gradient) take them converted on the vector unit
+//     (tpu.to_float, v.cvt.i2f);
 //   * casts between integer types, and from integers to f32, go; a cast of a
 //     compare to an integer becomes the compare's f32 mask;
 //   * reshape, tile, reduce_sum, add, sub, select and argmax take f32 types,
@@ -79,6 +83,18 @@ bool looksLikeOutputChain(tosa::ArgMaxOp argmax) {
   return false;
 }
 
+// Whether `value` (an int32 graph input) is the indices of a tpu.gather,
+// directly or through a view (lowerGathers): values below the table's
+// row count, so exact in fp32.
+bool feedsGather(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    if (llvm::isa<GatherOp>(user))
+      return true;
+    auto view = llvm::dyn_cast<ViewOp>(user);
+    return view && llvm::any_of(view->getUsers(), [](Operation *u) { return isa<GatherOp>(u); });
+  });
+}
+
 } // namespace
 
 LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
@@ -86,8 +102,32 @@ LogicalResult mlir::tpu::lowerIntegerValues(func::FuncOp func) {
   DenseSet<Value> converted; // integer values now f32
   Block &body = func.getBody().front();
   for (BlockArgument argument : body.getArguments()) {
-    // int64 inputs only (class labels); gather's indices are int32 words
-    // already (lowerGathers).
+    auto type = llvm::dyn_cast<RankedTensorType>(argument.getType());
+    if (isIntegerTensor(type) && type.getElementType().isInteger(32) && feedsGather(argument)) {
+      // A Gather's int32 indices (lowerGathers): an fp32 copy for the
+      // integer computations on them.
+      SmallVector<OpOperand *> valueUses;
+      for (OpOperand &use : argument.getUses())
+        if (llvm::isa<tosa::TosaDialect>(use.getOwner()->getDialect()) &&
+            carriesValues(use.getOwner()))
+          valueUses.push_back(&use);
+      if (valueUses.empty())
+        continue;
+      OpBuilder builder = OpBuilder::atBlockBegin(&body);
+      Location loc = argument.getLoc();
+      RankedTensorType words = matrixType(type);
+      Value matrix = words == type ? Value(argument)
+                                   : builder.create<ViewOp>(loc, words, argument).getResult();
+      Value converted32 = builder.create<ToFloatOp>(loc, asF32(words), matrix);
+      Value copy = words == type
+                       ? converted32
+                       : builder.create<ViewOp>(loc, asF32(type), converted32).getResult();
+      for (OpOperand *use : valueUses)
+        use->set(copy);
+      converted.insert(copy);
+      continue;
+    }
+    // int64 inputs (class labels).
     if (!isIntegerTensor(argument.getType()) ||
         !llvm::cast<RankedTensorType>(argument.getType()).getElementType().isInteger(64) ||
         llvm::any_of(argument.getUsers(), [](Operation *user) {

@@ -3,7 +3,7 @@
 // vector unit having no boolean type; the compare's users, a select or a
 // cast to f32, take the mask. Logical not/and/or of compares (the max-pool
 // gradient's first arg-max of each window) become f32 arithmetic on those
-// masks first (lowerLogicalMasks).
+// masks first (lowerLogicalMasks), and so do reshapes of them.
 #include "TosaLowering.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -116,12 +116,19 @@ bool isLogical(Operation *op) {
   return llvm::isa_and_nonnull<tosa::LogicalNotOp, tosa::LogicalAndOp, tosa::LogicalOrOp>(op);
 }
 
+// A reshape of a boolean (tpu-matrix-broadcast computes a broadcast compare
+// in 2-D and reshapes its result back).
+bool isMaskReshape(Operation *op) {
+  auto reshape = llvm::dyn_cast_or_null<tosa::ReshapeOp>(op);
+  return reshape && getElementTypeOrSelf(reshape.getType()).isInteger(1);
+}
+
 } // namespace
 
 void mlir::tpu::lowerLogicalMasks(func::FuncOp func) {
   SmallVector<Operation *> logical;
   func.walk([&](Operation *op) {
-    if (isLogical(op))
+    if (isLogical(op) || isMaskReshape(op))
       logical.push_back(op);
   });
   if (logical.empty())
@@ -146,10 +153,10 @@ void mlir::tpu::lowerLogicalMasks(func::FuncOp func) {
     if (auto known = masks.find(value); known != masks.end())
       return known->second;
     Operation *op = value.getDefiningOp();
-    if (!op || (!compareKind(op) && !isLogical(op)))
+    if (!op || (!compareKind(op) && !isLogical(op) && !isMaskReshape(op)))
       return Value();
     SmallVector<Value> operands;
-    if (isLogical(op))
+    if (isLogical(op) || isMaskReshape(op))
       for (Value operand : op->getOperands())
         if (!(operands.emplace_back(maskOf(operand))))
           return Value();
@@ -159,6 +166,8 @@ void mlir::tpu::lowerLogicalMasks(func::FuncOp func) {
     Value mask;
     if (compareKind(op))
       mask = builder.create<tosa::CastOp>(loc, type, value);
+    else if (auto reshape = llvm::dyn_cast<tosa::ReshapeOp>(op))
+      mask = builder.create<tosa::ReshapeOp>(loc, type, operands[0], reshape.getNewShapeAttr());
     else if (llvm::isa<tosa::LogicalNotOp>(op))
       mask = builder.create<tosa::SubOp>(loc, type, ones(loc, type), operands[0]);
     else if (llvm::isa<tosa::LogicalAndOp>(op))

@@ -193,11 +193,13 @@ public:
                                           tpu::codegen::LowerWithVectorUnit<mlir::tpu::UnaryOp>,
                                           tpu::codegen::LowerWithVectorUnit<mlir::tpu::ClampOp>,
                                           tpu::codegen::LowerWithVectorUnit<mlir::tpu::ToIntOp>,
+                                          tpu::codegen::LowerWithVectorUnit<mlir::tpu::ToFloatOp>,
                                           tpu::codegen::LowerWithVectorUnit<mlir::tpu::RowReduceOp>,
                                           tpu::codegen::LowerWithVectorUnit<mlir::tpu::FusedOp>>(
                 getOperation(), [](mlir::Operation *op) {
                   return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
-                                   mlir::tpu::ToIntOp, mlir::tpu::RowReduceOp>(op) ||
+                                   mlir::tpu::ToIntOp, mlir::tpu::ToFloatOp,
+                                   mlir::tpu::RowReduceOp>(op) ||
                          tpu::codegen::isRowGroup(op);
                 })))
       signalPassFailure();

@@ -186,6 +186,8 @@ VectorStep elementwiseStep(mlir::Operation &op, Value input) {
     return {matrixOf(clamp.getBounds()), Spread::Scalar, Opcode::VClamp, &op};
   if (llvm::isa<mlir::tpu::ToIntOp>(op))
     return {{}, Spread::Same, Opcode::VCvtF2I, &op};
+  if (llvm::isa<mlir::tpu::ToFloatOp>(op))
+    return {{}, Spread::Same, Opcode::VCvtI2F, &op};
   throw Error(fmt::format("'{}' is not elementwise", op.getName().getStringRef().str()));
 }
 

@@ -107,6 +107,8 @@ public:
       vector(elementsOf(clamp.getResult()), isa::Opcode::VClamp);
     } else if (auto toInt = llvm::dyn_cast<mlir::tpu::ToIntOp>(op)) {
       vector(elementsOf(toInt.getResult()), isa::Opcode::VCvtF2I);
+    } else if (auto toFloat = llvm::dyn_cast<mlir::tpu::ToFloatOp>(op)) {
+      vector(elementsOf(toFloat.getResult()), isa::Opcode::VCvtI2F);
     } else if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
       vector(elementsOf(reduce.getInput()), isa::Opcode::VRowSum);
     }

@@ -117,8 +117,8 @@ std::pair<int64_t, bool> opWork(mlir::Operation *op) {
 }
 
 bool isVectorOp(mlir::Operation *op) {
-  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ToIntOp, mlir::tpu::ClampOp,
-                   mlir::tpu::RowReduceOp>(op);
+  return llvm::isa<mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ToIntOp,
+                   mlir::tpu::ToFloatOp, mlir::tpu::ClampOp, mlir::tpu::RowReduceOp>(op);
 }
 
 // What `op` costs run on its own, on the tiles of `plan`.
@@ -155,7 +155,7 @@ mlir::tpu::VectorTilingAttr planVectorOp(mlir::Operation *op, const HardwareConf
   if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op))
     return planElementwise(context, rows, cols,
                            mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()), config);
-  if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp>(op))
+  if (llvm::isa<mlir::tpu::UnaryOp, mlir::tpu::ToIntOp, mlir::tpu::ToFloatOp>(op))
     return planElementwise(context, rows, cols, std::nullopt, config);
   if (llvm::isa<mlir::tpu::ClampOp>(op))
     return planElementwise(context, rows, cols, Spread::Scalar, config);

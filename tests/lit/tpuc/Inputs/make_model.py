@@ -86,6 +86,12 @@ KINDS = {
         [helper.make_node("Div", ["x", "d"], ["q"], name="div"),
          helper.make_node("ReduceMean", ["q"], ["y"], name="mean", axes=[1], keepdims=1)],
         [info("x", [2, 3, 4])], [info("y", [2, 1, 4])], [const("d", np.full((1, 1, 4), 2.0))]),
+    # Training: an embedding, Gather of a trained table with run-time
+    # indices.
+    "train_gather": lambda: model(
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="embed", axis=0)],
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])], [info("y", [3, 4])],
+        [const("table", np.arange(20).reshape(5, 4) / 20.0)]),
 }
 
 if __name__ == "__main__":
