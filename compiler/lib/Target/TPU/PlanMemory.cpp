@@ -22,7 +22,9 @@ namespace {
 
 constexpr uint64_t kAlignment = 64;
 
-uint64_t bytesOf(Value value) { return llvm::alignTo(::tpu::codegen::dramBytesOf(value), kAlignment); }
+uint64_t bytesOf(Value value) {
+  return llvm::alignTo(::tpu::codegen::dramBytesOf(value), kAlignment);
+}
 
 // Whether only matrix products read `value` (through views): the array
 // rounds its operands to bf16 itself.

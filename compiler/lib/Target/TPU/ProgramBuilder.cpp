@@ -33,7 +33,7 @@ isa::DType dramDType(Value value) {
     if (auto name = op->getAttrOfType<mlir::StringAttr>(mlir::tpu::kDramDTypeAttr)) {
       if (name.getValue() != "bf16")
         throw Error(fmt::format("{} '{}' is not bf16", mlir::tpu::kDramDTypeAttr.str(),
-                                       name.getValue().str()));
+                                name.getValue().str()));
       return isa::DType::BF16;
     }
   return llvm::cast<mlir::ShapedType>(value.getType()).getElementType().isInteger(32)
