@@ -306,9 +306,11 @@ std::string metadataJson(const Bundle &bundle) {
   return json.dump();
 }
 
-// The reference constants' places and sizes; their values come from the
-// reference section.
-void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
+// The reference constants get their places and sizes here, which must add
+// up to the `referenceBytes` of the reference section (checked before
+// anything is allocated for them), and their values from that section.
+void parseMetadata(const uint8_t *begin, const uint8_t *end, uint64_t referenceBytes,
+                   Bundle &bundle) {
   constexpr const char *kOrigin = "bundle metadata";
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
@@ -334,15 +336,22 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
     }
     if (root.contains("work"))
       bundle.work = parseWork(root["work"]);
+    std::vector<std::pair<uint64_t, uint64_t>> references; // address, elements
+    uint64_t referenceElements = 0;
     if (root.contains("reference_constants"))
       for (const JsonCursor &constant : root["reference_constants"].arrayElements()) {
         constant.expectObject({"dram_address", "elements"});
-        uint64_t elements =
-            constant["elements"].unsignedInteger(1, std::numeric_limits<uint32_t>::max());
-        bundle.reference_constants.push_back(
-            {constant["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max()),
-             std::vector<float>(elements)});
+        references.emplace_back(
+            constant["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max()),
+            constant["elements"].unsignedInteger(1, std::numeric_limits<uint32_t>::max()));
+        referenceElements += references.back().second; // each below 2^32: no overflow
       }
+    if (referenceElements * 4 != referenceBytes)
+      throw Error(fmt::format("the reference section has {} bytes, the metadata's "
+                              "reference_constants need {}",
+                              referenceBytes, referenceElements * 4));
+    for (auto [address, elements] : references)
+      bundle.reference_constants.push_back({address, std::vector<float>(elements)});
   } catch (const nlohmann::json::exception &error) {
     throw Error(fmt::format("{}: invalid JSON: {}", kOrigin, detail::jsonErrorText(error.what())));
   }
@@ -487,17 +496,10 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
     }
     cursor += isa::kInstructionBytes;
   }
-  parseMetadata(cursor, cursor + metadataBytes, bundle);
+  parseMetadata(cursor, cursor + metadataBytes, referenceBytes, bundle);
   cursor += metadataBytes;
   bundle.constants.assign(cursor, cursor + constantBytes);
   cursor += constantBytes;
-  uint64_t referenceElements = 0;
-  for (const ReferenceConstant &constant : bundle.reference_constants)
-    referenceElements += constant.values.size(); // each below 2^32: no overflow
-  if (referenceElements * 4 != referenceBytes)
-    throw Error(fmt::format("the reference section has {} bytes, the metadata's "
-                            "reference_constants need {}",
-                            referenceBytes, referenceElements * 4));
   for (ReferenceConstant &constant : bundle.reference_constants)
     for (float &value : constant.values) {
       value = bitsFloat(static_cast<uint32_t>(readLittleEndian(cursor, 4)));

@@ -433,6 +433,11 @@ TEST(Bundle, RejectsInconsistentReferenceConstants) {
   metadata["reference_constants"][0]["elements"] = 63;
   EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
             "the reference section has 256 bytes, the metadata's reference_constants need 252");
+  // Checked before anything is allocated for the values.
+  metadata["reference_constants"][0]["elements"] = 4294967295u;
+  EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
+            "the reference section has 256 bytes, the metadata's reference_constants need "
+            "17179869180");
   metadata["reference_constants"][0]["elements"] = 0;
   EXPECT_THAT(parseError(withMetadata(bytes, metadata.dump())),
               HasSubstr("reference_constants[0].elements: must be an integer in [1, "));
