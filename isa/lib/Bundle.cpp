@@ -5,6 +5,7 @@
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Legality.h"
 #include "tpu/isa/LittleEndian.h"
+#include "tpu/isa/Numerics.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,8 @@ using detail::JsonCursor;
 using isa::Instruction;
 using isa::Opcode;
 
-constexpr uint32_t kHeaderBytes = 48;
+// The header of each version this build reads: version 2 adds reference_bytes.
+uint32_t headerBytesOf(uint32_t version) { return version == 1 ? 48 : 56; }
 constexpr uint64_t kMaxDramBytes = uint64_t{1} << 34; // 16 GiB
 
 void appendLittleEndian(std::vector<uint8_t> &bytes, uint64_t value, unsigned size) {
@@ -127,6 +129,27 @@ void checkDramLayout(const Bundle &bundle) {
                               furthest->end));
     if (!furthest || range.end > furthest->end)
       furthest = &range;
+  }
+}
+
+// Each reference constant lies in the constants, where the image holds its
+// values rounded to bf16.
+void checkReferenceConstants(const Bundle &bundle) {
+  for (size_t index = 0; index < bundle.reference_constants.size(); ++index) {
+    const ReferenceConstant &constant = bundle.reference_constants[index];
+    std::string what = fmt::format("reference_constants[{}]", index);
+    uint64_t bytes = constant.values.size() * 2;
+    if (constant.values.empty() || constant.dram_address < bundle.constant_address ||
+        constant.dram_address - bundle.constant_address > bundle.constants.size() ||
+        bytes > bundle.constants.size() - (constant.dram_address - bundle.constant_address))
+      throw Error(fmt::format("{}: {} bf16 elements at {:#x} are not inside the constants", what,
+                              constant.values.size(), constant.dram_address));
+    const uint8_t *image =
+        bundle.constants.data() + (constant.dram_address - bundle.constant_address);
+    for (size_t i = 0; i < constant.values.size(); ++i)
+      if (readLittleEndian(image + 2 * i, 2) != floatToBF16(constant.values[i]))
+        throw Error(fmt::format("{}: element {} of the image is not its value {} rounded to bf16",
+                                what, i, constant.values[i]));
   }
 }
 
@@ -277,16 +300,23 @@ std::string metadataJson(const Bundle &bundle) {
                         {"parameters", bundle.training->parameters}};
   if (bundle.work)
     json["work"] = workJson(*bundle.work);
+  for (const ReferenceConstant &constant : bundle.reference_constants)
+    json["reference_constants"].push_back(
+        {{"dram_address", constant.dram_address}, {"elements", constant.values.size()}});
   return json.dump();
 }
 
-void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
+// The reference constants get their places and sizes here, which must add
+// up to the `referenceBytes` of the reference section (checked before
+// anything is allocated for them), and their values from that section.
+void parseMetadata(const uint8_t *begin, const uint8_t *end, uint64_t referenceBytes,
+                   Bundle &bundle) {
   constexpr const char *kOrigin = "bundle metadata";
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
     JsonCursor root(json, kOrigin);
     root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"},
-                      {"training", "work"});
+                      {"training", "work", "reference_constants"});
     bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
     for (const JsonCursor &tensor : root["inputs"].arrayElements())
       bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
@@ -306,6 +336,22 @@ void parseMetadata(const uint8_t *begin, const uint8_t *end, Bundle &bundle) {
     }
     if (root.contains("work"))
       bundle.work = parseWork(root["work"]);
+    std::vector<std::pair<uint64_t, uint64_t>> references; // address, elements
+    uint64_t referenceElements = 0;
+    if (root.contains("reference_constants"))
+      for (const JsonCursor &constant : root["reference_constants"].arrayElements()) {
+        constant.expectObject({"dram_address", "elements"});
+        references.emplace_back(
+            constant["dram_address"].unsignedInteger(0, std::numeric_limits<uint64_t>::max()),
+            constant["elements"].unsignedInteger(1, std::numeric_limits<uint32_t>::max()));
+        referenceElements += references.back().second; // each below 2^32: no overflow
+      }
+    if (referenceElements * 4 != referenceBytes)
+      throw Error(fmt::format("the reference section has {} bytes, the metadata's "
+                              "reference_constants need {}",
+                              referenceBytes, referenceElements * 4));
+    for (auto [address, elements] : references)
+      bundle.reference_constants.push_back({address, std::vector<float>(elements)});
   } catch (const nlohmann::json::exception &error) {
     throw Error(fmt::format("{}: invalid JSON: {}", kOrigin, detail::jsonErrorText(error.what())));
   }
@@ -332,6 +378,7 @@ uint64_t TensorInfo::elements() const {
 void Bundle::validate() const {
   config.validate("bundle config");
   checkDramLayout(*this);
+  checkReferenceConstants(*this);
   checkSourceMap(*this);
   checkWork(*this);
   checkProgram(*this);
@@ -362,13 +409,15 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
 
   std::vector<uint8_t> bytes(std::begin(kBundleMagic), std::end(kBundleMagic));
   appendLittleEndian(bytes, kBundleVersion, 4);
-  appendLittleEndian(bytes, kHeaderBytes, 4);
+  appendLittleEndian(bytes, headerBytesOf(kBundleVersion), 4);
   appendLittleEndian(bytes, 0, 4); // CRC, filled in below
   appendLittleEndian(bytes, bundle.program.size(), 4);
   appendLittleEndian(bytes, metadata.size(), 4);
   appendLittleEndian(bytes, bundle.constants.size(), 8);
   appendLittleEndian(bytes, bundle.constant_address, 8);
   appendLittleEndian(bytes, bundle.dram_bytes, 8);
+  size_t referenceBytesAt = bytes.size();
+  appendLittleEndian(bytes, 0, 8); // reference_bytes, filled in below
   for (size_t index = 0; index < bundle.program.size(); ++index) {
     isa::EncodedInstruction encoded;
     try {
@@ -380,6 +429,11 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
   }
   bytes.insert(bytes.end(), metadata.begin(), metadata.end());
   bytes.insert(bytes.end(), bundle.constants.begin(), bundle.constants.end());
+  size_t referenceStart = bytes.size();
+  for (const ReferenceConstant &constant : bundle.reference_constants)
+    for (float value : constant.values)
+      appendLittleEndian(bytes, floatBits(value), 4);
+  writeLittleEndian(bytes.data() + referenceBytesAt, 8, bytes.size() - referenceStart);
 
   uint32_t crc =
       crc32(bytes.data() + kBundleCrcCoverageStart, bytes.size() - kBundleCrcCoverageStart);
@@ -388,30 +442,37 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
 }
 
 Bundle parseBundle(const std::vector<uint8_t> &bytes) {
-  if (bytes.size() < kHeaderBytes)
+  // Magic, version and header size fit in the oldest version's header.
+  if (bytes.size() < headerBytesOf(kOldestBundleVersion))
     throw Error(fmt::format("bundle is {} bytes, too short for the {}-byte header", bytes.size(),
-                            kHeaderBytes));
+                            headerBytesOf(kOldestBundleVersion)));
   const uint8_t *data = bytes.data();
   if (!std::equal(std::begin(kBundleMagic), std::end(kBundleMagic), data))
     throw Error("not a TPU bundle (bad magic)");
   auto version = static_cast<uint32_t>(readLittleEndian(data + 4, 4));
-  if (version != kBundleVersion)
-    throw Error(fmt::format("bundle version {}, this build reads {}", version, kBundleVersion));
+  if (version < kOldestBundleVersion || version > kBundleVersion)
+    throw Error(fmt::format("bundle version {}, this build reads {} to {}", version,
+                            kOldestBundleVersion, kBundleVersion));
   auto headerBytes = static_cast<uint32_t>(readLittleEndian(data + 8, 4));
-  if (headerBytes != kHeaderBytes)
-    throw Error(
-        fmt::format("bundle header is {} bytes, this build reads {}", headerBytes, kHeaderBytes));
+  if (headerBytes != headerBytesOf(version))
+    throw Error(fmt::format("bundle header is {} bytes, version {} has {}", headerBytes, version,
+                            headerBytesOf(version)));
+  if (bytes.size() < headerBytes)
+    throw Error(fmt::format("bundle is {} bytes, too short for the {}-byte header", bytes.size(),
+                            headerBytes));
   auto storedCrc = static_cast<uint32_t>(readLittleEndian(data + kBundleCrcOffset, 4));
   uint64_t numInstructions = readLittleEndian(data + 16, 4);
   uint64_t metadataBytes = readLittleEndian(data + 20, 4);
   uint64_t constantBytes = readLittleEndian(data + 24, 8);
+  uint64_t referenceBytes = version == 1 ? 0 : readLittleEndian(data + 48, 8);
 
   // Subtract section by section so that no sum of untrusted sizes can overflow.
-  uint64_t remaining = bytes.size() - kHeaderBytes;
+  uint64_t remaining = bytes.size() - headerBytes;
   const std::pair<const char *, uint64_t> sections[] = {
       {"instructions", numInstructions * isa::kInstructionBytes},
       {"metadata", metadataBytes},
-      {"constants", constantBytes}};
+      {"constants", constantBytes},
+      {"reference", referenceBytes}};
   for (const auto &[name, size] : sections) {
     if (size > remaining)
       throw Error(fmt::format("bundle truncated: the {} section needs {} bytes, {} remain", name,
@@ -419,14 +480,14 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
     remaining -= size;
   }
   if (remaining != 0)
-    throw Error(fmt::format("bundle has {} trailing bytes after the constants", remaining));
+    throw Error(fmt::format("bundle has {} trailing bytes after its sections", remaining));
   if (crc32(data + kBundleCrcCoverageStart, bytes.size() - kBundleCrcCoverageStart) != storedCrc)
     throw Error("checksum mismatch: bundle is corrupt");
 
   Bundle bundle;
   bundle.constant_address = readLittleEndian(data + 32, 8);
   bundle.dram_bytes = readLittleEndian(data + 40, 8);
-  const uint8_t *cursor = data + kHeaderBytes;
+  const uint8_t *cursor = data + headerBytes;
   for (uint64_t index = 0; index < numInstructions; ++index) {
     try {
       bundle.program.push_back(isa::decode(cursor));
@@ -435,9 +496,15 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
     }
     cursor += isa::kInstructionBytes;
   }
-  parseMetadata(cursor, cursor + metadataBytes, bundle);
+  parseMetadata(cursor, cursor + metadataBytes, referenceBytes, bundle);
   cursor += metadataBytes;
   bundle.constants.assign(cursor, cursor + constantBytes);
+  cursor += constantBytes;
+  for (ReferenceConstant &constant : bundle.reference_constants)
+    for (float &value : constant.values) {
+      value = bitsFloat(static_cast<uint32_t>(readLittleEndian(cursor, 4)));
+      cursor += 4;
+    }
   bundle.validate();
   return bundle;
 }

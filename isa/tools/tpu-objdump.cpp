@@ -46,10 +46,16 @@ void printWork(const tpu::Bundle &bundle) {
 void printBundle(const std::string &path) {
   tpu::Bundle bundle = tpu::readBundle(path);
   const tpu::HardwareConfig &config = bundle.config;
-  fmt::print("{}: bundle version {}, {} instructions, {} constant bytes at {:#x}, "
-             "dram_bytes {:#x}\n",
-             path, tpu::kBundleVersion, bundle.program.size(), bundle.constants.size(),
-             bundle.constant_address, bundle.dram_bytes);
+  size_t referenceElements = 0;
+  for (const tpu::ReferenceConstant &constant : bundle.reference_constants)
+    referenceElements += constant.values.size();
+  fmt::print("{}: {} instructions, {} constant bytes at {:#x}, dram_bytes {:#x}\n", path,
+             bundle.program.size(), bundle.constants.size(), bundle.constant_address,
+             bundle.dram_bytes);
+  if (!bundle.reference_constants.empty())
+    fmt::print("{} constants ({} elements) stored as bf16, with their fp32 values for the "
+               "output check\n",
+               bundle.reference_constants.size(), referenceElements);
   fmt::print("config: {} ({} x {} {} array)\n", config.name, config.array.rows, config.array.cols,
              tpu::isa::dtypeName(config.array.dtype));
   printTensors("inputs", bundle.inputs);

@@ -90,7 +90,8 @@ std::vector<runtime::Tensor> outputsOf(const runtime::Session &session) {
 
 // The output check of docs/numerics.md for every output with an expected
 // tensor. On a bf16 array it runs the program once more with fp32 operands
-// (fast mode: the same outputs as cycle mode); `session` then holds that run.
+// and DRAM's bf16 data at fp32 (fast mode: the same outputs as cycle mode);
+// `session` then holds that run.
 std::vector<runtime::OutputCheck>
 checkOutputs(runtime::Session &session, const std::vector<runtime::Tensor> &hardware,
              const std::vector<std::optional<runtime::Tensor>> &expected, uint64_t maxCycles) {
@@ -385,8 +386,8 @@ int main(int argc, char **argv) {
                  "Directory of ONNX TensorProto files: input_0.pb, input_1.pb, ... are the "
                  "model's inputs in order (all required; without --data every input is zero); "
                  "each output_N.pb present is checked against output N as docs/numerics.md says "
-                 "(on a bf16 array the program runs once more with fp32 operands, which must "
-                 "match it tightly)");
+                 "(on a bf16 array the program runs once more with fp32 operands and bf16 "
+                 "DRAM data at fp32, which must match it tightly)");
   app.add_option("--report", options.reportPath,
                  "Also write the statistics (and comparisons) as JSON to this file");
   app.add_option("--mode", options.mode,

@@ -1,6 +1,7 @@
 #include "Machine.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Numerics.h"
 
 #include <fmt/format.h>
 
@@ -11,10 +12,15 @@ std::ostream &operator<<(std::ostream &out, const IssuedInstruction &issued) {
 }
 
 Machine::Machine(const Bundle &bundle, std::vector<uint8_t> &dramImage, const SimOptions &options)
-    : config(bundle.config), dramBytes(bundle.dram_bytes), mode(options.mode), roundOperands(options.round_operands),
-      clock(config.clock_ghz), scratchpad(config.scratchpad.words()),
-      accumulator(config.accumulator.words()), dram(dramImage), profiler(bundle, options.trace),
-      banks(config, clock, profiler), dramChannel(config) {}
+    : config(bundle.config), dramBytes(bundle.dram_bytes), mode(options.mode),
+      roundOperands(options.round_operands), clock(config.clock_ghz),
+      scratchpad(config.scratchpad.words()), accumulator(config.accumulator.words()),
+      dram(dramImage, !options.round_operands), profiler(bundle, options.trace),
+      banks(config, clock, profiler), dramChannel(config) {
+  for (const ReferenceConstant &constant : bundle.reference_constants)
+    for (size_t i = 0; i < constant.values.size(); ++i)
+      dram.record(constant.dram_address + 2 * i, floatBits(constant.values[i]));
+}
 
 WordMemory &Machine::memory(isa::Space space) {
   return space == isa::Space::Scratchpad ? scratchpad : accumulator;

@@ -27,6 +27,24 @@ void WordMemory::write(const Region &region, const std::vector<uint32_t> &words)
       write(region.at(r, c), words[r * region.cols + c]);
 }
 
+void Dram::record(uint64_t address, uint32_t word) {
+  if (!wide_)
+    return;
+  if (recorded_.empty()) {
+    recordedWords_.resize(bytes_.size() / 2);
+    recorded_.resize(bytes_.size() / 2);
+  }
+  recordedWords_[address / 2] = word;
+  recorded_[address / 2] = true;
+}
+
+void Dram::forget(uint64_t address, uint64_t bytes) {
+  if (recorded_.empty())
+    return;
+  for (uint64_t slot = address / 2; slot < (address + bytes + 1) / 2; ++slot)
+    recorded_[slot] = false;
+}
+
 uint32_t Dram::load(uint64_t address, isa::DType dtype) const {
   const uint8_t *bytes = bytes_.data() + address;
   switch (dtype) {
@@ -34,6 +52,8 @@ uint32_t Dram::load(uint64_t address, isa::DType dtype) const {
   case isa::DType::I32:
     return static_cast<uint32_t>(readLittleEndian(bytes, 4));
   case isa::DType::BF16:
+    if (!recorded_.empty() && recorded_[address / 2])
+      return recordedWords_[address / 2];
     return static_cast<uint32_t>(readLittleEndian(bytes, 2)) << 16;
   case isa::DType::I8:
     return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bytes[0])));
@@ -43,6 +63,10 @@ uint32_t Dram::load(uint64_t address, isa::DType dtype) const {
 
 void Dram::store(uint64_t address, isa::DType dtype, uint32_t word) {
   uint8_t *bytes = bytes_.data() + address;
+  if (dtype == isa::DType::BF16)
+    record(address, word);
+  else
+    forget(address, isa::dtypeBytes(dtype));
   switch (dtype) {
   case isa::DType::F32:
   case isa::DType::I32:
@@ -79,6 +103,7 @@ void Dram::store(const Region &region, isa::DType dtype, const std::vector<uint3
     const uint32_t *row = words.data() + r * region.cols;
     if (dtype == isa::DType::F32 || dtype == isa::DType::I32) {
       std::memcpy(bytes_.data() + address, row, region.cols * 4);
+      forget(address, region.cols * 4);
       continue;
     }
     for (uint64_t c = 0; c < region.cols; ++c)

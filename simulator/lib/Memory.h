@@ -40,9 +40,20 @@ private:
 
 // Little-endian DRAM over the caller's image. A DRAM Region has a byte
 // address but counts columns and stride in elements of `elementBytes` bytes.
+//
+// A `wide` DRAM (the output check's reference run, SimOptions::round_operands
+// = false) keeps the fp32 value of each bf16 element beside the image: a bf16
+// store writes the rounded bits and records the word it narrowed, a bf16 load
+// returns the recorded word where there is one (else it widens the image's
+// bits), and any other store over a recorded element forgets it. So that run
+// computes in fp32 throughout, whatever the program stores as bf16
+// (docs/numerics.md).
 class Dram {
 public:
-  explicit Dram(std::vector<uint8_t> &bytes) : bytes_(bytes) {}
+  Dram(std::vector<uint8_t> &bytes, bool wide) : bytes_(bytes), wide_(wide) {}
+  // A wide DRAM's record for the bf16 element at `address` (a constant's fp32
+  // value, Bundle::reference_constants); ignored by one that is not wide.
+  void record(uint64_t address, uint32_t word);
 
   // Reads one element of `dtype` at `address` and widens it to an on-chip word.
   uint32_t load(uint64_t address, isa::DType dtype) const;
@@ -53,7 +64,15 @@ public:
   void store(const Region &region, isa::DType dtype, const std::vector<uint32_t> &words);
 
 private:
+  // Forgets the records of the bf16 elements that [address, address + bytes)
+  // touches.
+  void forget(uint64_t address, uint64_t bytes);
+
   std::vector<uint8_t> &bytes_;
+  const bool wide_;
+  // Per 2-byte slot of the image, allocated at the first record.
+  std::vector<uint32_t> recordedWords_;
+  std::vector<bool> recorded_;
 };
 
 } // namespace tpu::sim

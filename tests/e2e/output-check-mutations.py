@@ -10,6 +10,11 @@ asserts that tpusim fails (exit 1, a FAIL line) on each corruption:
   one-element  one expected element off by 10x the check's tolerance
   dropped-k    the program without one K tile of a matmul (an mxu.mm that
                accumulates, deleted from the ISA-level IR), on the true data
+  bf16-shifted the program reading a tensor DRAM holds as bf16 one element
+               off (the middle dma.ld of dtype=bf16, a weight panel or an
+               activation, 2 bytes on), on the true data: the reference run,
+               which keeps bf16 DRAM data at fp32, must not hide a program
+               error there
 """
 import json
 import os
@@ -86,21 +91,29 @@ def main():
     corrupted("one-element", one_element)
 
     isa = run([tpuc, os.path.join(model_dir, "model.onnx"), "--config", config, "--emit=isa"])
-    lines = isa.stdout.splitlines(keepends=True)
-    accumulating = [i for i, line in enumerate(lines)
-                    if re.search(r"tpu\.inst mxu\.mm .*accumulate=1", line)]
-    if not accumulating:
-        print("dropped-k: skipped, no matmul accumulates over K tiles")
-    else:
-        del lines[accumulating[len(accumulating) // 2]]
-        mutant_ir = os.path.join(work, "dropped-k.mlir")
+
+    def mutated_program(name, pattern, mutate):
+        """The program with mutate(line) at the middle line matching pattern."""
+        lines = isa.stdout.splitlines(keepends=True)
+        matching = [i for i, line in enumerate(lines) if re.search(pattern, line)]
+        if not matching:
+            print(f"{name}: skipped, no instruction matches {pattern}")
+            return
+        at = matching[len(matching) // 2]
+        lines[at:at + 1] = mutate(lines[at])
+        mutant_ir = os.path.join(work, f"{name}.mlir")
         with open(mutant_ir, "w") as f:
             f.writelines(lines)
-        mutant = os.path.join(work, "dropped-k.tpub")
+        mutant = os.path.join(work, f"{name}.tpub")
         compiled = run([tpuc, mutant_ir, "-o", mutant])
         if compiled.returncode:
-            sys.exit(f"tpuc on the mutant failed: {compiled.stderr}")
-        simulate("dropped-k", mutant, data, False)
+            sys.exit(f"tpuc on the mutant {name} failed: {compiled.stderr}")
+        simulate(name, mutant, data, False)
+
+    mutated_program("dropped-k", r"tpu\.inst mxu\.mm .*accumulate=1", lambda line: [])
+    mutated_program("bf16-shifted", r"tpu\.inst dma\.ld .*dtype=bf16",
+                    lambda line: [re.sub(r"dram_addr=(0x[0-9a-f]+)",
+                                         lambda m: f"dram_addr={int(m.group(1), 16) + 2:#x}", line)])
 
     if failures:
         sys.exit("\n".join(failures))

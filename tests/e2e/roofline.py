@@ -103,8 +103,10 @@ def closed_form(tpuc, tpusim, out):
             matmul_model(model, m, k, n)
             report = compile_and_run(tpuc, tpusim, model, config_path,
                                      os.path.join(out, f"matmul-{m}-{k}-{n}-{name}.tpub"))
-            # x and y cross DRAM once, as do the weights, all as fp32.
-            memory = math.ceil(4 * (m * k + k * n + m * n) / bandwidth)
+            # x and y cross DRAM once as fp32, the weights once as the array's
+            # dtype (only the array reads them; tpuc --dram-dtype=array).
+            weight_bytes = 2 if config["array"]["dtype"] == "bf16" else 4
+            memory = math.ceil((4 * (m * k + m * n) + weight_bytes * k * n) / bandwidth)
             compute = matrix_cycles([(1, m, k, n)], rows, cols)
             expect_bound(where, report, compute, memory)
             expect_bound(f"{where}, its op", only_op(report, where), compute, memory)

@@ -1,6 +1,7 @@
 #include "tpu/isa/Bundle.h"
 #include "tpu/isa/Error.h"
 #include "tpu/isa/LittleEndian.h"
+#include "tpu/isa/Numerics.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -24,7 +25,9 @@ constexpr size_t kCrcOffset = 12;
 constexpr size_t kNumInstructionsOffset = 16;
 constexpr size_t kMetadataBytesOffset = 20;
 constexpr size_t kConstantBytesOffset = 24;
-constexpr size_t kHeaderBytes = 48;
+constexpr size_t kReferenceBytesOffset = 48;
+constexpr size_t kHeaderBytes = 56;
+constexpr size_t kVersion1HeaderBytes = 48;
 
 // x (4x8 f32) at 0x0, the weights (8x8 bf16 constants) at 0x100, y (4x8 f32)
 // at 0x200: y = relu(x * W) on the 8x8 preset.
@@ -91,6 +94,21 @@ void expectSameBundle(const Bundle &a, const Bundle &b) {
   if (a.work && b.work) {
     EXPECT_TRUE(*a.work == *b.work);
   }
+  EXPECT_TRUE(a.reference_constants == b.reference_constants);
+}
+
+// smallBundle() with its weights as a compiler writes them: the 64 values
+// rounded to bf16 in the image, and the values themselves (none of which is
+// a bf16 number) as the reference constant.
+Bundle bundleWithReferenceConstants() {
+  Bundle bundle = smallBundle();
+  ReferenceConstant weights{bundle.constant_address, {}};
+  for (int i = 0; i < 64; ++i)
+    weights.values.push_back(0.1f * static_cast<float>(i - 32) + 1e-3f);
+  for (size_t i = 0; i < weights.values.size(); ++i)
+    writeLittleEndian(bundle.constants.data() + 2 * i, 2, floatToBF16(weights.values[i]));
+  bundle.reference_constants = {weights};
+  return bundle;
 }
 
 // The small bundle as a training step: y is also an input (at 0x80), which
@@ -317,16 +335,25 @@ TEST(Bundle, RejectsBadHeaders) {
   EXPECT_EQ(parseError(magic), "not a TPU bundle (bad magic)");
 
   std::vector<uint8_t> version = bytes;
-  putLittleEndian(version, kVersionOffset, 2, 4);
-  EXPECT_EQ(parseError(version), "bundle version 2, this build reads 1");
+  putLittleEndian(version, kVersionOffset, 3, 4);
+  EXPECT_EQ(parseError(version), "bundle version 3, this build reads 1 to 2");
+  putLittleEndian(version, kVersionOffset, 0, 4);
+  EXPECT_EQ(parseError(version), "bundle version 0, this build reads 1 to 2");
 
   std::vector<uint8_t> header = bytes;
   putLittleEndian(header, kHeaderBytesOffset, 64, 4);
-  EXPECT_EQ(parseError(header), "bundle header is 64 bytes, this build reads 48");
+  EXPECT_EQ(parseError(header), "bundle header is 64 bytes, version 2 has 56");
+  putLittleEndian(header, kHeaderBytesOffset, 48, 4);
+  EXPECT_EQ(parseError(header), "bundle header is 48 bytes, version 2 has 56");
 
   std::vector<uint8_t> trailing = bytes;
   trailing.push_back(0);
-  EXPECT_EQ(parseError(trailing), "bundle has 1 trailing bytes after the constants");
+  EXPECT_EQ(parseError(trailing), "bundle has 1 trailing bytes after its sections");
+
+  std::vector<uint8_t> reference = bytes;
+  putLittleEndian(reference, kReferenceBytesOffset, 4, 8);
+  EXPECT_EQ(parseError(reference),
+            "bundle truncated: the reference section needs 4 bytes, 0 remain");
 
   // Sizes near the limits of their fields must not overflow or allocate.
   std::vector<uint8_t> instructions = bytes;
@@ -340,6 +367,80 @@ TEST(Bundle, RejectsBadHeaders) {
   std::vector<uint8_t> corrupt = bytes;
   corrupt[metadataOffset(bytes) + 3] ^= 0x20;
   EXPECT_EQ(parseError(corrupt), "checksum mismatch: bundle is corrupt");
+}
+
+TEST(Bundle, RoundTripsTheReferenceConstants) {
+  EXPECT_FALSE(metadataOf(serializeBundle(smallBundle())).contains("reference_constants"));
+  Bundle bundle = bundleWithReferenceConstants();
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  EXPECT_EQ(metadataOf(bytes)["reference_constants"],
+            nlohmann::json::parse(R"([{"dram_address": 256, "elements": 64}])"));
+  // The reference section, the values as fp32, ends the file.
+  EXPECT_EQ(readLittleEndian(bytes.data() + kReferenceBytesOffset, 8), 64u * 4);
+  EXPECT_EQ(readLittleEndian(bytes.data() + bytes.size() - 4, 4),
+            floatBits(bundle.reference_constants[0].values.back()));
+  expectSameBundle(parseBundle(bytes), bundle);
+}
+
+TEST(Bundle, LoadsVersion1Bundles) {
+  // Version 1, as it was written: the 48-byte header without
+  // reference_bytes, and no reference section.
+  Bundle bundle = bundleWithWork();
+  std::vector<uint8_t> old = serializeBundle(bundle);
+  old.erase(old.begin() + kVersion1HeaderBytes, old.begin() + kHeaderBytes);
+  putLittleEndian(old, kVersionOffset, 1, 4);
+  putLittleEndian(old, kHeaderBytesOffset, kVersion1HeaderBytes, 4);
+  refreshCrc(old);
+  expectSameBundle(parseBundle(old), bundle);
+
+  old.push_back(0);
+  refreshCrc(old);
+  EXPECT_EQ(parseError(old), "bundle has 1 trailing bytes after its sections");
+}
+
+TEST(Bundle, RejectsInconsistentReferenceConstants) {
+  struct Case {
+    const char *name;
+    std::function<void(Bundle &)> mutate;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"image not the values rounded",
+       [](Bundle &b) { b.reference_constants[0].values[5] = 100.0f; },
+       "reference_constants[0]: element 5 of the image is not its value 100 rounded to bf16"},
+      {"before the constants", [](Bundle &b) { b.reference_constants[0].dram_address = 0xfe; },
+       "reference_constants[0]: 64 bf16 elements at 0xfe are not inside the constants"},
+      {"past the constants", [](Bundle &b) { b.reference_constants[0].dram_address = 0x102; },
+       "reference_constants[0]: 64 bf16 elements at 0x102 are not inside the constants"},
+      {"empty", [](Bundle &b) { b.reference_constants[0].values.clear(); },
+       "reference_constants[0]: 0 bf16 elements at 0x100 are not inside the constants"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    Bundle bundle = bundleWithReferenceConstants();
+    c.mutate(bundle);
+    try {
+      bundle.validate();
+      ADD_FAILURE() << "accepted";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()), c.expected);
+    }
+  }
+
+  // The metadata's element counts must match the reference section.
+  std::vector<uint8_t> bytes = serializeBundle(bundleWithReferenceConstants());
+  nlohmann::json metadata = metadataOf(bytes);
+  metadata["reference_constants"][0]["elements"] = 63;
+  EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
+            "the reference section has 256 bytes, the metadata's reference_constants need 252");
+  // Checked before anything is allocated for the values.
+  metadata["reference_constants"][0]["elements"] = 4294967295u;
+  EXPECT_EQ(parseError(withMetadata(bytes, metadata.dump())),
+            "the reference section has 256 bytes, the metadata's reference_constants need "
+            "17179869180");
+  metadata["reference_constants"][0]["elements"] = 0;
+  EXPECT_THAT(parseError(withMetadata(bytes, metadata.dump())),
+              HasSubstr("reference_constants[0].elements: must be an integer in [1, "));
 }
 
 TEST(Bundle, RejectsUndecodableInstructionsNamingTheIndex) {

@@ -1,6 +1,8 @@
 // dma.ld / dma.st: strides, spaces and the conversion of every dtype.
 #include "SimTestUtil.h"
 
+#include "tpu/isa/LittleEndian.h"
+
 #include <gtest/gtest.h>
 
 namespace tpu::sim::test {
@@ -117,6 +119,59 @@ TEST(Dma, ConstantsArePlacedBeforeTheProgramRuns) {
   simulate(bundle, dram);
   EXPECT_EQ(getWord(dram, 0), 1u);
   EXPECT_EQ(getWord(dram, 4), 2u);
+}
+
+// The output check's reference run (round_operands = false) sees DRAM's bf16
+// elements at fp32: a constant stored as bf16 reads as its reference value,
+// a bf16 store keeps the word it narrows for the loads after it, and a store
+// of another dtype over such an element makes it read as its bits again.
+// The hardware run reads what the image holds.
+TEST(Dma, TheReferenceRunCarriesBf16ElementsAtFp32) {
+  std::vector<float> weights = testValues(8, 3), activations = testValues(8, 4);
+  for (float value : weights)
+    ASSERT_NE(referenceBF16(value), value) << "a test value that bf16 holds exactly";
+  Bundle bundle = makeBundle(
+      {dmaLoad(0, 8, Space::Scratchpad, 0, 8, 1, 8, DType::BF16),
+       dmaLoad(64, 8, Space::Scratchpad, 8, 8, 1, 8, DType::F32), push(Queue::Load, Queue::Store),
+       pop(Queue::Load, Queue::Store), dmaStore(128, 8, Space::Scratchpad, 8, 8, 1, 8, DType::BF16),
+       dmaStore(256, 8, Space::Scratchpad, 0, 8, 1, 8, DType::F32), push(Queue::Store, Queue::Load),
+       pop(Queue::Store, Queue::Load), dmaLoad(128, 8, Space::Accumulator, 0, 8, 1, 8, DType::BF16),
+       push(Queue::Load, Queue::Store), pop(Queue::Load, Queue::Store),
+       dmaStore(320, 8, Space::Accumulator, 0, 8, 1, 8, DType::F32),
+       // The activations' 8 f32 words over the 16 bf16 elements at 128.
+       dmaStore(128, 8, Space::Scratchpad, 8, 8, 1, 8, DType::F32), push(Queue::Store, Queue::Load),
+       pop(Queue::Store, Queue::Load),
+       dmaLoad(128, 16, Space::Accumulator, 16, 16, 1, 16, DType::BF16),
+       push(Queue::Load, Queue::Store), pop(Queue::Load, Queue::Store),
+       dmaStore(384, 16, Space::Accumulator, 16, 16, 1, 16, DType::F32), halt()},
+      512);
+  bundle.constant_address = 0;
+  bundle.constants.resize(2 * weights.size());
+  for (size_t i = 0; i < weights.size(); ++i)
+    writeLittleEndian(bundle.constants.data() + 2 * i, 2, floatToBF16(weights[i]));
+  bundle.reference_constants = {{0, weights}};
+
+  for (bool reference : {false, true}) {
+    SCOPED_TRACE(reference ? "reference run" : "hardware run");
+    std::vector<uint8_t> dram(512);
+    putFloats(dram, 64, activations);
+    SimOptions options;
+    options.round_operands = !reference;
+    simulate(bundle, dram, options);
+    for (size_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(getWord(dram, 256 + 4 * i),
+                floatBits(reference ? weights[i] : referenceBF16(weights[i])))
+          << i;
+      EXPECT_EQ(getWord(dram, 320 + 4 * i),
+                floatBits(reference ? activations[i] : referenceBF16(activations[i])))
+          << i;
+    }
+    for (size_t i = 0; i < 16; ++i) {
+      uint32_t word = floatBits(activations[i / 2]);
+      uint32_t half = i % 2 == 0 ? word & 0xffff : word >> 16; // little-endian
+      EXPECT_EQ(getWord(dram, 384 + 4 * i), half << 16) << i;
+    }
+  }
 }
 
 } // namespace

@@ -40,6 +40,7 @@ struct CompileOptions {
   EmitKind emit = EmitKind::Bundle;
   std::string fusion = "full";      // none, epilogue or full (tpu/FusionMode.h)
   bool print_fusion_groups = false; // list the groups on stdout
+  std::string dram_dtype = "array"; // array or f32: what DRAM holds only-array-read tensors as
   std::string gpu = "sm_80";        // with EmitKind::Cuda: sm_80, sm_90 or sm_90a
   TrainOptions train;
 };

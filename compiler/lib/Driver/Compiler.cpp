@@ -226,7 +226,7 @@ void compile(const CompileOptions &options) {
   }
   bool cuda = options.emit == EmitKind::Cuda;
   if (options.emit != EmitKind::Tosa && options.emit != EmitKind::Fused && !cuda) {
-    mlir::tpu::buildTPULoweringPipeline(pm);
+    mlir::tpu::buildTPULoweringPipeline(pm, options.dram_dtype);
     if (options.print_fusion_groups)
       pm.addNestedPass<mlir::func::FuncOp>(
           mlir::tpu::createPrintFusionGroups(mlir::tpu::PrintFusionGroupsOptions{options.fusion}));

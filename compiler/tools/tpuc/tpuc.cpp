@@ -58,6 +58,13 @@ int main(int argc, char **argv) {
                  "of elementwise ops and row reductions, such as a whole softmax, run on tiles "
                  "of whole rows; the default)")
       ->check(CLI::IsMember(tpu::kFusionModeNames));
+  app.add_option("--dram-dtype", options.dram_dtype,
+                 "What DRAM holds the tensors only the matrix unit reads: array (the array's "
+                 "dtype: on a bf16 array the weights, rounded to nearest even, and the "
+                 "activations no other unit reads, at half the bytes; the default) or f32 "
+                 "(every tensor fp32, to compare traffic and energy; the outputs are the same "
+                 "bits either way)")
+      ->check(CLI::IsMember({"array", "f32"}));
   app.add_flag("--print-fusion-groups", options.print_fusion_groups,
                "Print the fusion groups chosen (one line each) on stdout");
   tpu::compiler::TrainOptions &train = options.train;

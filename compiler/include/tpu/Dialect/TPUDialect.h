@@ -72,6 +72,11 @@ constexpr llvm::StringLiteral kDramBytesAttr = "tpu.dram_bytes";
 // On a function: its compulsory work per source op, from tpu-record-work.
 constexpr llvm::StringLiteral kWorkAttr = "tpu.work";
 constexpr llvm::StringLiteral kReductionLengthAttr = "tpu.reduction_length";
+// tpu-plan-memory: on a tpu.dram_constant or a materialized result (and the
+// tpu.stored it is lowered to), the element type DRAM holds it as when that
+// is not its own: "bf16" for what only a bf16 array reads (its operands are
+// rounded to bf16 anyway). Absent: f32, or i32 for an integer tensor.
+constexpr llvm::StringLiteral kDramDTypeAttr = "tpu.dram_dtype";
 // On a function result the program stores as int32 words where the model
 // declares another integer type (ArgMax's int64 indices): that type, which
 // the bundle records for the host (tpu-lower-tosa).

@@ -30,6 +30,10 @@ struct TargetPipelineOptions : public PassPipelineOptions<TargetPipelineOptions>
                                             "the module's target, else tpu-32x32)")};
   Option<std::string> fusion{*this, "fusion", llvm::cl::desc("none, epilogue or full"),
                              llvm::cl::init("full")};
+  Option<std::string> dramDType{
+      *this, "dram-dtype",
+      llvm::cl::desc("array (what only the array reads is stored in its dtype) or f32"),
+      llvm::cl::init("array")};
 };
 
 // The target set on the module (tpu-assign-target) and the fusion groups it

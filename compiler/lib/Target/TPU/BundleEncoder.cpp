@@ -5,6 +5,10 @@
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
+
+#include "tpu/isa/LittleEndian.h"
+#include "tpu/isa/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -110,10 +114,20 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
         return constant.emitError("holds no f32 elements");
       uint64_t address = uint64_t(constant.getAddress());
       std::vector<float> values(data.getValues<float>().begin(), data.getValues<float>().end());
-      uint64_t end = address + values.size() * sizeof(float);
+      isa::DType dtype = dramDType(constant.getResult());
+      uint64_t end = address + values.size() * isa::dtypeBytes(dtype);
       if (bundle.constants.size() < end)
         bundle.constants.resize(end);
-      std::memcpy(bundle.constants.data() + address, values.data(), values.size() * sizeof(float));
+      uint8_t *image = bundle.constants.data() + address;
+      if (dtype == isa::DType::BF16) {
+        // Rounded to nearest even, as the array would round it; the fp32
+        // values stay for the output check's reference run.
+        for (size_t i = 0; i < values.size(); ++i)
+          writeLittleEndian(image + 2 * i, 2, floatToBF16(values[i]));
+        bundle.reference_constants.push_back({address, std::move(values)});
+      } else {
+        std::memcpy(image, values.data(), values.size() * sizeof(float));
+      }
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
       // The program ends where the function returns.
       auto [entry, added] = sourceIndex.try_emplace("halt", bundle.source_ops.size());

@@ -272,7 +272,8 @@ public:
     llvm::ArrayRef<int64_t> rhs = op.getRhs().getType().getShape();
     Matrix a = matrixOf(op.getLhs()), w = matrixOf(op.getRhs());
     auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
-      return Matrix{all.address + uint64_t(batch * rows * cols) * kWordBytes, rows, cols};
+      return Matrix{all.address + uint64_t(batch * rows * cols) * isa::dtypeBytes(all.dtype), rows,
+                    cols, all.dtype};
     };
     mlir::tpu::MatMulTilingAttr plan = planOf<mlir::tpu::MatMulTilingAttr>(op);
     for (int64_t b = 0; b < lhs[0]; ++b)

@@ -6,12 +6,12 @@
 
 namespace mlir::tpu {
 
-void buildTPULoweringPipeline(OpPassManager &pm) {
+void buildTPULoweringPipeline(OpPassManager &pm, llvm::StringRef dramDType) {
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createPlanTiles());
-  pm.addNestedPass<func::FuncOp>(createPlanMemory());
+  pm.addNestedPass<func::FuncOp>(createPlanMemory(PlanMemoryOptions{dramDType.str()}));
 }
 
 void buildInstructionLoweringPipeline(OpPassManager &pm) {
@@ -38,7 +38,7 @@ void registerTPUTargetPipelines() {
       [](OpPassManager &pm, const TargetPipelineOptions &options) {
         buildGraphOptimizationPipeline(pm);
         buildFusionPipeline(pm, options);
-        buildTPULoweringPipeline(pm);
+        buildTPULoweringPipeline(pm, options.dramDType);
       });
 }
 

@@ -1,6 +1,7 @@
 // tpu-plan-memory: where every tensor the program touches lives in DRAM.
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/Target/TPU/VectorPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,11 +21,27 @@ using namespace mlir;
 namespace {
 
 constexpr uint64_t kAlignment = 64;
-constexpr uint64_t kWordBytes = 4;
 
 uint64_t bytesOf(Value value) {
-  auto type = llvm::cast<ShapedType>(value.getType());
-  return llvm::alignTo(uint64_t(type.getNumElements()) * kWordBytes, kAlignment);
+  return llvm::alignTo(::tpu::codegen::dramBytesOf(value), kAlignment);
+}
+
+// Whether only matrix products read `value` (through views): the array
+// rounds its operands to bf16 itself.
+bool onlyArrayReads(Value value) {
+  return llvm::all_of(value.getUsers(), [](Operation *user) {
+    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(user))
+      return onlyArrayReads(view.getResult());
+    return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
+  });
+}
+
+// Whether `op`'s lowering stores its result through a Matrix of the result's
+// dtype: the matrix unit's and the vector unit's (not the data movement's).
+bool storesAnyDType(Operation &op) {
+  return llvm::isa<mlir::tpu::FusedOp, mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp,
+                   mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
+                   mlir::tpu::RowReduceOp>(op);
 }
 
 // What running `op` reads: its operands, and for a fusion group the values
@@ -56,6 +73,8 @@ bool materialized(Operation &op) {
 
 class PlanMemory : public mlir::tpu::impl::PlanMemoryBase<PlanMemory> {
 public:
+  using PlanMemoryBase::PlanMemoryBase;
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     if (function->hasAttr(mlir::tpu::kDramBytesAttr))
@@ -65,15 +84,22 @@ public:
                            << "', the DRAM size its program needs";
       return signalPassFailure();
     }
+    if (dramDType != "array" && dramDType != "f32") {
+      function.emitError() << "dram-dtype must be array or f32, got '" << dramDType << "'";
+      return signalPassFailure();
+    }
     Block &block = function.getBody().front();
     OpBuilder builder(&getContext());
     auto address = [&](uint64_t value) { return builder.getI64IntegerAttr(int64_t(value)); };
+    FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(function);
+    narrow = dramDType == "array" && succeeded(target) &&
+             mlir::tpu::hardwareConfig(*target).array.dtype == ::tpu::isa::DType::BF16;
 
     // The constant segment first, then the inputs, each 64-byte aligned.
     uint64_t end = 0;
     auto allocate = [&](Value value) {
       uint64_t at = llvm::alignTo(end, kAlignment);
-      end = at + uint64_t(llvm::cast<ShapedType>(value.getType()).getNumElements()) * kWordBytes;
+      end = at + ::tpu::codegen::dramBytesOf(value);
       return at;
     };
     function.walk([&](arith::ConstantOp constant) {
@@ -82,10 +108,11 @@ public:
         return; // reported by its user's lowering
       builder.setInsertionPoint(constant);
       auto placed = builder.create<mlir::tpu::DramConstantOp>(
-          constant.getLoc(), type, int64_t(allocate(constant.getResult())),
-          llvm::cast<ElementsAttr>(constant.getValue()));
+          constant.getLoc(), type, 0, llvm::cast<ElementsAttr>(constant.getValue()));
       constant.replaceAllUsesWith(placed.getResult());
       constant.erase();
+      narrowIfOnlyTheArrayReads(*placed);
+      placed.setAddressAttr(address(allocate(placed.getResult())));
     });
     for (BlockArgument arg : function.getArguments())
       function.setArgAttr(arg.getArgNumber(), mlir::tpu::kDramAddressAttr, address(allocate(arg)));
@@ -97,6 +124,19 @@ public:
   }
 
 private:
+  // On a bf16 array, stores `op`'s f32 result as bf16 when only matrix
+  // products read it.
+  void narrowIfOnlyTheArrayReads(Operation &op) {
+    Value result = op.getResult(0);
+    if (!narrow || !llvm::cast<ShapedType>(result.getType()).getElementType().isF32() ||
+        result.use_empty() || !onlyArrayReads(result))
+      return;
+    op.setAttr(mlir::tpu::kDramDTypeAttr, StringAttr::get(op.getContext(), "bf16"));
+    ++numNarrowed;
+  }
+
+  bool narrow = false;
+
   // An output that is an input, a constant or another output's tensor gets
   // a copy of its own, so that every output has its own place in the
   // bundle's tensor map.
@@ -150,6 +190,8 @@ private:
     for (auto [index, op] : llvm::enumerate(block)) {
       if (materialized(op)) {
         Value result = op.getResult(0);
+        if (storesAnyDType(op))
+          narrowIfOnlyTheArrayReads(op);
         uint64_t bytes = bytesOf(result);
         uint64_t offset;
         if (auto reuse = free.lower_bound(bytes); reuse != free.end()) {

@@ -26,13 +26,32 @@ llvm::ArrayRef<int64_t> shapeOf(Value value) {
   return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
 }
 
+isa::DType dramDType(Value value) {
+  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+    value = view.getInput();
+  if (mlir::Operation *op = value.getDefiningOp())
+    if (auto name = op->getAttrOfType<mlir::StringAttr>(mlir::tpu::kDramDTypeAttr)) {
+      if (name.getValue() != "bf16")
+        throw Error(fmt::format("{} '{}' is not bf16", mlir::tpu::kDramDTypeAttr.str(),
+                                name.getValue().str()));
+      return isa::DType::BF16;
+    }
+  return llvm::cast<mlir::ShapedType>(value.getType()).getElementType().isInteger(32)
+             ? isa::DType::I32
+             : isa::DType::F32;
+}
+
+uint64_t dramBytesOf(Value value) {
+  return uint64_t(llvm::cast<mlir::ShapedType>(value.getType()).getNumElements()) *
+         isa::dtypeBytes(dramDType(value));
+}
+
 Matrix matrixOf(Value value) {
   std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
   if (!address)
     throw Error("an operand has no DRAM place; run tpu-plan-memory first");
   auto [rows, cols] = matrixShape(value);
-  bool integer = llvm::cast<mlir::RankedTensorType>(value.getType()).getElementType().isInteger(32);
-  return {*address, rows, cols, integer ? isa::DType::I32 : isa::DType::F32};
+  return {*address, rows, cols, dramDType(value)};
 }
 
 std::string sourceName(mlir::Operation *op) {
@@ -253,10 +272,14 @@ mlir::LogicalResult lowerInPlace(mlir::Operation *op, mlir::PatternRewriter &rew
     mlir::getUsedValuesDefinedAbove(region, inputs);
   rewriter.setInsertionPoint(op);
   llvm::SmallVector<Value> stored;
-  for (Value result : op->getResults())
-    stored.push_back(rewriter.create<mlir::tpu::StoredOp>(op->getLoc(), result.getType(),
-                                                          int64_t(*mlir::tpu::dramAddress(result)),
-                                                          inputs.getArrayRef()));
+  for (Value result : op->getResults()) {
+    auto storedOp = rewriter.create<mlir::tpu::StoredOp>(op->getLoc(), result.getType(),
+                                                         int64_t(*mlir::tpu::dramAddress(result)),
+                                                         inputs.getArrayRef());
+    if (mlir::Attribute dtype = op->getAttr(mlir::tpu::kDramDTypeAttr))
+      storedOp->setAttr(mlir::tpu::kDramDTypeAttr, dtype);
+    stored.push_back(storedOp);
+  }
   rewriter.replaceOp(op, stored);
   return mlir::success();
 }

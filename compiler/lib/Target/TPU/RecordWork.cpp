@@ -35,11 +35,6 @@ Value dramTensor(Value value) {
   return value;
 }
 
-uint64_t bytesOf(Value value) {
-  auto type = llvm::cast<mlir::ShapedType>(value.getType());
-  return uint64_t(type.getNumElements()) * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
-
 uint64_t elementsOf(Value value) {
   return uint64_t(llvm::cast<mlir::ShapedType>(value.getType()).getNumElements());
 }
@@ -59,12 +54,13 @@ int64_t coveredPositions(int64_t size, int64_t outputs, int64_t kernel, int64_t 
 // except where it reads a part: a slice its box, a gather at most a row per
 // index, an im2col the input positions some window covers.
 uint64_t neededBytes(mlir::Operation &op, Value operand) {
-  uint64_t all = bytesOf(operand);
+  uint64_t all = dramBytesOf(operand);
+  uint64_t elementBytes = isa::dtypeBytes(dramDType(operand));
   if (llvm::isa<mlir::tpu::SliceOp>(op))
-    return std::min(all, bytesOf(op.getResult(0)));
+    return std::min(all, elementsOf(op.getResult(0)) * elementBytes);
   if (auto gather = llvm::dyn_cast<mlir::tpu::GatherOp>(op);
       gather && operand == gather.getValues())
-    return std::min(all, bytesOf(gather.getResult()));
+    return std::min(all, elementsOf(gather.getResult()) * elementBytes);
   if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op);
       im2col && operand == im2col.getInput()) {
     llvm::ArrayRef<int64_t> shape = im2col.getInput().getType().getShape();
@@ -134,7 +130,7 @@ public:
     // through DRAM; one its writer alone reads need not.
     for (auto [tensor, name] : writer_)
       if (outputs.count(tensor) || readers_[tensor].size() > readers_[tensor].count(name))
-        work_[name].dram_bytes += bytesOf(tensor);
+        work_[name].dram_bytes += dramBytesOf(tensor);
     uint64_t modelBytes = 0;
     llvm::DenseMap<Value, uint64_t> given; // per input or weight, the most any op needs
     for (auto &[name, tensors] : reads_)
@@ -148,7 +144,7 @@ public:
     for (auto [tensor, bytes] : given)
       modelBytes += bytes;
     for (Value output : outputs)
-      modelBytes += bytesOf(output);
+      modelBytes += dramBytesOf(output);
 
     llvm::SmallVector<mlir::Attribute> ops;
     for (auto &[name, work] : work_) {

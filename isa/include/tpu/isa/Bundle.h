@@ -5,6 +5,8 @@
 //   instructions      num_instructions x 16 bytes
 //   metadata          metadata_bytes of JSON: config, tensor map, source ops
 //   constants         constant_bytes, placed in DRAM at constant_address
+//   reference         reference_bytes (version 2): the fp32 values of the
+//                     constants the image holds as bf16, for the output check
 // The CRC-32 in the header covers every byte after the CRC field itself: the
 // rest of the header and every section, so no single-bit error goes unnoticed.
 // docs/bundle.md gives the byte layout.
@@ -22,7 +24,9 @@
 namespace tpu {
 
 constexpr char kBundleMagic[4] = {'T', 'P', 'U', 'B'};
-constexpr uint32_t kBundleVersion = 1;
+constexpr uint32_t kBundleVersion = 2;
+// Version 1 (no reference section, a 48-byte header) still loads.
+constexpr uint32_t kOldestBundleVersion = 1;
 // The header's CRC-32 field, and where the bytes it covers start.
 constexpr size_t kBundleCrcOffset = 12;
 constexpr size_t kBundleCrcCoverageStart = kBundleCrcOffset + 4;
@@ -99,6 +103,19 @@ struct CompulsoryWork {
   }
 };
 
+// A constant the DRAM image holds as bf16 (the compiler rounded each value to
+// nearest even), with the fp32 values it was rounded from: what the output
+// check's reference run (SimOptions::round_operands = false) reads in its
+// place, so that rounding the weights shows in the rounding check and not
+// in the program check (docs/numerics.md).
+struct ReferenceConstant {
+  uint64_t dram_address = 0;
+  std::vector<float> values;
+  bool operator==(const ReferenceConstant &other) const {
+    return dram_address == other.dram_address && values == other.values;
+  }
+};
+
 struct Bundle {
   HardwareConfig config;
   std::vector<isa::Instruction> program;
@@ -117,6 +134,9 @@ struct Bundle {
   // compulsory work of the model and of each source op, which the simulator's
   // roofline is computed from.
   std::optional<CompulsoryWork> work;
+  // The constants stored as bf16, each once (none in bundles compiled with
+  // tpuc --dram-dtype=f32, for an i8 array, or from before version 2).
+  std::vector<ReferenceConstant> reference_constants;
 
   // Checks internal consistency (addresses inside DRAM, tensor map, source
   // map, instructions against the config by the rules of Legality.h); throws

@@ -158,9 +158,12 @@ struct SimOptions {
   Mode mode = Mode::Fast;
   bool trace = false;      // record SimStats::events and SimStats::states
   uint64_t max_cycles = 0; // watchdog: fail if still running at this cycle (0: no limit)
-  // false: a bf16 array multiplies the fp32 words as they are, the reference
-  // run that the output check compares with the expected outputs
-  // (docs/numerics.md); cycles are the same either way.
+  // false: the reference run that the output check compares with the
+  // expected outputs (docs/numerics.md): a bf16 array multiplies the fp32
+  // words as they are, and DRAM holds bf16 elements at fp32 (a bf16 store
+  // keeps the word it narrows for the loads that follow; a constant stored as
+  // bf16 reads as its Bundle::reference_constants value). Cycles are the
+  // same either way.
   bool round_operands = true;
   // Called about once a second of host time while the simulation runs.
   std::function<void(const Progress &)> progress;

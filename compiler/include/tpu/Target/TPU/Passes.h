@@ -14,7 +14,7 @@ namespace mlir::tpu {
 // The graph on the systolic target: lowering to the TPU dialect and its
 // clean-up, then the plans: tiling and on-chip buffers (tpu-plan-tiles) and
 // DRAM placement (tpu-plan-memory).
-void buildTPULoweringPipeline(OpPassManager &pm);
+void buildTPULoweringPipeline(OpPassManager &pm, llvm::StringRef dramDType);
 
 // The planned TPU dialect to instructions: each unit's lowering
 // (tpu-lower-matmuls, tpu-lower-vector-ops, tpu-lower-data-movement).

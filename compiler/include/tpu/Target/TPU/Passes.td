@@ -124,6 +124,15 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
     longest chain of reductions feeding it (`tpu.reduction_length`, for the
     output check's tolerance). Planning again changes nothing.
 
+    On a bf16 array (with `dram-dtype=array`, the default) a tensor only
+    matrix products read, through views, is stored as bf16 at half the
+    bytes (`tpu.dram_dtype = "bf16"`): a constant (the weights, which
+    tpuc rounds to nearest even) or the result of a matrix product, a
+    vector op or a fusion group of them. The array rounds its operands to
+    bf16 itself, so the results are the same bits; what the vector unit,
+    the data movement or the host reads stays fp32, as do the inputs.
+    `dram-dtype=f32` keeps every tensor fp32 (for studies of the traffic).
+
     Before:
     ```mlir
     func.func @main(%x: tensor<8x40xf32>) -> tensor<8x40xf32> {
@@ -144,8 +153,14 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
     ```
   }];
   let dependentDialects = ["mlir::tpu::TPUDialect"];
+  let options = [
+    Option<"dramDType", "dram-dtype", "std::string", /*default=*/"\"array\"",
+           "What DRAM holds the tensors only the array reads as: array (its dtype, "
+           "bf16 on a bf16 array) or f32">,
+  ];
   let statistics = [
     Statistic<"numPlaced", "placed", "Results given a DRAM buffer">,
+    Statistic<"numNarrowed", "narrowed", "Constants and results stored as bf16">,
     Statistic<"numReused", "reused", "Results placed in a freed buffer">,
   ];
 }

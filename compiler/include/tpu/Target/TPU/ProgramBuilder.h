@@ -21,14 +21,24 @@ namespace tpu::codegen {
 constexpr uint64_t kWordBytes = 4;
 
 // A tensor in DRAM, seen as a row-major matrix of fp32 (or of int32: the
-// words of an integer result, which DMA moves as `dtype`).
+// words of an integer result), stored as `dtype` (bf16 for what only a bf16
+// array reads, dramDType), which DMA widens and narrows.
 struct Matrix {
   uint64_t address = 0;
   int64_t rows = 0;
   int64_t cols = 0;
   isa::DType dtype = isa::DType::F32;
-  uint64_t at(int64_t row, int64_t col) const { return address + (row * cols + col) * kWordBytes; }
+  uint64_t at(int64_t row, int64_t col) const {
+    return address + uint64_t(row * cols + col) * isa::dtypeBytes(dtype);
+  }
 };
+
+// The element type DRAM holds `value` as (a view: its input's): bf16 where
+// tpu-plan-memory set mlir::tpu::kDramDTypeAttr, else f32, or i32 for an
+// integer tensor.
+isa::DType dramDType(mlir::Value value);
+// The bytes of `value` in DRAM: its elements at dramDType's size.
+uint64_t dramBytesOf(mlir::Value value);
 
 std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
