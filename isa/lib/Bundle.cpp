@@ -185,8 +185,7 @@ void checkWork(const Bundle &bundle) {
 void checkCudaProgram(const Bundle &bundle) {
   const CudaProgram &cuda = *bundle.cuda;
   if (!bundle.program.empty() || !bundle.source_ops.empty() || !bundle.source_of.empty() ||
-      !bundle.constants.empty() || bundle.constant_address != 0 || bundle.training ||
-      bundle.work)
+      !bundle.constants.empty() || bundle.constant_address != 0 || bundle.training || bundle.work)
     throw Error("a CUDA bundle has no instructions, source ops, constants, training or work");
   if (!std::regex_match(cuda.gpu, std::regex("sm_[0-9]+a?")))
     throw Error(fmt::format("cuda.gpu '{}' is no GPU architecture such as sm_80", cuda.gpu));
@@ -198,8 +197,8 @@ void checkCudaProgram(const Bundle &bundle) {
        {std::pair{&bundle.inputs, "input"}, std::pair{&bundle.outputs, "output"}})
     for (const TensorInfo &tensor : *tensors)
       if (tensor.dtype != isa::DType::F32 || tensor.host_type != HostType::Stored || tensor.state)
-        throw Error(fmt::format("{} '{}': a CUDA bundle's tensors are plain f32", role,
-                                tensor.name));
+        throw Error(
+            fmt::format("{} '{}': a CUDA bundle's tensors are plain f32", role, tensor.name));
 }
 
 nlohmann::json workJson(const CompulsoryWork &work) {

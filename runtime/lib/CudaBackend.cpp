@@ -158,9 +158,9 @@ void CudaBackend::load(const Bundle &bundle) {
     // Built under a name of its own, then renamed: a concurrent run never
     // opens half a library.
     fs::path partial = directory / fmt::format("{}.so.{}.tmp", key, getpid());
-    std::string command =
-        fmt::format("{} {} {} -o {} >{} 2>&1", shellWord(toolchain.compiler), toolchain.flags,
-                    shellWord(source.string()), shellWord(partial.string()), shellWord(log.string()));
+    std::string command = fmt::format("{} {} {} -o {} >{} 2>&1", shellWord(toolchain.compiler),
+                                      toolchain.flags, shellWord(source.string()),
+                                      shellWord(partial.string()), shellWord(log.string()));
     auto start = std::chrono::steady_clock::now();
     int status = std::system(command.c_str());
     build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -190,8 +190,8 @@ RunReport CudaBackend::run(const Bundle &bundle, std::vector<uint8_t> &dram) {
   if (!bundle.cuda)
     throw Error("the CUDA backend runs CUDA bundles (tpuc --target=cuda -o OUT.tpub) only");
   if (dram.size() != bundle.dram_bytes)
-    throw Error(fmt::format("the host image is {} bytes, the bundle's {}", dram.size(),
-                            bundle.dram_bytes));
+    throw Error(
+        fmt::format("the host image is {} bytes, the bundle's {}", dram.size(), bundle.dram_bytes));
   load(bundle);
 
   // Float buffers of their own: the image's addresses need not be aligned.
@@ -225,8 +225,8 @@ RunReport CudaBackend::run(const Bundle &bundle, std::vector<uint8_t> &dram) {
   const char *msKey = gpu ? "ms" : "host_ms";
   RunReport report;
   report.host_seconds = hostSeconds;
-  report.summary = fmt::format("{:<32} {:>12} {:>14}\n", "kernel", gpu ? "ms" : "host ms",
-                               "global bytes");
+  report.summary =
+      fmt::format("{:<32} {:>12} {:>14}\n", "kernel", gpu ? "ms" : "host ms", "global bytes");
   nlohmann::json kernelJson = nlohmann::json::array();
   double total = 0;
   for (size_t index = 0; index < kernels.size(); ++index) {
@@ -244,16 +244,15 @@ RunReport CudaBackend::run(const Bundle &bundle, std::vector<uint8_t> &dram) {
     report.device_seconds = total / 1e3;
   else
     report.summary += "emulation: host wall-clock times of the CPU emulation, not GPU times\n";
-  report.json = {{"target", "cuda"},
-                 {"gpu", bundle.cuda->gpu},
-                 {"fusion", bundle.cuda->fusion},
-                 {"execution", gpu ? "gpu" : "emulation"},
-                 {"kernels", kernelJson},
-                 {gpu ? "total_ms" : "total_host_ms", total},
-                 {"build",
-                  {{"library", build_->library},
-                   {"cached", build_->cached},
-                   {"seconds", build_->seconds}}}};
+  report.json = {
+      {"target", "cuda"},
+      {"gpu", bundle.cuda->gpu},
+      {"fusion", bundle.cuda->fusion},
+      {"execution", gpu ? "gpu" : "emulation"},
+      {"kernels", kernelJson},
+      {gpu ? "total_ms" : "total_host_ms", total},
+      {"build",
+       {{"library", build_->library}, {"cached", build_->cached}, {"seconds", build_->seconds}}}};
   return report;
 }
 

@@ -774,15 +774,12 @@ FailureOr<CudaSource> Emitter::run() {
 
 CudaSource Emitter::describe() const {
   CudaSource source;
-  auto nameOr = [](StringAttr name, std::string fallback) {
-    return name ? name.str() : fallback;
-  };
+  auto nameOr = [](StringAttr name, std::string fallback) { return name ? name.str() : fallback; };
   for (BlockArgument argument : main.getArguments()) {
     unsigned index = argument.getArgNumber();
-    source.inputs.push_back(
-        {nameOr(main.getArgAttrOfType<StringAttr>(index, kTensorNameAttr),
-                fmt::format("input_{}", index)),
-         shapeOf(argument), 0});
+    source.inputs.push_back({nameOr(main.getArgAttrOfType<StringAttr>(index, kTensorNameAttr),
+                                    fmt::format("input_{}", index)),
+                             shapeOf(argument), 0});
   }
   auto ret = llvm::cast<func::ReturnOp>(main.getBody().front().getTerminator());
   for (auto [index, output] : llvm::enumerate(ret.getOperands()))
@@ -920,8 +917,7 @@ std::string Emitter::hostCode() const {
         "      std::printf(\"{1}: no %s, not compared\\n\", expected.c_str());\n"
         "    if (!options.outputs.empty())\n"
         "      tpu_host::writeTensor(options.outputs + \"/output_{0}.pb\", outputs[{0}]);\n  }}\n",
-        index, name ? name.str() : fmt::format("output_{}", index),
-        reductionLength.lookup(output));
+        index, name ? name.str() : fmt::format("output_{}", index), reductionLength.lookup(output));
   }
   text += "  std::printf(\"%-32s %10s %14s\\n\", \"kernel\", \"ms\", \"global bytes\");\n"
           "  for (size_t i = 0; i < kKernelCount; ++i)\n"

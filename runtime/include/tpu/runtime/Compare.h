@@ -64,8 +64,7 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
 // bundle's, whose tensor cores round their operands to bf16): `got` against
 // the expected within the rounding tolerance; an integer output must be
 // equal. The check is `program`; there is no `rounding`.
-OutputCheck checkRoundedOutput(const TensorInfo &output, const Tensor &got,
-                               const Tensor &expected);
+OutputCheck checkRoundedOutput(const TensorInfo &output, const Tensor &got, const Tensor &expected);
 
 // Lines that cannot be misread, e.g.
 //   logits [1x10]: PASS

@@ -52,8 +52,8 @@ public:
   const CudaBuild &build() const;
 
 private:
-  using RunFunction = int (*)(const float *const *, size_t, float *const *, size_t, float *,
-                              size_t, char *, size_t);
+  using RunFunction = int (*)(const float *const *, size_t, float *const *, size_t, float *, size_t,
+                              char *, size_t);
   // Finds the bundle's library in the cache or compiles it there, and opens it.
   void load(const Bundle &bundle);
 
