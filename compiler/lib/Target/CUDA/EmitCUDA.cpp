@@ -61,18 +61,18 @@ const char kHostSupport[] =
 // The standalone program's main(), or with TPU_CUDA_LIBRARY the runtime's
 // entry point (docs/gpu.md#the-runtimes-entry-point): model::execute on the
 // caller's host buffers, errors as a message rather than an exit.
-constexpr const char kEntryPoints[] = R"(#ifdef TPU_CUDA_LIBRARY
-extern "C" int tpu_cuda_run(const float *const *inputs, size_t input_count,
+// hostCode() opens it with the model's input and output counts.
+constexpr const char kEntryPoints[] =
+    R"(extern "C" int tpu_cuda_run(const float *const *inputs, size_t input_count,
                             float *const *outputs, size_t output_count, float *kernel_ms,
                             size_t kernel_count, char *error, size_t error_bytes) {
   try {
-    if (input_count != model::kInputCount || output_count != model::kOutputCount ||
+    if (input_count != kModelInputs || output_count != kModelOutputs ||
         kernel_count != model::kKernelCount)
       tpu_host::fail("the caller passes " + std::to_string(input_count) + " inputs, " +
                      std::to_string(output_count) + " outputs and " +
                      std::to_string(kernel_count) + " kernels; the model has " +
-                     std::to_string(model::kInputCount) + ", " +
-                     std::to_string(model::kOutputCount) + " and " +
+                     std::to_string(kModelInputs) + ", " + std::to_string(kModelOutputs) + " and " +
                      std::to_string(model::kKernelCount));
     model::execute(inputs, outputs, kernel_ms);
     return 0;
@@ -834,9 +834,6 @@ std::string Emitter::hostCode() const {
 
   // Inputs and outputs, in the function's order.
   auto ret = llvm::cast<func::ReturnOp>(main.getBody().front().getTerminator());
-  text += fmt::format("constexpr size_t kInputCount = {};\n"
-                      "constexpr size_t kOutputCount = {};\n\n",
-                      main.getNumArguments(), ret.getNumOperands());
   text += "// Runs the model on host buffers (float32, dense): inputs[i] holds input i,\n"
           "// outputs[i] receives output i and ms[k] kernel k's time.\n"
           "void execute(const float *const *inputs, float *const *outputs, float *ms) {\n"
@@ -934,6 +931,9 @@ std::string Emitter::hostCode() const {
   text = text.substr(0, executeAt) +
          "extern const char kWeights[];\nextern const size_t kWeightBytes;\n\n" +
          text.substr(executeAt);
+  text += fmt::format("#ifdef TPU_CUDA_LIBRARY\n"
+                      "constexpr size_t kModelInputs = {}, kModelOutputs = {};\n",
+                      main.getNumArguments(), ret.getNumOperands());
   text += kEntryPoints;
   text += "\n"
           "// ===== weights: every constant, bf16 for tensor-core operands, base64 =====\n"
