@@ -8,6 +8,10 @@ usage: check-cuda-bundle.py CASE TPUC TPUSIM MODEL_DIR WORKDIR
              times marked as host times;
   gpu        the model on this machine's GPU; exit 77 (skipped) when
              nvidia-smi finds none;
+  gpu-build  without a GPU (skipped with one): with a stand-in nvidia-smi the
+             backend builds the library with nvcc and loads it, and the CUDA
+             runtime's error comes back from the entry point as a one-line
+             error instead of ending the process;
   mutations  wrong answers fail the check: a source that scales an output, a
              corrupted expected output; a kernel table that disagrees with
              the source is a one-line error;
@@ -124,6 +128,22 @@ def main():
         json_report = json.load(open(report))
         if json_report["execution"] != "gpu" or any("ms" not in k for k in json_report["kernels"]):
             fail(f"the report has no GPU times: {json_report}")
+    elif case == "gpu-build":
+        if gpu_present():
+            print("skipped: this machine has a GPU, which the gpu case uses")
+            sys.exit(77)
+        fake = os.path.join(work, "fake-bin")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "nvidia-smi"), "w") as script:
+            script.write("#!/bin/sh\necho 'GPU 0: stand-in'\n")
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        shutil.rmtree(cache, ignore_errors=True)
+        env = dict(os.environ, PATH=fake + os.pathsep + os.environ["PATH"])
+        result = subprocess.run([tpusim, bundle, "--cuda-cache", cache, "--data", data],
+                                capture_output=True, text=True, env=env)
+        expect_one_line_error(result, "the GPU build without a GPU", "CUDA run failed: cudaMalloc")
+        if not [name for name in os.listdir(cache) if name.startswith("cuda-") and name.endswith(".so")]:
+            fail(f"no nvcc-built library in {cache}: {os.listdir(cache)}")
     elif case == "mutations":
         expect_pass(tpusim_run(bundle), "the unmutated bundle")
         header, metadata, source = read_bundle(bundle)
