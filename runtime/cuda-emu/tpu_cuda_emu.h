@@ -7,12 +7,15 @@
 //   - __syncthreads: every thread of the block must arrive at the same barrier (same file:line);
 //   - warp collectives (mma, ldmatrix, shuffles, __syncwarp): all 32 lanes of the warp must
 //     arrive at the same operation; the last lane to arrive computes the result of every lane
-//     from the per-lane inputs, using the PTX ISA fragment layouts.
+//     from the per-lane inputs, using the PTX ISA fragment layouts;
+//   - warpgroup collectives (wgmma and wgmma.fence, sm_90a): the same over 128 threads;
+//   - mbarrier waits that find the phase incomplete.
 // Everything between two synchronisation points of a thread runs at once, so the emulator is
 // deliberately hostile to racy code: fibers are picked in a seeded order, warp by warp (seed 0:
 // highest thread first, otherwise warps and lanes shuffled), dynamic shared memory is filled with
 // NaN bytes at every block start, and cp.async copies stay pending until the issuing thread waits
-// for their group. A missing barrier or wait therefore yields wrong numbers instead of passing by
+// for their group; TMA copies land only when their mbarrier is tested, wgmma results only at
+// wgmma.wait_group. A missing barrier or wait therefore yields wrong numbers instead of passing by
 // luck. A deadlock (threads waiting at a barrier or collective that others never reach) is
 // reported as one line on stderr and exit status 1, as are misaligned or oversized operations and
 // accesses past the end of the dynamic shared memory (which ends at a guard page).
@@ -22,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -46,6 +50,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
 // Blocks run one after another, so one static instance per kernel serves every block.
 #define __shared__ static
@@ -103,8 +108,8 @@ constexpr int kWarpSize = 32;
 constexpr int kMaxThreadsPerBlock = 1024;
 // The largest dynamic shared memory a block may opt into (sm_90: 227 KiB).
 constexpr size_t kMaxDynamicSmem = 227 * 1024;
-// Warp collectives exchange at most this many bytes of input and of output per lane.
-constexpr size_t kCollectiveBytes = 64;
+// Warpgroup-level operations (wgmma) gather the 128 threads of 4 consecutive warps.
+constexpr int kWarpgroupSize = 128;
 constexpr size_t kFiberStackBytes = 256 * 1024;
 
 enum class FiberState { Ready, AtBarrier, AtCollective, Done };
@@ -122,19 +127,36 @@ struct Fiber {
   FiberState state = FiberState::Ready;
   std::vector<PendingCopy> uncommitted;
   std::vector<std::vector<PendingCopy>> committed; // oldest group first
+  // wgmma results not yet visible in the accumulator registers, by commit group (the open group
+  // last): each the registers d[0..] of one wgmma and the values they get.
+  std::vector<std::vector<std::pair<float *, std::vector<float>>>> wgmma_groups;
 };
 
-struct WarpRendezvous {
-  const char *operation = nullptr; // the collective the arrived lanes wait in
+// Where the members of a warp (32) or warpgroup (128) meet for a collective operation.
+struct Rendezvous {
+  const char *operation = nullptr; // the collective the arrived members wait in
   int arrived = 0;
-  alignas(16) unsigned char in[kWarpSize][kCollectiveBytes];
-  alignas(16) unsigned char out[kWarpSize][kCollectiveBytes];
+  std::vector<unsigned char> in, out; // member-major, sizeof(In) / sizeof(Out) bytes each
+};
+
+// An mbarrier object (PTX ISA "Parallel Synchronization and Communication Instructions:
+// mbarrier"): a phase completes when its pending arrivals and its transaction count both reach
+// zero; then the phase number advances and the arrival count is reset.
+struct MBarrier {
+  int expected = 0, pending = 0;
+  int64_t tx = 0;
+  uint32_t phase = 0;
+  // Bulk tensor copies that signal this barrier, written to shared memory (and counted off tx)
+  // only when some thread tests the barrier: data read without waiting is still missing.
+  std::vector<PendingCopy> transfers;
+  int64_t failed_waits = 0; // since the last phase completed: a hang is reported, not spun
 };
 
 struct Block {
   dim3 block_idx, block_dim, grid_dim;
   std::vector<Fiber> fibers;
-  std::vector<WarpRendezvous> warps;
+  std::vector<Rendezvous> warps, warpgroups;
+  std::vector<std::pair<uint32_t, MBarrier>> mbarriers; // by shared address; reset per block
   int at_barrier = 0;
   const char *barrier_file = nullptr;
   int barrier_line = 0;
@@ -295,6 +317,8 @@ inline void start_fiber(Fiber &f, ucontext_t &scheduler) {
     if (f.state == FiberState::AtCollective) {
       ++at_collective;
       collective = b.warps[f.linear_id / kWarpSize].operation;
+      if (!collective && f.linear_id / kWarpgroupSize < static_cast<int>(b.warpgroups.size()))
+        collective = b.warpgroups[f.linear_id / kWarpgroupSize].operation;
     }
   }
   std::string message = "deadlock in " + block_name(b) + ": " + std::to_string(at_barrier) +
@@ -394,51 +418,59 @@ inline void syncthreads(const char *file, int line) {
       other.state = FiberState::Ready;
 }
 
-// A warp-wide operation: every lane contributes `in`; once all 32 lanes of the warp have
-// arrived, the last one calls compute(ins, outs) for the whole warp; every lane gets its `out`.
-// `operation` names the collective (a string literal) so that lanes in different collectives are
-// reported instead of being paired up.
-template <class Out, class In, class Compute>
-Out warp_collective(const char *operation, const In &in, Compute compute) {
+// A group-wide operation over the Group threads of a warp (32) or warpgroup (128): every member
+// contributes `in`; once all have arrived, the last one calls compute(ins, outs) for the whole
+// group; every member gets its `out`. `operation` names the collective (a string literal) so that
+// members in different collectives are reported instead of being paired up.
+template <int Group, class Out, class In, class Compute>
+Out group_collective(const char *operation, const In &in, Compute compute) {
   using namespace detail;
-  static_assert(sizeof(In) <= kCollectiveBytes && sizeof(Out) <= kCollectiveBytes,
-                "collective payload too large");
+  static_assert(Group == kWarpSize || Group == kWarpgroupSize, "a warp or a warpgroup");
   Block &b = block();
   Fiber &f = *b.current;
-  int warp = f.linear_id / kWarpSize, lane = f.linear_id % kWarpSize;
-  if ((warp + 1) * kWarpSize > static_cast<int>(b.fibers.size()))
-    fail(std::string(operation) + " in a partial warp (block size " +
-         std::to_string(b.fibers.size()) + " is not a multiple of 32)");
-  WarpRendezvous &w = b.warps[warp];
+  int group = f.linear_id / Group, member = f.linear_id % Group;
+  if ((group + 1) * Group > static_cast<int>(b.fibers.size()))
+    fail(std::string(operation) + " in a partial " + (Group == kWarpSize ? "warp" : "warpgroup") +
+         " (block size " + std::to_string(b.fibers.size()) + " is not a multiple of " +
+         std::to_string(Group) + ")");
+  Rendezvous &w = (Group == kWarpSize ? b.warps : b.warpgroups)[group];
   if (w.arrived == 0) {
     w.operation = operation;
+    w.in.resize(Group * sizeof(In));
+    w.out.resize(Group * sizeof(Out));
   } else if (std::strcmp(w.operation, operation) != 0) {
-    fail("divergent warp in " + block_name(b) + ": lane " + std::to_string(lane) + " of warp " +
-         std::to_string(warp) + " reached " + operation + " while other lanes wait in " +
-         w.operation);
+    fail("divergent " + std::string(Group == kWarpSize ? "warp" : "warpgroup") + " in " +
+         block_name(b) + ": thread " + std::to_string(member) + " of " +
+         (Group == kWarpSize ? "warp " : "warpgroup ") + std::to_string(group) + " reached " +
+         operation + " while others wait in " + w.operation);
   }
-  std::memcpy(w.in[lane], &in, sizeof(In));
-  if (++w.arrived < kWarpSize) {
+  std::memcpy(w.in.data() + member * sizeof(In), &in, sizeof(In));
+  if (++w.arrived < Group) {
     f.state = FiberState::AtCollective;
     yield_to_scheduler();
   } else {
-    In ins[kWarpSize];
-    Out outs[kWarpSize];
-    for (int l = 0; l < kWarpSize; ++l)
-      std::memcpy(&ins[l], w.in[l], sizeof(In));
-    compute(ins, outs);
-    for (int l = 0; l < kWarpSize; ++l)
-      std::memcpy(w.out[l], &outs[l], sizeof(Out));
+    std::vector<In> ins(Group);
+    std::vector<Out> outs(Group);
+    std::memcpy(static_cast<void *>(ins.data()), w.in.data(), Group * sizeof(In));
+    compute(ins.data(), outs.data());
+    std::memcpy(w.out.data(), static_cast<const void *>(outs.data()), Group * sizeof(Out));
     w.arrived = 0;
-    for (int l = 0; l < kWarpSize; ++l) {
-      Fiber &other = b.fibers[warp * kWarpSize + l];
+    w.operation = nullptr;
+    for (int l = 0; l < Group; ++l) {
+      Fiber &other = b.fibers[group * Group + l];
       if (other.state == FiberState::AtCollective)
         other.state = FiberState::Ready;
     }
   }
   Out out;
-  std::memcpy(&out, w.out[lane], sizeof(Out));
+  std::memcpy(static_cast<void *>(&out), w.out.data() + member * sizeof(Out), sizeof(Out));
   return out;
+}
+
+// A warp-wide collective (the lanes of one warp).
+template <class Out, class In, class Compute>
+Out warp_collective(const char *operation, const In &in, Compute compute) {
+  return group_collective<detail::kWarpSize, Out>(operation, in, compute);
 }
 
 namespace detail {
@@ -635,6 +667,328 @@ inline void cp_async_wait(int pending) {
   }
 }
 
+// ---- Hopper (sm_90a): shared-memory addresses, swizzle, wgmma, mbarrier, TMA ----
+
+// The 32-bit shared-window address of a byte of the block's dynamic shared memory (what
+// cvta.to.shared gives on a GPU). The window's origin lies 256 KiB before the end of the
+// dynamic shared memory, which ends on a page boundary: addresses keep the host address's low 12
+// bits, so swizzle patterns (functions of address bits 4..9) are the same on either.
+constexpr uint32_t kSharedWindowBytes = 1u << 18;
+inline uint32_t shared_address(const void *pointer) {
+  detail::Block &b = detail::block();
+  auto *p = static_cast<const unsigned char *>(pointer);
+  if (p < b.dynamic_smem || p >= b.dynamic_smem + b.dynamic_smem_bytes)
+    detail::fail("shared-window address of a pointer outside the dynamic shared memory");
+  return static_cast<uint32_t>(p - (b.dynamic_smem + b.dynamic_smem_bytes - kSharedWindowBytes));
+}
+inline unsigned char *shared_pointer(uint32_t address, size_t bytes) {
+  detail::Block &b = detail::block();
+  uint32_t first = kSharedWindowBytes - static_cast<uint32_t>(b.dynamic_smem_bytes);
+  if (address < first || address + bytes > kSharedWindowBytes)
+    detail::fail("shared address " + std::to_string(address) +
+                 " outside the dynamic shared memory");
+  return b.dynamic_smem + (address - first);
+}
+
+// The swizzle of TMA and wgmma (PTX ISA "Shared memory matrix layout", the 32/64/128-byte swizzle
+// modes; CUDA driver API CUtensorMapSwizzle): within every span of 8 x `width` bytes, the 16-byte
+// chunk index (address bits 4..) is XOR-ed with the 128-byte row index (bits 7..), both taken
+// modulo width / 16. width 0 or 16: no swizzle.
+inline uint32_t swizzle(uint32_t address, int width) {
+  if (width <= 16)
+    return address;
+  uint32_t mask = static_cast<uint32_t>(width / 16 - 1);
+  return address ^ (((address >> 7) & mask) << 4);
+}
+
+// A wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"), decoded:
+// bits 0-13 start address >> 4, 16-29 leading dimension byte offset >> 4, 32-45 stride
+// dimension byte offset >> 4, 49-51 matrix base offset, 62-63 swizzle (0 none, 1 128B, 2 64B,
+// 3 32B).
+struct MatrixDescriptor {
+  uint32_t start, lbo, sbo, base_offset;
+  int swizzle_width; // bytes: 0 (none), 32, 64, 128
+  explicit MatrixDescriptor(uint64_t d)
+      : start(static_cast<uint32_t>(d & 0x3fff) << 4),
+        lbo(static_cast<uint32_t>(d >> 16 & 0x3fff) << 4),
+        sbo(static_cast<uint32_t>(d >> 32 & 0x3fff) << 4),
+        base_offset(static_cast<uint32_t>(d >> 49 & 7)),
+        swizzle_width(std::array<int, 4>{0, 128, 64, 32}[d >> 62]) {}
+
+  // Shared address of element (row, k) of a K-major bf16 operand (rows = M of A, N of B):
+  // rows come in groups of 8 (core matrices) SBO bytes apart. Without swizzle a core matrix is
+  // 8 rows of 16 bytes (128 contiguous bytes) and the next 8 k are LBO bytes further; with a
+  // swizzle a row is `width` bytes of k (LBO unused: the 16 k of one instruction fit one row),
+  // and the address goes through the swizzle.
+  uint32_t k_major_address(int row, int k) const {
+    if (base_offset != 0)
+      detail::fail("wgmma descriptor with a matrix base offset: not emulated");
+    if (swizzle_width == 0)
+      return start + (row / 8) * sbo + (k / 8) * lbo + (row % 8) * 16 + (k % 8) * 2;
+    return swizzle(start + (row / 8) * sbo + (row % 8) * swizzle_width + k * 2, swizzle_width);
+  }
+};
+
+// Accumulator register `reg` of thread `thread` (0..127) of a warpgroup holds D[row][col] of an
+// m64nNk16 wgmma (PTX ISA "Register Fragments: wgmma .m64nNk16", the D matrix figure): warp w of
+// the warpgroup owns rows 16w..16w+15; within it, g = lane / 4, t = lane % 4,
+//   d[4j + 0], d[4j + 1] = D[16w + g][8j + 2t], D[16w + g][8j + 2t + 1]
+//   d[4j + 2], d[4j + 3] = D[16w + g + 8][8j + 2t], D[16w + g + 8][8j + 2t + 1].
+inline std::pair<int, int> wgmma_accumulator_position(int thread, int reg) {
+  int warp = thread / 32, lane = thread % 32;
+  return {16 * warp + lane / 4 + 8 * (reg / 2 % 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
+}
+
+// Reads the bf16 at a shared address as a float.
+inline float shared_bf16(uint32_t address) {
+  uint16_t bits;
+  std::memcpy(&bits, shared_pointer(address, 2), 2);
+  return detail::bf16_bits_to_float(bits);
+}
+
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, desc_a, desc_b, 1, 1, 1, 0, 0: both
+// operands K-major in shared memory, D += A * B (scale-d 1). Asynchronous as on a GPU: the result
+// is computed from shared memory now, but reaches the accumulator registers only when the thread
+// waits for the group (wgmma_wait); until then the registers keep their old values.
+constexpr int kMaxWgmmaN = 256;
+inline void wgmma_m64nNk16_bf16(float *d, int n, uint64_t desc_a, uint64_t desc_b) {
+  if (n % 8 != 0 || n < 8 || n > kMaxWgmmaN)
+    detail::fail("wgmma with N = " + std::to_string(n));
+  detail::Fiber &self = detail::self();
+  if (self.wgmma_groups.empty())
+    self.wgmma_groups.emplace_back();
+  struct In {
+    uint64_t desc_a, desc_b;
+    int n;
+    float c[kMaxWgmmaN / 2];
+  };
+  struct Out {
+    float d[kMaxWgmmaN / 2];
+  };
+  In in{desc_a, desc_b, n, {}};
+  // The accumulator as the chain of mma_async so far leaves it (in order on one accumulator).
+  for (int r = 0; r < n / 2; ++r) {
+    in.c[r] = d[r];
+    for (const auto &group : self.wgmma_groups)
+      for (const auto &[regs, values] : group)
+        if (d + r >= regs && d + r < regs + values.size())
+          in.c[r] = values[d + r - regs];
+  }
+  Out out = group_collective<detail::kWarpgroupSize, Out>(
+      "wgmma.mma_async", in, [](const In *ins, Out *outs) {
+        const int n = ins[0].n;
+        for (int t = 1; t < detail::kWarpgroupSize; ++t)
+          if (ins[t].n != n || ins[t].desc_a != ins[0].desc_a || ins[t].desc_b != ins[0].desc_b)
+            detail::fail("wgmma: the threads of a warpgroup disagree on the shape or descriptors");
+        MatrixDescriptor a(ins[0].desc_a), b(ins[0].desc_b);
+        std::vector<float> A(64 * 16), B(static_cast<size_t>(n) * 16),
+            D(64 * static_cast<size_t>(n));
+        for (int row = 0; row < 64; ++row)
+          for (int k = 0; k < 16; ++k)
+            A[row * 16 + k] = shared_bf16(a.k_major_address(row, k));
+        for (int col = 0; col < n; ++col)
+          for (int k = 0; k < 16; ++k)
+            B[col * 16 + k] = shared_bf16(b.k_major_address(col, k));
+        for (int t = 0; t < detail::kWarpgroupSize; ++t)
+          for (int r = 0; r < n / 2; ++r) {
+            auto [row, col] = wgmma_accumulator_position(t, r);
+            D[row * n + col] = ins[t].c[r];
+          }
+        for (int t = 0; t < detail::kWarpgroupSize; ++t)
+          for (int r = 0; r < n / 2; ++r) {
+            auto [row, col] = wgmma_accumulator_position(t, r);
+            float sum = D[row * n + col];
+            for (int k = 0; k < 16; ++k)
+              sum += A[row * 16 + k] * B[col * 16 + k];
+            outs[t].d[r] = sum;
+          }
+      });
+  self.wgmma_groups.back().emplace_back(d, std::vector<float>(out.d, out.d + n / 2));
+}
+
+// wgmma.fence: orders register accesses before the following wgmma (nothing to model here, but
+// every thread of the warpgroup must reach it together).
+inline void wgmma_fence() {
+  struct Empty {};
+  group_collective<detail::kWarpgroupSize, Empty>("wgmma.fence", Empty{},
+                                                  [](const Empty *, Empty *) {});
+}
+
+// wgmma.commit_group: closes the thread's current group of wgmma operations.
+inline void wgmma_commit() { detail::self().wgmma_groups.emplace_back(); }
+
+// wgmma.wait_group n: the results of all but the newest n committed groups land in the registers.
+inline void wgmma_wait(int pending) {
+  auto &groups = detail::self().wgmma_groups;
+  // The last group is the open (uncommitted) one when it exists.
+  int committed = static_cast<int>(groups.size()) - 1;
+  for (; committed > pending; --committed) {
+    for (const auto &[regs, values] : groups.front())
+      std::copy(values.begin(), values.end(), regs);
+    groups.erase(groups.begin());
+  }
+}
+
+namespace detail {
+inline MBarrier &mbarrier_at(uint32_t address, bool create = false) {
+  Block &b = block();
+  if (address % 8 != 0)
+    fail("mbarrier not 8-byte aligned");
+  for (auto &[at, barrier] : b.mbarriers)
+    if (at == address)
+      return barrier;
+  if (!create)
+    fail("mbarrier at shared address " + std::to_string(address) + " used before mbarrier.init");
+  b.mbarriers.emplace_back(address, MBarrier{});
+  return b.mbarriers.back().second;
+}
+
+inline void mbarrier_try_complete(MBarrier &barrier) {
+  if (barrier.pending == 0 && barrier.tx == 0) {
+    barrier.failed_waits = 0;
+    ++barrier.phase;
+    barrier.pending = barrier.expected;
+  }
+}
+} // namespace detail
+
+// mbarrier.init.shared::cta.b64 [bar], count.
+inline void mbarrier_init(void *bar, int count) {
+  shared_pointer(shared_address(bar), 8);
+  detail::MBarrier &barrier = detail::mbarrier_at(shared_address(bar), true);
+  barrier = detail::MBarrier{};
+  barrier.expected = barrier.pending = count;
+}
+
+// mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], tx: adds tx to the transaction count, then
+// arrives.
+inline void mbarrier_arrive_expect_tx(void *bar, uint32_t tx) {
+  detail::MBarrier &barrier = detail::mbarrier_at(shared_address(bar));
+  if (barrier.pending == 0)
+    detail::fail("mbarrier: more arrivals than its count");
+  barrier.tx += tx;
+  --barrier.pending;
+  detail::mbarrier_try_complete(barrier);
+}
+
+// mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity: whether the phase with that parity
+// has completed (the current phase's parity differs). Testing the barrier delivers the bulk copies
+// that signal it; a thread that finds it incomplete yields to the others.
+inline bool mbarrier_try_wait_parity(void *bar, uint32_t parity) {
+  detail::MBarrier &barrier = detail::mbarrier_at(shared_address(bar));
+  for (const detail::PendingCopy &copy : barrier.transfers) {
+    std::memcpy(copy.dst, copy.bytes.data(), copy.bytes.size());
+    barrier.tx -= static_cast<int64_t>(copy.bytes.size());
+  }
+  barrier.transfers.clear();
+  detail::mbarrier_try_complete(barrier);
+  if ((barrier.phase & 1) != (parity & 1))
+    return true;
+  if (++barrier.failed_waits > 100'000'000)
+    detail::fail("mbarrier wait that never completes (missing arrival or transaction bytes)");
+  detail::yield_to_scheduler();
+  return false;
+}
+
+} // namespace tpu_emu
+
+// ---- CUDA driver API: tensor maps (cuTensorMapEncodeTiled), as the tiled TMA loads read them ----
+
+using CUresult = int;
+constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1;
+using cuuint32_t = uint32_t;
+using cuuint64_t = uint64_t;
+enum CUtensorMapDataType {
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+};
+enum CUtensorMapInterleave { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum CUtensorMapSwizzle {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B,
+  CU_TENSOR_MAP_SWIZZLE_64B,
+  CU_TENSOR_MAP_SWIZZLE_128B
+};
+enum CUtensorMapL2promotion {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+};
+enum CUtensorMapFloatOOBfill { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
+
+// What the driver encodes into its opaque 128-byte map, in the clear.
+struct CUtensorMap {
+  const unsigned char *global;
+  uint32_t rank, element_bytes;
+  uint64_t dims[5];
+  uint64_t strides[5]; // bytes; strides[0] = element_bytes
+  uint32_t box[5];
+  int swizzle_width; // bytes: 0, 32, 64, 128
+};
+
+// The checks of the driver's documentation: rank 1..5, a 16-byte aligned address, strides
+// multiples of 16 bytes, box extents 1..256, and with a swizzle the inner box extent at most the
+// swizzle span.
+inline CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                                       void *global, const cuuint64_t *dims,
+                                       const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *element_strides,
+                                       CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                       CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  CUtensorMap m{};
+  m.element_bytes = type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 4;
+  m.rank = rank;
+  m.global = static_cast<const unsigned char *>(global);
+  m.swizzle_width = std::array<int, 4>{0, 32, 64, 128}[swizzle];
+  if (rank < 1 || rank > 5 || reinterpret_cast<uintptr_t>(global) % 16 != 0 ||
+      interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+    return CUDA_ERROR_INVALID_VALUE;
+  m.strides[0] = m.element_bytes;
+  for (uint32_t i = 0; i < rank; ++i) {
+    m.dims[i] = dims[i];
+    m.box[i] = box[i];
+    if (i > 0)
+      m.strides[i] = strides[i - 1];
+    if (dims[i] == 0 || box[i] == 0 || box[i] > 256 || element_strides[i] != 1 ||
+        (i > 0 && m.strides[i] % 16 != 0))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((box[0] * m.element_bytes) % 16 != 0 ||
+      (m.swizzle_width && box[0] * m.element_bytes > static_cast<uint32_t>(m.swizzle_width)))
+    return CUDA_ERROR_INVALID_VALUE;
+  *map = m;
+  return CUDA_SUCCESS;
+}
+
+namespace tpu_emu {
+
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, {c0,
+// c1}], [bar]: the box at coordinates (c0, c1) (c0 innermost), elements outside the tensor
+// zero-filled, written row after row (box[0] elements each) from dst through the map's swizzle;
+// the bytes count off the barrier's transaction count when it is next tested.
+inline void tma_load_2d(void *dst, const CUtensorMap *map, int c0, int c1, void *bar) {
+  const CUtensorMap &m = *map;
+  if (m.rank != 2)
+    detail::fail("2-D tensor copy with a rank-" + std::to_string(m.rank) + " tensor map");
+  uint32_t base = shared_address(dst);
+  if (base % 128 != 0 || (m.swizzle_width && base % (8 * m.swizzle_width) != 0))
+    detail::fail("tensor copy destination not aligned to its swizzle pattern");
+  detail::MBarrier &barrier = detail::mbarrier_at(shared_address(bar));
+  const uint32_t row_bytes = m.box[0] * m.element_bytes;
+  for (uint32_t r = 0; r < m.box[1]; ++r)
+    for (uint32_t chunk = 0; chunk < row_bytes / 16; ++chunk) {
+      detail::PendingCopy copy{nullptr, std::vector<unsigned char>(16, 0)};
+      for (uint32_t e = 0; e < 16 / m.element_bytes; ++e) {
+        int64_t x = c0 + static_cast<int64_t>(chunk * 16 / m.element_bytes + e), y = c1 + r;
+        if (x >= 0 && y >= 0 && static_cast<uint64_t>(x) < m.dims[0] &&
+            static_cast<uint64_t>(y) < m.dims[1])
+          std::memcpy(copy.bytes.data() + e * m.element_bytes,
+                      m.global + y * m.strides[1] + x * m.element_bytes, m.element_bytes);
+      }
+      copy.dst = shared_pointer(swizzle(base + r * row_bytes + chunk * 16, m.swizzle_width), 16);
+      barrier.transfers.push_back(std::move(copy));
+    }
+}
+
 // Runs kernel(args...) for every block of `grid`, each with `block` threads and `smem_bytes` of
 // dynamic shared memory (filled with 0xFF bytes, a NaN in bf16 and fp32).
 template <class... Params, class... Args>
@@ -657,6 +1011,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
   b.grid_dim = grid;
   b.fibers.resize(threads);
   b.warps.resize((threads + kWarpSize - 1) / kWarpSize);
+  b.warpgroups.resize(threads / kWarpgroupSize);
   for (Fiber &f : b.fibers)
     f.stack = allocate_stack();
   b.body = [&] { std::apply(kernel, params); };
@@ -678,10 +1033,14 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
           f.state = FiberState::Ready;
           f.uncommitted.clear();
           f.committed.clear();
+          f.wgmma_groups.clear();
           start_fiber(f, b.scheduler);
         }
-        for (WarpRendezvous &w : b.warps)
+        for (Rendezvous &w : b.warps)
           w.arrived = 0;
+        for (Rendezvous &w : b.warpgroups)
+          w.arrived = 0;
+        b.mbarriers.clear();
         ++stats().blocks;
         run_block(b);
       }
@@ -762,6 +1121,22 @@ inline const char *cudaGetErrorString(cudaError_t error) {
     return "out of memory";
   }
   return "unknown error";
+}
+// The driver entry points the generated code asks for (so that it needs no -lcuda): only
+// cuTensorMapEncodeTiled.
+using PFN_cuTensorMapEncodeTiled_v12000 = decltype(&cuTensorMapEncodeTiled);
+enum cudaDriverEntryPointQueryResult {
+  cudaDriverEntryPointSuccess = 0,
+  cudaDriverEntryPointSymbolNotFound = 1
+};
+constexpr unsigned long long cudaEnableDefault = 0;
+inline cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **function,
+                                                    unsigned int, unsigned long long,
+                                                    cudaDriverEntryPointQueryResult *status) {
+  bool found = std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0;
+  *function = found ? reinterpret_cast<void *>(&cuTensorMapEncodeTiled) : nullptr;
+  *status = found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return cudaSuccess;
 }
 template <class Kernel> cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int) {
   return cudaSuccess;

@@ -121,7 +121,7 @@ checkOutputs(runtime::Session &session, const std::vector<runtime::Tensor> &hard
     referenceOptions.round_operands = false;
     referenceOptions.max_cycles = maxCycles;
     runtime::SimulatorBackend referenceBackend(referenceOptions);
-    session.run(referenceBackend);
+    session.run(referenceBackend, /*commitState=*/false);
     for (size_t index = 0; index < bundle.outputs.size(); ++index)
       reference[index] = session.output(index);
   }
@@ -411,7 +411,9 @@ int run(const Options &options) {
   runtime::SimulatorBackend backend(simOptions);
   runtime::RunReport runReport;
   try {
-    runReport = session.run(backend);
+    // One run of a training step leaves its state as given, so that the
+    // output check's reference run starts from the same parameters.
+    runReport = session.run(backend, /*commitState=*/false);
   } catch (...) {
     if (progressShown)
       std::fprintf(stderr, "\r\033[K");

@@ -8,10 +8,22 @@
 #            stage) cp.async;
 #   gpu:     built for this machine's GPU and run against test_data_set_0;
 #            skipped (exit 77) when nvidia-smi finds no GPU;
-#   unsupported: tpuc refuses the model in one line.
-# usage: check-model.sh emulate|ptxas|gpu|unsupported TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
+#   unsupported: tpuc refuses the model in one line;
+#   emulate-sm90a: as emulate, the source generated with --gpu=sm_90a (the
+#            Hopper path: wgmma fed by TMA);
+#   ptxas-sm90a: the --gpu=sm_90a source for sm_90a without spills or local
+#            memory, its GEMM kernels' PTX checked for wgmma.mma_async,
+#            cp.async.bulk.tensor and mbarrier waits; ptxas must refuse the
+#            same source for sm_90 (wgmma exists only on sm_90a) when it has
+#            a Hopper kernel.
+# usage: check-model.sh emulate|ptxas|gpu|unsupported|emulate-sm90a|ptxas-sm90a
+#                       TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
 set -euo pipefail
 mode=$1 tpuc=$2 root=$3 model_dir=$4 fusion=$5 work=$6 nvcc=${7:-nvcc}
+gpu=sm_80
+case $mode in
+*-sm90a) gpu=sm_90a mode=${mode%-sm90a} ;;
+esac
 if [ "$mode" = gpu ] && ! nvidia-smi -L >/dev/null 2>&1; then
   echo "skipped: nvidia-smi finds no GPU"
   exit 77
@@ -27,7 +39,7 @@ if [ "$mode" = unsupported ]; then
   [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "CUDA\|float32" "$work/err"
   exit
 fi
-"$tpuc" "$model_dir/model.onnx" --target=cuda --fusion="$fusion" -o "$source"
+"$tpuc" "$model_dir/model.onnx" --target=cuda --gpu="$gpu" --fusion="$fusion" -o "$source"
 case $mode in
 emulate)
   TPU_CUDA_EMULATE_CACHE=$work "$root/scripts/cuda-emulate" "$source" \
@@ -36,6 +48,21 @@ emulate)
   grep -q PASS "$work/run.txt"
   ;;
 ptxas)
+  if [ "$gpu" = sm_90a ]; then
+    "$nvcc" -std=c++17 -O3 -arch=sm_90a -cubin -o "$work/model-sm_90a.cubin" \
+      -Xptxas --warn-on-spills,--warn-on-local-memory-usage,--warning-as-error "$source"
+    "$nvcc" -std=c++17 -O3 -arch=sm_90a -ptx -o "$work/model.ptx" "$source"
+    /usr/bin/python3 "$root/tests/cuda-target/check-ptx.py" "$source" "$work/model.ptx"
+    if grep -q "HopperTileConfig<[0-9]" "$source"; then
+      if "$nvcc" -std=c++17 -O3 -arch=sm_90 -cubin -o "$work/model-sm_90.cubin" "$source" \
+        2>"$work/sm_90.err"; then
+        echo "ptxas accepted the sm_90a source for sm_90"
+        exit 1
+      fi
+      grep -q "Instruction 'wgmma.* not supported on .target 'sm_90'" "$work/sm_90.err"
+    fi
+    exit
+  fi
   for arch in sm_80 sm_90 sm_90a; do
     "$nvcc" -std=c++17 -O3 -arch="$arch" -cubin -o "$work/model-$arch.cubin" \
       -Xptxas --warn-on-spills,--warn-on-local-memory-usage,--warning-as-error "$source"

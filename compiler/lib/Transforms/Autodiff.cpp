@@ -426,6 +426,33 @@ struct Window {
     }
     return x;
   }
+
+  // Windows that tile the padded image (stride = kernel, the usual 2x2/2
+  // pool) turn the image into blocks with one space-to-depth transpose:
+  // [N, OH * KH, OW * KW, C] <-> [N, OH, OW, KH * KW, C], each window's taps
+  // side by side in row-major window order.
+  bool tiles() const { return stride == kernel; }
+  Shape blockShape() const {
+    return {output[0], output[1], output[2], kernel[0] * kernel[1], output[3]};
+  }
+
+  Value toBlocks(Emitter &e, Value padded) const {
+    Shape image = {output[0], output[1], kernel[0], output[2], kernel[1], output[3]};
+    return e.reshape(e.transpose(e.reshape(padded, image), {0, 1, 3, 2, 4, 5}), blockShape());
+  }
+
+  // The adjoint of toBlocks after padded: the blocks back at the input
+  // positions they read, the padding dropped, unread rows zero.
+  Value fromBlocks(Emitter &e, Value blocks) const {
+    Shape split = {output[0], output[1], output[2], kernel[0], kernel[1], output[3]};
+    Value x = e.transpose(e.reshape(blocks, split), {0, 1, 3, 2, 4, 5});
+    x = e.reshape(x, {output[0], output[1] * kernel[0], output[2] * kernel[1], output[3]});
+    for (int d = 0; d < 2; ++d) {
+      int64_t rows = output[1 + d] * kernel[d], low = pad[2 * d];
+      x = e.padOrCrop(x, 1 + d, -low, input[1 + d] - (rows - low));
+    }
+    return x;
+  }
 };
 
 Gradient biasGradient(Emitter &e, Value dy) {
@@ -496,20 +523,33 @@ Gradients depthwiseConv2dRule(Emitter &e, tosa::DepthwiseConv2DOp op, Value dy) 
 // row-major window order (the element PyTorch's and ONNX's max pool
 // indices name); other tied elements get none. The taps in that order,
 // each marking where it holds the maximum and no earlier tap did, its share
-// placed back at the input positions it read.
+// placed back at the input positions it read. Windows that tile the image
+// take their taps from the input's blocks and put the shares back as
+// blocks, instead of a strided slice, a placement and an add per tap at the
+// input's resolution.
 Gradients maxPool2dRule(Emitter &e, tosa::MaxPool2dOp op, Value dy) {
   ArrayRef<int64_t> kernel = op.getKernel();
   Window window(kernel[0], kernel[1], op.getStride(), {1, 1}, op.getPad(), op.getInput(), dy);
   return {[&e, dy, window, x = op.getInput(), y = op.getOutput()] {
     // TOSA pads a max pool with the lowest value, so padding never wins.
     Value padded = window.padded(e, x, std::numeric_limits<float>::lowest());
+    auto [kh, kw] = window.kernel;
+    Shape out = window.output, tapShape = window.blockShape();
+    tapShape[3] = 1;
+    Value blocks = window.tiles() ? window.toBlocks(e, padded) : Value();
     Value taken, dx;
-    for (int64_t i = 0; i < window.kernel[0]; ++i)
-      for (int64_t j = 0; j < window.kernel[1]; ++j) {
-        Value tap = e.stridedSlice(padded, 1, i, window.stride[0], window.output[1]);
-        tap = e.stridedSlice(tap, 2, j, window.stride[1], window.output[2]);
+    SmallVector<Value> shares;
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        Value tap;
+        if (blocks) {
+          tap = e.reshape(e.slice(blocks, {0, 0, 0, i * kw + j, 0}, tapShape), out);
+        } else {
+          tap = e.stridedSlice(padded, 1, i, window.stride[0], out[1]);
+          tap = e.stridedSlice(tap, 2, j, window.stride[1], out[2]);
+        }
         Value first = e.compare<tosa::EqualOp>(tap, y);
-        bool last = i + 1 == window.kernel[0] && j + 1 == window.kernel[1];
+        bool last = i + 1 == kh && j + 1 == kw;
         if (taken) {
           Type mask = taken.getType();
           first = e.make<tosa::LogicalAndOp>(mask, first, e.make<tosa::LogicalNotOp>(mask, taken));
@@ -519,18 +559,26 @@ Gradients maxPool2dRule(Emitter &e, tosa::MaxPool2dOp op, Value dy) {
           taken = first;
         }
         Value share = e.select(first, dy, e.scalar(0.0, 4));
+        if (blocks) {
+          shares.push_back(e.reshape(share, tapShape));
+          continue;
+        }
         share = e.place(share, 1, i - window.pad[0], window.stride[0], window.input[1]);
         share = e.place(share, 2, j - window.pad[2], window.stride[1], window.input[2]);
         dx = dx ? e.binary<tosa::AddOp>(dx, share) : share;
       }
-    return dx;
+    if (!blocks)
+      return dx;
+    return window.fromBlocks(
+        e, e.make<tosa::ConcatOp>(e.type(window.blockShape()), shares, e.b.getI32IntegerAttr(3)));
   }};
 }
 
 // avg_pool2d: y is a window's sum over its count, the input elements in the
 // window (TOSA's divisor leaves the padding out; the importer pads
 // count_include_pad=1 pools with real zeros first). dx is the transposed
-// convolution of dy / count with a kernel of ones.
+// convolution of dy / count with a kernel of ones; windows that tile the
+// image give each of their taps the same share, as blocks.
 Gradients avgPool2dRule(Emitter &e, tosa::AvgPool2dOp op, Value dy) {
   ArrayRef<int64_t> kernel = op.getKernel();
   Window window(kernel[0], kernel[1], op.getStride(), {1, 1}, op.getPad(), op.getInput(), dy);
@@ -548,6 +596,15 @@ Gradients avgPool2dRule(Emitter &e, tosa::AvgPool2dOp op, Value dy) {
         // A window in the padding only (not from the importer) reads nothing.
         inverse.push_back(h > 0 && w > 0 ? 1.0f / static_cast<float>(h * w) : 0.0f);
     Value scaled = e.mul(dy, e.constant({1, window.output[1], window.output[2], 1}, inverse));
+    if (window.tiles()) {
+      // Every tap of a window gets the same share: the blocks repeat it.
+      Shape share = window.blockShape();
+      share[3] = 1;
+      SmallVector<int64_t> multiples = {1, 1, 1, window.kernel[0] * window.kernel[1], 1};
+      return window.fromBlocks(e, e.make<tosa::TileOp>(e.type(window.blockShape()),
+                                                       e.reshape(scaled, share),
+                                                       e.b.getDenseI64ArrayAttr(multiples)));
+    }
     Value ones = e.constant({window.kernel[0], window.kernel[1], window.input[3], 1}, {1.0f});
     return e.depthwiseConv2d(window.spread(e, scaled), ones, {1, 1}, {1, 1});
   }};

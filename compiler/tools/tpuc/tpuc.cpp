@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"tpu", "cuda"}));
   app.add_option("--gpu", options.gpu,
                  "With --target=cuda: the GPU the tiles are sized for, sm_80 (default), sm_90 or "
-                 "sm_90a")
+                 "sm_90a; sm_90a also runs matmuls with weights and convolutions on Hopper's "
+                 "warpgroup MMA (wgmma) fed by TMA, which only sm_90a builds accept")
       ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
   app.add_option("--fusion", options.fusion,
                  "Operator fusion: none (every op through DRAM), epilogue (bias, residual and "

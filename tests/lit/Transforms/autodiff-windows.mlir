@@ -90,43 +90,91 @@ func.func @main(%x: tensor<1x5x5x2xf32>) -> tensor<1x2x2x4xf32> {
 
 // -----
 
-// max_pool2d 2x2 stride 2: each tap (row-major window order) where it
-// equals the maximum and no earlier tap did gets dy, placed back at the
-// positions it read; ties go to the first tap only.
+// max_pool2d 2x2 stride 2, windows that tile the image: the taps come from
+// one space-to-depth transpose of the input; each tap (row-major window
+// order) where it equals the maximum and no earlier tap did gets dy (ties
+// go to the first tap only); the shares go back with one concat and one
+// depth-to-space transpose.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[X:.*]] = tosa.add %arg0, %arg2
 // CHECK: %[[Y:.*]] = tosa.max_pool2d %[[X]]
 // CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<1x2x2x1xf32>, tensor<1x1x1x1xf32>)
-// Tap (0, 0): rows 0 and 2, columns 0 and 2.
-// CHECK: tosa.reshape %[[X]] {new_shape = array<i64: 1, 2, 2, 4, 1>}
-// CHECK: tosa.slice %{{.*}} {size = array<i64: 1, 2, 1, 4, 1>, start = array<i64: 0, 0, 0, 0, 0>}
-// CHECK: tosa.slice %{{.*}} {size = array<i64: 1, 2, 2, 1, 1>, start = array<i64: 0, 0, 0, 0, 0>}
+// CHECK: %[[IMAGE:.*]] = tosa.reshape %[[X]] {new_shape = array<i64: 1, 2, 2, 2, 2, 1>}
+// CHECK: %[[PERM:.*]] = "tosa.const"() <{value = dense<[0, 1, 3, 2, 4, 5]> : tensor<6xi32>}>
+// CHECK: %[[BLOCKS:.*]] = tosa.transpose %[[IMAGE]], %[[PERM]]
+// CHECK: %[[TAPS:.*]] = tosa.reshape %[[BLOCKS]] {new_shape = array<i64: 1, 2, 2, 4, 1>}
+// Tap (0, 0).
+// CHECK: tosa.slice %[[TAPS]] {size = array<i64: 1, 2, 2, 1, 1>, start = array<i64: 0, 0, 0, 0, 0>}
 // CHECK: %[[TAP0:.*]] = tosa.reshape %{{.*}} {new_shape = array<i64: 1, 2, 2, 1>}
 // CHECK: %[[HIT0:.*]] = tosa.equal %[[TAP0]], %[[Y]]
 // CHECK: %[[SHARE0:.*]] = tosa.select %[[HIT0]], %[[DY]], %{{.*}}
-// CHECK: tosa.reshape %[[SHARE0]] {new_shape = array<i64: 1, 2, 1, 2, 1>}
-// CHECK: %[[BACK0:.*]] = tosa.reshape %{{.*}} {new_shape = array<i64: 1, 4, 4, 1>}
-// Tap (0, 1): columns from 1.
-// CHECK: tosa.slice %{{.*}} {size = array<i64: 1, 2, 3, 1>, start = array<i64: 0, 0, 1, 0>}
+// CHECK: %[[S0:.*]] = tosa.reshape %[[SHARE0]] {new_shape = array<i64: 1, 2, 2, 1, 1>}
+// Tap (0, 1).
+// CHECK: tosa.slice %[[TAPS]] {size = array<i64: 1, 2, 2, 1, 1>, start = array<i64: 0, 0, 0, 1, 0>}
 // CHECK: %[[HIT1:.*]] = tosa.equal %{{.*}}, %[[Y]]
 // CHECK: %[[NOT0:.*]] = tosa.logical_not %[[HIT0]]
 // CHECK: %[[FIRST1:.*]] = tosa.logical_and %[[HIT1]], %[[NOT0]]
 // CHECK: %[[TAKEN1:.*]] = tosa.logical_or %[[HIT0]], %[[FIRST1]]
 // CHECK: tosa.select %[[FIRST1]], %[[DY]], %{{.*}}
-// CHECK: %[[SUM1:.*]] = tosa.add %[[BACK0]], %{{.*}} : (tensor<1x4x4x1xf32>, tensor<1x4x4x1xf32>)
+// CHECK: %[[S1:.*]] = tosa.reshape
 // Taps (1, 0) and (1, 1); the last updates no mask.
+// CHECK: tosa.slice %[[TAPS]] {{.*}} start = array<i64: 0, 0, 0, 2, 0>
 // CHECK: tosa.logical_not %[[TAKEN1]]
 // CHECK: %[[TAKEN2:.*]] = tosa.logical_or %[[TAKEN1]]
-// CHECK: %[[SUM2:.*]] = tosa.add %[[SUM1]]
+// CHECK: %[[S2:.*]] = tosa.reshape
+// CHECK: tosa.slice %[[TAPS]] {{.*}} start = array<i64: 0, 0, 0, 3, 0>
 // CHECK: tosa.logical_not %[[TAKEN2]]
 // CHECK-NOT: tosa.logical_or
-// CHECK: %[[DX:.*]] = tosa.add %[[SUM2]]
+// CHECK: %[[S3:.*]] = tosa.reshape
+// CHECK: %[[STACKED:.*]] = tosa.concat %[[S0]], %[[S1]], %[[S2]], %[[S3]] {axis = 3 : i32}
+// CHECK: %[[SPLIT:.*]] = tosa.reshape %[[STACKED]] {new_shape = array<i64: 1, 2, 2, 2, 2, 1>}
+// CHECK: %[[BACK:.*]] = tosa.transpose %[[SPLIT]]
+// CHECK: %[[DX:.*]] = tosa.reshape %[[BACK]] {new_shape = array<i64: 1, 4, 4, 1>}
+// CHECK-NOT: tosa.add
 // CHECK: tosa.mul %[[DX]]
 func.func @main(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32> {
   %a = "tosa.const"() <{value = dense<1.0> : tensor<1x4x4x1xf32>}> {tpu.name = "a"} : () -> tensor<1x4x4x1xf32>
   %i = tosa.add %x, %a : (tensor<1x4x4x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
   %y = tosa.max_pool2d %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : (tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32>
   return %y : tensor<1x2x2x1xf32>
+}
+
+// -----
+
+// max_pool2d 2x2 stride 1 (overlapping windows) with bottom padding: each
+// tap is a slice of the input padded with the lowest float, its share is
+// placed back at the positions it read and the shares add up.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[X:.*]] = tosa.add %arg0, %arg2
+// CHECK: %[[Y:.*]] = tosa.max_pool2d %[[X]]
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<1x3x2x1xf32>, tensor<1x1x1x1xf32>)
+// CHECK: %[[LOWEST:.*]] = "tosa.const"() <{value = dense<-3.40282347E+38> : tensor<f32>}>
+// CHECK: %[[PADDED:.*]] = tosa.pad %[[X]], %{{.*}}, %[[LOWEST]] {{.*}} -> tensor<1x4x3x1xf32>
+// Tap (0, 0): rows 0-2, columns 0-1.
+// CHECK: %[[TAP0:.*]] = tosa.slice %[[PADDED]] {size = array<i64: 1, 3, 3, 1>, start = array<i64: 0, 0, 0, 0>}
+// CHECK: tosa.slice %[[TAP0]] {size = array<i64: 1, 3, 2, 1>, start = array<i64: 0, 0, 0, 0>}
+// CHECK: %[[HIT0:.*]] = tosa.equal %{{.*}}, %[[Y]]
+// CHECK: %[[SHARE0:.*]] = tosa.select %[[HIT0]], %[[DY]], %{{.*}}
+// CHECK: %[[BACK0:.*]] = tosa.pad %[[SHARE0]], {{.*}} -> tensor<1x3x3x1xf32>
+// Tap (0, 1): columns 1-2; its share lands one column right and adds up.
+// CHECK: tosa.slice %[[PADDED]] {size = array<i64: 1, 3, 3, 1>, start = array<i64: 0, 0, 0, 0>}
+// CHECK: tosa.slice %{{.*}} {size = array<i64: 1, 3, 2, 1>, start = array<i64: 0, 0, 1, 0>}
+// CHECK: %[[NOT0:.*]] = tosa.logical_not %[[HIT0]]
+// CHECK: %[[FIRST1:.*]] = tosa.logical_and %{{.*}}, %[[NOT0]]
+// CHECK: tosa.select %[[FIRST1]], %[[DY]], %{{.*}}
+// CHECK: tosa.pad {{.*}} -> tensor<1x3x3x1xf32>
+// CHECK: %[[SUM1:.*]] = tosa.add %[[BACK0]], %{{.*}} : (tensor<1x3x3x1xf32>, tensor<1x3x3x1xf32>)
+// Taps (1, 0) and (1, 1) read rows 1-3; row 3 is the padding, cropped.
+// CHECK: tosa.slice %[[PADDED]] {size = array<i64: 1, 3, 3, 1>, start = array<i64: 0, 1, 0, 0>}
+// CHECK: %[[SUM2:.*]] = tosa.add %[[SUM1]]
+// CHECK: tosa.slice %[[PADDED]] {size = array<i64: 1, 3, 3, 1>, start = array<i64: 0, 1, 0, 0>}
+// CHECK: %[[DX:.*]] = tosa.add %[[SUM2]]
+// CHECK: tosa.mul %[[DX]]
+func.func @main(%x: tensor<1x3x3x1xf32>) -> tensor<1x3x2x1xf32> {
+  %a = "tosa.const"() <{value = dense<1.0> : tensor<1x3x3x1xf32>}> {tpu.name = "a"} : () -> tensor<1x3x3x1xf32>
+  %i = tosa.add %x, %a : (tensor<1x3x3x1xf32>, tensor<1x3x3x1xf32>) -> tensor<1x3x3x1xf32>
+  %y = tosa.max_pool2d %i {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, pad = array<i64: 0, 1, 0, 0>} : (tensor<1x3x3x1xf32>) -> tensor<1x3x2x1xf32>
+  return %y : tensor<1x3x2x1xf32>
 }
 
 // -----
@@ -147,5 +195,29 @@ func.func @main(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32> {
   %a = "tosa.const"() <{value = dense<1.0> : tensor<1x4x4x1xf32>}> {tpu.name = "a"} : () -> tensor<1x4x4x1xf32>
   %i = tosa.add %x, %a : (tensor<1x4x4x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
   %y = tosa.avg_pool2d %i {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, pad = array<i64: 1, 0, 1, 0>, acc_type = f32} : (tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32>
+  return %y : tensor<1x2x2x1xf32>
+}
+
+// -----
+
+// avg_pool2d 2x2 stride 2, windows that tile the image: dy / 4 repeated for
+// the four taps of each window, put back as blocks (one depth-to-space
+// transpose), no convolution.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[DY:.*]] = tosa.mul %{{.*}}, %{{.*}} {shift = 0 : i8} : (tensor<1x2x2x1xf32>, tensor<1x1x1x1xf32>)
+// CHECK: %[[INV:.*]] = "tosa.const"() <{value = dense<2.500000e-01> : tensor<1x2x2x1xf32>}>
+// CHECK: %[[SCALED:.*]] = tosa.mul %[[DY]], %[[INV]]
+// CHECK: %[[SHARE:.*]] = tosa.reshape %[[SCALED]] {new_shape = array<i64: 1, 2, 2, 1, 1>}
+// CHECK: %[[BLOCKS:.*]] = tosa.tile %[[SHARE]] {multiples = array<i64: 1, 1, 1, 4, 1>}
+// CHECK: %[[SPLIT:.*]] = tosa.reshape %[[BLOCKS]] {new_shape = array<i64: 1, 2, 2, 2, 2, 1>}
+// CHECK: %[[PERM:.*]] = "tosa.const"() <{value = dense<[0, 1, 3, 2, 4, 5]> : tensor<6xi32>}>
+// CHECK: %[[BACK:.*]] = tosa.transpose %[[SPLIT]], %[[PERM]]
+// CHECK: %[[DX:.*]] = tosa.reshape %[[BACK]] {new_shape = array<i64: 1, 4, 4, 1>}
+// CHECK-NOT: tosa.depthwise_conv2d
+// CHECK: tosa.mul %[[DX]]
+func.func @main(%x: tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32> {
+  %a = "tosa.const"() <{value = dense<1.0> : tensor<1x4x4x1xf32>}> {tpu.name = "a"} : () -> tensor<1x4x4x1xf32>
+  %i = tosa.add %x, %a : (tensor<1x4x4x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  %y = tosa.avg_pool2d %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, acc_type = f32} : (tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32>
   return %y : tensor<1x2x2x1xf32>
 }

@@ -41,30 +41,12 @@ func.func @transpose_dynamic_perms(%x: tensor<2x3xf32>, %p: tensor<2xi32>) -> te
 
 // -----
 
-func.func @depthwise_dynamic_weights(%x: tensor<1x4x4x2xf32>, %w: tensor<1x1x2x1xf32>, %b: tensor<2xf32>) -> tensor<1x4x4x2xf32> {
-  // expected-error @+1 {{'tosa.depthwise_conv2d' op with non-constant weights is not supported by the TPU lowering}}
-  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x1x2x1xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
-  return %y : tensor<1x4x4x2xf32>
-}
-
-// -----
-
 func.func @logical_of_input(%a: tensor<2x3xi1>, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %zero = "tosa.const"() {value = dense<0.0> : tensor<1x1xf32>} : () -> tensor<1x1xf32>
   // expected-error @+1 {{'tosa.logical_not' op is supported on static-shape f32 tensors only, got 'tensor<2x3xi1>'}}
   %n = tosa.logical_not %a : (tensor<2x3xi1>) -> tensor<2x3xi1>
   %y = tosa.select %n, %x, %zero : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<1x1xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
-}
-
-// -----
-
-func.func @depthwise_multiplier(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32> {
-  %w = "tosa.const"() {value = dense<1.0> : tensor<1x1x2x2xf32>} : () -> tensor<1x1x2x2xf32>
-  %b = "tosa.const"() {value = dense<0.0> : tensor<4xf32>} : () -> tensor<4xf32>
-  // expected-error @+1 {{'tosa.depthwise_conv2d' op with a channel multiplier other than 1 is not supported by the TPU lowering}}
-  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
-  return %y : tensor<1x4x4x4xf32>
 }
 
 // -----

@@ -198,6 +198,44 @@ func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
   return %y : tensor<1x3x2x3xf32>
 }
 
+// depthwise_conv2d with run-time weights (a training step's): each tap's
+// weight row is a row of the weights viewed as [KH*KW, C].
+// CHECK-LABEL: func.func @depthwise_runtime_weights
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} -> tensor<6x6xf32>
+// CHECK: %[[W:.*]] = tpu.view %arg1 : tensor<2x1x3x1xf32> -> tensor<2x3xf32>
+// CHECK: %[[W0:.*]] = tpu.slice %[[W]] {start = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<1x3xf32>
+// CHECK: tpu.binary mul %{{.*}}, %[[W0]] : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: %[[W1:.*]] = tpu.slice %[[W]] {start = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<1x3xf32>
+// CHECK: tpu.binary mul %{{.*}}, %[[W1]] : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+func.func @depthwise_runtime_weights(%x: tensor<1x4x2x3xf32>, %w: tensor<2x1x3x1xf32>) -> tensor<1x3x2x3xf32> {
+  %b = "tosa.const"() {value = dense<0.5> : tensor<3xf32>} : () -> tensor<3xf32>
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x1xf32>, tensor<3xf32>) -> tensor<1x3x2x3xf32>
+  return %y : tensor<1x3x2x3xf32>
+}
+
+// depthwise_conv2d with a channel multiplier of 2: per multiplier m the tap
+// sum with the weights [KH*KW*C, M] column m, then the two [P*C, 1] sums
+// joined as the columns of [P*C, 2], which is [P, C*2] (output channel
+// c*2 + m), plus the bias row.
+// CHECK-LABEL: func.func @depthwise_multiplier
+// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} -> tensor<6x6xf32>
+// CHECK: %[[W:.*]] = tpu.view %arg1 : tensor<2x1x3x2xf32> -> tensor<6x2xf32>
+// CHECK: %[[M0:.*]] = tpu.slice %[[W]] {start = array<i64: 0, 0>} : tensor<6x2xf32> -> tensor<6x1xf32>
+// CHECK: tpu.view %[[M0]] : tensor<6x1xf32> -> tensor<2x3xf32>
+// CHECK: %[[S0:.*]] = tpu.binary add
+// CHECK: %[[C0:.*]] = tpu.view %[[S0]] : tensor<6x3xf32> -> tensor<18x1xf32>
+// CHECK: %[[M1:.*]] = tpu.slice %[[W]] {start = array<i64: 0, 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+// CHECK: %[[S1:.*]] = tpu.binary add
+// CHECK: %[[C1:.*]] = tpu.view %[[S1]] : tensor<6x3xf32> -> tensor<18x1xf32>
+// CHECK: %[[J:.*]] = tpu.concat %[[C0]], %[[C1]] {axis = 1 : i64} : tensor<18x1xf32>, tensor<18x1xf32> -> tensor<18x2xf32>
+// CHECK: %[[V:.*]] = tpu.view %[[J]] : tensor<18x2xf32> -> tensor<6x6xf32>
+// CHECK: tpu.binary add %[[V]], %{{.*}} : tensor<6x6xf32>, tensor<1x6xf32> -> tensor<6x6xf32>
+func.func @depthwise_multiplier(%x: tensor<1x4x2x3xf32>, %w: tensor<2x1x3x2xf32>) -> tensor<1x3x2x6xf32> {
+  %b = "tosa.const"() {value = dense<0.5> : tensor<6xf32>} : () -> tensor<6xf32>
+  %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x2xf32>, tensor<6xf32>) -> tensor<1x3x2x6xf32>
+  return %y : tensor<1x3x2x6xf32>
+}
+
 // max_pool2d: im2col padded with the lowest float, the maximum of the taps.
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[LOWEST:.*]] = arith.constant dense<-3.40282347E+38> : tensor<1x3xf32>

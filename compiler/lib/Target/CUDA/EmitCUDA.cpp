@@ -57,6 +57,12 @@ const char kDeviceLibrary[] =
 const char kHostSupport[] =
 #include "tpu_cuda_host.h.inc"
     ;
+const char kHopperLibrary[] =
+#include "tpu_cuda_sm90a.cuh.inc"
+    ;
+
+// Whether GEMMs with weights take the Hopper path (wgmma fed by TMA, tpu_cuda_sm90a.cuh).
+bool isHopper(const GpuTarget &gpu) { return gpu.name == "sm_90a"; }
 
 // The standalone program's main(), or with TPU_CUDA_LIBRARY the runtime's
 // entry point (docs/gpu.md#the-runtimes-entry-point): model::execute on the
@@ -104,9 +110,19 @@ struct Buffer {
   uint64_t bytes() const { return uint64_t(elementsOf(shape)) * (isBf16() ? 2 : 4); }
 };
 
+// A TMA tensor map of bf16 weights [rows][cols] (rows `pitch` elements
+// apart) read in boxes of boxRows x 64: a field of the host's Buffers.
+struct TensorMap {
+  size_t buffer;
+  int64_t rows, cols, pitch, boxRows;
+  bool operator==(const TensorMap &o) const { return buffer == o.buffer && boxRows == o.boxRows; }
+};
+
 struct Kernel {
   std::string name, kind, sourceOps, comment, code;
   std::vector<size_t> reads; // buffers, in parameter order
+  // A read passed as a tensor map (a __grid_constant__ CUtensorMap), not a pointer.
+  std::optional<TensorMap> tensorMap;
   size_t writes = 0;
   std::string grid, block;
   int64_t sharedBytes = 0;
@@ -210,6 +226,7 @@ private:
   llvm::DenseMap<Value, int64_t> reductionLength;
   llvm::DenseSet<Value> tensorCoreOnly; // group results only GEMM operands read
   std::vector<Kernel> kernels;
+  std::vector<TensorMap> tensorMaps; // of every kernel, once each
   int intermediates = 0, constants = 0;
   Value groupResult; // the result of the group being emitted, outside it
 };
@@ -242,7 +259,9 @@ FailureOr<size_t> Emitter::bufferOf(Value value) {
 
 // A matrix unit's constant operand in bf16, converted at compile time, K
 // contiguous: [batch][N][K] from a matmul's [batch][K][N] (transpose), or a
-// conv2d's [OC][KH][KW][IC] as it is.
+// conv2d's [OC][KH][KW][IC] as it is. On Hopper the rows are padded with
+// zeros to a multiple of 8 elements ([batch][N][Kp], [OC][Kp]): TMA needs
+// 16-byte row strides.
 FailureOr<size_t> Emitter::weightOf(Value value, bool transpose) {
   if (auto found = weightIndex.find(value); found != weightIndex.end())
     return found->second;
@@ -259,6 +278,18 @@ FailureOr<size_t> Emitter::weightOf(Value value, bool transpose) {
           transposed[(b * n + col) * k + row] = values[(b * k + row) * n + col];
     values = std::move(transposed);
     shape = {batch, n, k};
+  }
+  if (isHopper(gpu)) {
+    // K: the last axis of a matmul's [batch][N][K], KH * KW * IC of a conv2d's.
+    std::vector<int64_t> rows = transpose ? std::vector<int64_t>(shape.begin(), shape.end() - 1)
+                                          : std::vector<int64_t>{shape.front()};
+    int64_t k = elementsOf(shape) / elementsOf(rows), pitch = (k + 7) / 8 * 8;
+    std::vector<float> padded(size_t(elementsOf(rows) * pitch), 0.0f);
+    for (int64_t row = 0; row < elementsOf(rows); ++row)
+      std::copy_n(values.begin() + row * k, k, padded.begin() + row * pitch);
+    values = std::move(padded);
+    shape = rows;
+    shape.push_back(pitch);
   }
   size_t index = addBuffer(fmt::format("w{}", weightIndex.size()), shape, Buffer::Role::Weight);
   std::vector<uint8_t> &bytes = buffers[index].data;
@@ -314,7 +345,9 @@ std::string Emitter::parameters(const Kernel &kernel) const {
   std::vector<std::string> list;
   for (size_t read : kernel.reads)
     list.push_back(
-        fmt::format("const {} *__restrict__ {}", buffers[read].type(), buffers[read].name));
+        kernel.tensorMap && kernel.tensorMap->buffer == read
+            ? fmt::format("const __grid_constant__ CUtensorMap {}_map", buffers[read].name)
+            : fmt::format("const {} *__restrict__ {}", buffers[read].type(), buffers[read].name));
   list.push_back(fmt::format("{} *__restrict__ {}", buffers[kernel.writes].type(),
                              buffers[kernel.writes].name));
   return fmt::format("{}", fmt::join(list, ", "));
@@ -567,6 +600,9 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
   };
   int64_t batch, m, n, k;
   std::string aLoader, bLoader, geometry;
+  // Constant B: its buffer, rows in all and per batch (0: shared by every batch).
+  std::optional<size_t> weightBuffer;
+  int64_t weightRows = 0, weightBatchRows = 0;
   std::optional<Value> bias;
   if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(head)) {
     std::vector<int64_t> a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
@@ -576,6 +612,7 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
     if (constantData(matmul.getB())) {
       FailureOr<size_t> weights = weightOf(matmul.getB(), /*transpose=*/true);
       kernel.reads.push_back(*weights);
+      weightRows = b[0] * n, weightBatchRows = b[0] == 1 ? 0 : n, weightBuffer = *weights;
       bLoader = fmt::format("tpu_cuda::DenseB_NK({}, {}, {}, {})", buffers[*weights].name, n, k,
                             b[0] == 1 ? 0 : n * k);
     } else {
@@ -601,6 +638,7 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
     aLoader = fmt::format("tpu_cuda::ConvA<{}>({}, {})", inputType, inputName, shape);
     FailureOr<size_t> weights = weightOf(conv.getWeight(), /*transpose=*/false);
     kernel.reads.push_back(*weights);
+    weightRows = n, weightBatchRows = 0, weightBuffer = *weights;
     bLoader = fmt::format("tpu_cuda::DenseB_NK({}, {}, {})", buffers[*weights].name, n, k);
     geometry = fmt::format("conv2d {}x{} stride {}x{} pad {}, implicit GEMM (no im2col buffer)",
                            weight[1], weight[2], stride[0], stride[1], fmt::join(pad, ","));
@@ -636,18 +674,6 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
   const size_t out = kernel.writes;
   code.line(buffers[out].store(index, *value));
 
-  ::tpu::cuda::TileChoice tile =
-      ::tpu::cuda::chooseTile(m, n, k, int(gpu.shared_bytes_per_block), gpu.multiprocessors, batch);
-  kernel.grid = fmt::format("dim3({}, {}, {})", (m + tile.bm - 1) / tile.bm,
-                            (n + tile.bn - 1) / tile.bn, batch);
-  kernel.block = fmt::format("dim3({})", tile.threads());
-  kernel.sharedBytes = tile.smemBytes();
-  kernel.comment =
-      fmt::format("{}: C[{}][{}][{}] on tensor cores, K = {}; tile {}x{}x{}, {}x{} warps, {} "
-                  "stage{} ({} B shared)",
-                  geometry, batch, m, n, k, tile.bm, tile.bn, tile.bk, tile.warpsM, tile.warpsN,
-                  tile.stages, tile.stages == 1 ? "" : "s", tile.smemBytes());
-
   // The epilogue's fields: what it reads, then the output.
   std::vector<std::string> fields, fieldNames;
   for (size_t read : epilogueReads) {
@@ -657,18 +683,54 @@ LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value resul
   }
   fields.push_back(fmt::format("  {} *__restrict__ {};\n", buffers[out].type(), buffers[out].name));
   fieldNames.push_back(buffers[out].name);
-  kernel.code = fmt::format(
+  std::string epilogue = fmt::format(
       "struct {{name}}_epilogue {{\n{}"
       "  __device__ __forceinline__ void operator()(int{}, int m, int n, float acc) const {{\n{}  "
-      "}}\n}};\n"
-      "using {{name}}_tile = tpu_cuda::TileConfig<{}, {}, {}, {}, {}, {}>;\n"
+      "}}\n}};\n",
+      fmt::join(fields, ""), batch == 1 ? "" : " batch", code.take());
+  std::string tileType, call;
+  int64_t bm, bn;
+  if (isHopper(gpu) && weightBuffer) {
+    ::tpu::cuda::HopperTileChoice tile = ::tpu::cuda::chooseHopperTile(
+        m, n, k, int(gpu.shared_bytes_per_block), gpu.multiprocessors, batch);
+    bm = tile.bm, bn = tile.bn;
+    kernel.block = fmt::format("dim3({})", tile.threads());
+    kernel.sharedBytes = tile.smemBytes();
+    kernel.tensorMap =
+        TensorMap{*weightBuffer, weightRows, k, buffers[*weightBuffer].shape.back(), bn};
+    if (!llvm::is_contained(tensorMaps, *kernel.tensorMap))
+      tensorMaps.push_back(*kernel.tensorMap);
+    kernel.comment = fmt::format(
+        "{}: C[{}][{}][{}] on tensor cores, K = {}; Hopper: tile {}x{}x64, {} warpgroup{} of "
+        "wgmma m64n{}k16, B by TMA, {} stages ({} B shared)",
+        geometry, batch, m, n, k, bm, bn, tile.warpgroups(), tile.warpgroups() == 1 ? "" : "s", bn,
+        tile.stages, tile.smemBytes());
+    tileType = fmt::format("tpu_cuda::HopperTileConfig<{}, {}, {}>", bm, bn, tile.stages);
+    call = fmt::format("tpu_cuda::gemm_block_sm90a<{{name}}_tile>({}, &{}_map, {}", aLoader,
+                       buffers[*weightBuffer].name, weightBatchRows);
+  } else {
+    ::tpu::cuda::TileChoice tile = ::tpu::cuda::chooseTile(m, n, k, int(gpu.shared_bytes_per_block),
+                                                           gpu.multiprocessors, batch);
+    bm = tile.bm, bn = tile.bn;
+    kernel.block = fmt::format("dim3({})", tile.threads());
+    kernel.sharedBytes = tile.smemBytes();
+    kernel.comment =
+        fmt::format("{}: C[{}][{}][{}] on tensor cores, K = {}; tile {}x{}x{}, {}x{} warps, {} "
+                    "stage{} ({} B shared)",
+                    geometry, batch, m, n, k, tile.bm, tile.bn, tile.bk, tile.warpsM, tile.warpsN,
+                    tile.stages, tile.stages == 1 ? "" : "s", tile.smemBytes());
+    tileType = fmt::format("tpu_cuda::TileConfig<{}, {}, {}, {}, {}, {}>", tile.bm, tile.bn,
+                           tile.bk, tile.warpsM, tile.warpsN, tile.stages);
+    call = fmt::format("tpu_cuda::gemm_block<{{name}}_tile>({}, {}", aLoader, bLoader);
+  }
+  kernel.grid = fmt::format("dim3({}, {}, {})", (m + bm - 1) / bm, (n + bn - 1) / bn, batch);
+  kernel.code = fmt::format(
+      "{}using {{name}}_tile = {};\n"
       "__global__ void __launch_bounds__({{name}}_tile::kThreads) {{name}}({{parameters}}) {{\n"
       "  TPU_DYNAMIC_SMEM(smem);\n"
-      "  tpu_cuda::gemm_block<{{name}}_tile>({}, {}, {{name}}_epilogue{{{}}}, {}, {}, {}, smem);\n"
+      "  {}, {{name}}_epilogue{{{}}}, {}, {}, {}, smem);\n"
       "}}\n",
-      fmt::join(fields, ""), batch == 1 ? "" : " batch", code.take(), tile.bm, tile.bn, tile.bk,
-      tile.warpsM, tile.warpsN, tile.stages, aLoader, bLoader, fmt::join(fieldNames, ", "), m, n,
-      k);
+      epilogue, tileType, call, fmt::join(fieldNames, ", "), m, n, k);
   finish(std::move(kernel), members, result);
   return success();
 }
@@ -759,6 +821,10 @@ FailureOr<CudaSource> Emitter::run() {
   text += kDeviceLibrary;
   text += "\n// ===== host support: compiler/lib/Target/CUDA/prelude/tpu_cuda_host.h =====\n";
   text += kHostSupport;
+  if (isHopper(gpu)) {
+    text += "\n// ===== Hopper path: compiler/lib/Target/CUDA/prelude/tpu_cuda_sm90a.cuh =====\n";
+    text += kHopperLibrary;
+  }
   text += "\n// ===== the model's kernels =====\n";
   for (const Kernel &kernel : kernels) {
     uint64_t bytes = globalBytes(kernel);
@@ -809,6 +875,9 @@ std::string Emitter::hostCode() const {
     text += fmt::format("  {} *{} = nullptr; // [{}]{}\n", buffer.type(), buffer.name,
                         fmt::join(buffer.shape, ", "),
                         buffer.role == Buffer::Role::Weight ? " bf16 weights" : "");
+  for (const TensorMap &map : tensorMaps)
+    text += fmt::format("  CUtensorMap {}_map{}; // TMA boxes of {} rows x 64\n",
+                        buffers[map.buffer].name, map.boxRows, map.boxRows);
   text += "};\n\n";
 
   text += "const tpu_host::KernelInfo kKernels[] = {\n";
@@ -823,7 +892,10 @@ std::string Emitter::hostCode() const {
   for (auto [index, kernel] : llvm::enumerate(kernels)) {
     std::vector<std::string> arguments;
     for (size_t read : kernel.reads)
-      arguments.push_back("b." + buffers[read].name);
+      arguments.push_back(
+          kernel.tensorMap && kernel.tensorMap->buffer == read
+              ? fmt::format("b.{}_map{}", buffers[read].name, kernel.tensorMap->boxRows)
+              : "b." + buffers[read].name);
     arguments.push_back("b." + buffers[kernel.writes].name);
     text += fmt::format("  timer.start({0});\n  TPU_LAUNCH({1}, {2}, {3}, {4}, {5});\n"
                         "  timer.stop({0});\n",
@@ -850,6 +922,9 @@ std::string Emitter::hostCode() const {
       text += fmt::format("  tpu_host::checkCuda(cudaMemcpy(b.{}, blob.data() + {}, {}, "
                           "cudaMemcpyHostToDevice), \"cudaMemcpy\");\n",
                           buffer.name, offsets[index], buffer.bytes());
+  for (const TensorMap &map : tensorMaps)
+    text += fmt::format("  b.{0}_map{1} = tpu_host::weightTensorMap(b.{0}, {2}, {3}, {4}, {1});\n",
+                        buffers[map.buffer].name, map.boxRows, map.rows, map.cols, map.pitch);
   for (BlockArgument argument : main.getArguments()) {
     const Buffer &buffer = buffers[bufferIndex.lookup(argument)];
     text += fmt::format("  tpu_host::checkCuda(cudaMemcpy(b.{}, inputs[{}], {}, "

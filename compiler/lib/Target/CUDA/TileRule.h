@@ -48,6 +48,21 @@ constexpr int tileExtent(int64_t extent) {
 constexpr int kMultiprocessorsA100 = 108;
 constexpr int kMultiprocessorsH100 = 132;
 
+// Halves the larger of bm and bn (down to 64) while the grid of bm x bn tiles over `batch` M x N
+// GEMMs leaves some of the `multiprocessors` idle.
+constexpr void fillMultiprocessors(int &bm, int &bn, int64_t M, int64_t N, int64_t batch,
+                                   int multiprocessors) {
+  auto blocks = [&] {
+    return ((M + bm - 1) / bm) * ((N + bn - 1) / bn) * std::max<int64_t>(1, batch);
+  };
+  while (blocks() < multiprocessors && std::max(bm, bn) > 64) {
+    if (bm >= bn)
+      bm /= 2;
+    else
+      bn /= 2;
+  }
+}
+
 // Picks the GEMM tile for `batch` GEMMs C[M][N] = A[M][K] * B[K][N] given the dynamic shared
 // memory a block may use (kSmemPerBlockSm80/Sm90) and, optionally, the GPU's multiprocessors:
 //   - bm, bn: tileExtent of M and N (128 for big GEMMs: 128x128 is the usual sweet spot of
@@ -66,22 +81,43 @@ constexpr TileChoice chooseTile(int64_t M, int64_t N, int64_t K, int smemBytesPe
   TileChoice tile{};
   tile.bm = tileExtent(M);
   tile.bn = tileExtent(N);
-  auto blocks = [&] {
-    return ((M + tile.bm - 1) / tile.bm) * ((N + tile.bn - 1) / tile.bn) *
-           std::max<int64_t>(1, batch);
-  };
-  while (blocks() < multiprocessors && std::max(tile.bm, tile.bn) > 64) {
-    if (tile.bm >= tile.bn)
-      tile.bm /= 2;
-    else
-      tile.bn /= 2;
-  }
+  fillMultiprocessors(tile.bm, tile.bn, M, N, batch, multiprocessors);
   tile.bk = K <= 16 ? 16 : 32;
   tile.warpsM = std::max(1, tile.bm / 64);
   tile.warpsN = std::max(1, tile.bn / 32);
   int64_t kTiles = std::max<int64_t>(1, (K + tile.bk - 1) / tile.bk);
   int fitting = std::max(1, smemBytesPerBlock / tile.stageBytes());
   tile.stages = static_cast<int>(std::min<int64_t>(std::min(fitting, 4), kTiles));
+  return tile;
+}
+
+// The template arguments of tpu_cuda::HopperTileConfig<bm, bn, stages>
+// (prelude/tpu_cuda_sm90a.cuh).
+struct HopperTileChoice {
+  int bm, bn, stages;
+
+  constexpr int warpgroups() const { return bm / 64; }
+  constexpr int threads() const { return warpgroups() * 128; }
+  constexpr int stageBytes() const { return (bm + bn) * 64 * 2; } // bf16 A and B, 64 of K
+  // HopperTileConfig::smem_bytes: alignment slack, the stages, an mbarrier per stage.
+  constexpr int smemBytes() const { return 1024 + stages * (stageBytes() + 8); }
+};
+
+// The Hopper path's tile (sm_90a, GEMMs with constant B): bm and bn are 128 or, for extents of at
+// most 64, 64 (a warpgroup computes 64 rows, a wgmma 64 or 128 columns), halved towards 64 as in
+// chooseTile to fill the multiprocessors; 64 of K per stage (one 128-byte swizzle row of bf16);
+// as many stages as fit, at most 4 and at most the k tiles, but at least 2 (the pipeline loads one
+// stage while it reads another). 128 x 128: 32 KiB a stage, 4 stages, 64 accumulators a thread.
+constexpr HopperTileChoice chooseHopperTile(int64_t M, int64_t N, int64_t K, int smemBytesPerBlock,
+                                            int multiprocessors = 0, int64_t batch = 1) {
+  HopperTileChoice tile{};
+  tile.bm = M > 64 ? 128 : 64;
+  tile.bn = N > 64 ? 128 : 64;
+  fillMultiprocessors(tile.bm, tile.bn, M, N, batch, multiprocessors);
+  int64_t kTiles = (K + 63) / 64;
+  int fitting = (smemBytesPerBlock - 1024) / (tile.stageBytes() + 8);
+  tile.stages =
+      static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(std::min(fitting, 4), kTiles)));
   return tile;
 }
 

@@ -35,9 +35,13 @@ bool isRowReduction(Operation *op) {
 }
 
 // Ops over convolution windows that become vector ops on the rows of their
-// window matrix (tpu.im2col, which must read its input from memory).
+// window matrix (tpu.im2col, which must read its input from memory). A
+// depthwise convolution with a channel multiplier interleaves its M sums
+// with a concat of columns, which is not row-local: it stays alone.
 bool isWindowed(Operation *op) {
-  return llvm::isa<tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op);
+  if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op))
+    return depthwise.getWeight().getType().getShape()[3] == 1;
+  return llvm::isa<tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op);
 }
 
 // M, K and N of the matmul a head runs as.

@@ -41,14 +41,21 @@ bool isF32Cast(Operation *op) {
 Value maskOf(PatternRewriter &rewriter, Operation *compare, RankedTensorType result) {
   Location loc = compare->getLoc();
   auto type = RankedTensorType::get(result.getShape(), rewriter.getF32Type());
-  // eq is symmetric: the operand in the result's shape goes first, as the
-  // vector unit's broadcast wants (labels [1, 1] against classes [1, 10]).
-  Value lhs = compare->getOperand(0), rhs = compare->getOperand(1);
-  if (llvm::isa<tosa::EqualOp>(compare) &&
-      llvm::cast<RankedTensorType>(lhs.getType()).getShape() != result.getShape())
+  // The vector unit broadcasts its second operand only, so the operand in
+  // the result's shape goes first: eq is symmetric (labels [1, 1] against
+  // classes [1, 10]); s > x is -x > -s and s >= x is -x >= -s (a clamp's
+  // upper bound in its gradient), exact, and false at a NaN as before.
+  Value lhs = asMatrix(rewriter, loc, compare->getOperand(0));
+  Value rhs = asMatrix(rewriter, loc, compare->getOperand(1));
+  if (llvm::cast<RankedTensorType>(compare->getOperand(0).getType()).getShape() !=
+      result.getShape()) {
     std::swap(lhs, rhs);
-  return rewriter.create<BinaryOp>(loc, matrixType(type), *compareKind(compare),
-                                   asMatrix(rewriter, loc, lhs), asMatrix(rewriter, loc, rhs));
+    if (!llvm::isa<tosa::EqualOp>(compare)) {
+      lhs = negateMatrix(rewriter, loc, lhs);
+      rhs = negateMatrix(rewriter, loc, rhs);
+    }
+  }
+  return rewriter.create<BinaryOp>(loc, matrixType(type), *compareKind(compare), lhs, rhs);
 }
 
 // select(c, x, y) = x * c + y * (1 - c) for a mask c of 1.0 and 0.0: exact
@@ -206,8 +213,7 @@ std::optional<LogicalResult> mlir::tpu::checkMaskOp(Operation *op) {
       if (!isF32Tensor(operand.getType()))
         return op->emitOpError("is supported on static-shape f32 tensors only, got ")
                << operand.getType();
-    return checkBroadcast(op, op->getOperand(0), op->getOperand(1),
-                          /*commutative=*/llvm::isa<tosa::EqualOp>(op));
+    return checkBroadcast(op, op->getOperand(0), op->getOperand(1));
   }
   if (auto select = llvm::dyn_cast<tosa::SelectOp>(op)) {
     if (!compareKind(select.getPred().getDefiningOp()))

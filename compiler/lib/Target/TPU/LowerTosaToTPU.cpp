@@ -70,13 +70,13 @@ bool mlir::tpu::isF32Tensor(Type type) {
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
-LogicalResult mlir::tpu::checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutative) {
+LogicalResult mlir::tpu::checkBroadcast(Operation *op, Value lhs, Value rhs) {
   Value result = op->getResult(0);
   auto shapeOf = [](Value value) {
     return llvm::cast<RankedTensorType>(value.getType()).getShape();
   };
   bool direct = shapeOf(lhs) == shapeOf(result) && spreadOf(result, rhs);
-  bool swapped = commutative && shapeOf(rhs) == shapeOf(result) && spreadOf(result, lhs);
+  bool swapped = shapeOf(rhs) == shapeOf(result) && spreadOf(result, lhs);
   if (!direct && !swapped)
     return op->emitOpError("broadcast is not supported by the vector unit: after "
                            "tpu-matrix-broadcast one operand must have the result's shape "
@@ -131,19 +131,8 @@ LogicalResult checkSupported(Operation *op) {
     return op->emitOpError("with a non-zero shift is not supported on f32");
   // A broadcast left operand of sub is lowered as -rhs + lhs.
   if (llvm::isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp, tosa::MinimumOp>(op) &&
-      failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1), /*commutative=*/true)))
+      failed(checkBroadcast(op, op->getOperand(0), op->getOperand(1))))
     return failure();
-  if (auto pow = llvm::dyn_cast<tosa::PowOp>(op); pow && !scalarConstant(pow.getInput2()))
-    return op->emitOpError("with an exponent that is not one constant is not supported by the "
-                           "TPU lowering");
-  if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op)) {
-    DenseElementsAttr weights;
-    if (!matchPattern(depthwise.getWeight(), m_Constant(&weights)))
-      return op->emitOpError("with non-constant weights is not supported by the TPU lowering");
-    if (depthwise.getWeight().getType().getShape()[3] != 1)
-      return op->emitOpError("with a channel multiplier other than 1 is not supported by the TPU "
-                             "lowering");
-  }
   if (auto pool = llvm::dyn_cast<tosa::AvgPool2dOp>(op); pool && !pool.getAccType().isF32())
     return op->emitOpError("accumulating in other than f32 is not supported by the TPU lowering");
   if (llvm::isa<tosa::ConstOp, tosa::ReshapeOp, tosa::TransposeOp, tosa::Conv2DOp,
@@ -374,9 +363,6 @@ struct LowerAbs : CountedLowering<tosa::AbsOp> {
 struct LowerPow : CountedLowering<tosa::PowOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::PowOp op, PatternRewriter &rewriter) const override {
-    std::optional<float> exponent = scalarConstant(op.getInput2());
-    if (!exponent)
-      return failure();
     Location loc = op.getLoc();
     Value x = asMatrix(rewriter, loc, op.getInput1());
     auto type = llvm::cast<RankedTensorType>(x.getType());
@@ -386,6 +372,19 @@ struct LowerPow : CountedLowering<tosa::PowOp> {
     auto unary = [&](UnaryKind kind, Value input) -> Value {
       return rewriter.create<UnaryOp>(loc, kind, input);
     };
+    std::optional<float> exponent = scalarConstant(op.getInput2());
+    if (!exponent) {
+      // A run-time exponent (a trained one): exp(e * log(x)) as for a
+      // non-integer constant, the operand in the result's shape first.
+      RankedTensorType matrix = matrixType(llvm::cast<RankedTensorType>(op.getType()));
+      Value logX = unary(UnaryKind::log, x), e = asMatrix(rewriter, loc, op.getInput2());
+      if (type != matrix)
+        std::swap(logX, e);
+      replaceWithView(
+          rewriter, op,
+          unary(UnaryKind::exp, rewriter.create<BinaryOp>(loc, matrix, BinaryKind::mul, logX, e)));
+      return success();
+    }
     auto scalar = [&](float value) { return constantMatrix(rewriter, loc, {1, 1}, value); };
     float e = *exponent;
     Value result;

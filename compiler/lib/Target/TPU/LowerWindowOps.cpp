@@ -97,35 +97,79 @@ struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
   }
 };
 
-// depthwise_conv2d (multiplier 1) on the vector unit: the sum over the
-// KH*KW taps of each tap's [P, C] window columns times that tap's weight row,
-// plus the bias row.
+// depthwise_conv2d on the vector unit: for each channel multiplier m, the
+// sum over the KH*KW taps of each tap's [P, C] window columns times that
+// tap's weight row w[kh, kw, :, m]; output channel c*M + m, so the M sums
+// (each viewed as a [P*C, 1] column) are joined as the columns of a
+// [P*C, M] matrix, which is [P, C*M]; then the bias row. The weight rows are
+// constants, or rows of the run-time weights (a training step's parameters,
+// the flipped kernel of an input gradient, the dy its weight gradient
+// correlates): [KH*KW*C, M] column m viewed as [KH*KW, C].
 struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::DepthwiseConv2DOp op,
                                 PatternRewriter &rewriter) const override {
-    DenseElementsAttr weights;
-    if (!matchPattern(op.getWeight(), m_Constant(&weights)))
-      return failure();
     Location loc = op.getLoc();
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
-    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // KH, KW, C, 1
-    int64_t channels = weightShape[2];
-    std::vector<float> hwc(weights.getValues<float>().begin(), weights.getValues<float>().end());
+    ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape(); // KH, KW, C, M
+    int64_t channels = weightShape[2], multiplier = weightShape[3];
+    int64_t taps = weightShape[0] * weightShape[1];
+    auto f32 = rewriter.getF32Type();
+    DenseElementsAttr constant;
+    std::vector<float> hwcm;
+    if (matchPattern(op.getWeight(), m_Constant(&constant)))
+      hwcm.assign(constant.getValues<float>().begin(), constant.getValues<float>().end());
+    // Weight row (tap, m): [1, C].
+    auto weightRow = [&](Value byMultiplier, int64_t tap, int64_t m) -> Value {
+      if (!byMultiplier) {
+        std::vector<float> row(channels);
+        for (int64_t c = 0; c < channels; ++c)
+          row[c] = hwcm[(tap * channels + c) * multiplier + m];
+        return constantMatrix(rewriter, loc, {1, channels}, row);
+      }
+      return rewriter.create<SliceOp>(loc, RankedTensorType::get({1, channels}, f32), byMultiplier,
+                                      rewriter.getDenseI64ArrayAttr({tap, 0}));
+    };
     Value rows = windowRows(rewriter, loc, op.getInput(), weightShape.take_front(2), op.getStride(),
                             op.getDilation(), op.getPad(), 0.0f, resultType);
-    RankedTensorType matrix = matrixType(resultType);
-    Value sum;
-    for (int64_t tap = 0; tap < weightShape[0] * weightShape[1]; ++tap) {
-      Value weightRow = constantMatrix(rewriter, loc, {1, channels},
-                                       ArrayRef<float>(hwc).slice(tap * channels, channels));
-      Value product = rewriter.create<BinaryOp>(
-          loc, matrix, BinaryKind::mul, windowTap(rewriter, loc, rows, tap, channels), weightRow);
-      sum = sum ? rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, product) : product;
+    int64_t positions = llvm::cast<RankedTensorType>(rows.getType()).getShape()[0];
+    auto sumType = RankedTensorType::get({positions, channels}, f32);
+    Value runtimeWeights = hwcm.empty()
+                               ? viewAs(rewriter, loc, op.getWeight(),
+                                        RankedTensorType::get({taps * channels, multiplier}, f32))
+                               : Value();
+    SmallVector<Value> sums;
+    for (int64_t m = 0; m < multiplier; ++m) {
+      Value byMultiplier = runtimeWeights; // [KH*KW, C], the weights of multiplier m
+      if (runtimeWeights) {
+        if (multiplier > 1)
+          byMultiplier =
+              rewriter.create<SliceOp>(loc, RankedTensorType::get({taps * channels, 1}, f32),
+                                       byMultiplier, rewriter.getDenseI64ArrayAttr({0, m}));
+        byMultiplier =
+            viewAs(rewriter, loc, byMultiplier, RankedTensorType::get({taps, channels}, f32));
+      }
+      Value sum;
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        Value product = rewriter.create<BinaryOp>(loc, sumType, BinaryKind::mul,
+                                                  windowTap(rewriter, loc, rows, tap, channels),
+                                                  weightRow(byMultiplier, tap, m));
+        sum =
+            sum ? rewriter.create<BinaryOp>(loc, sumType, BinaryKind::add, sum, product) : product;
+      }
+      sums.push_back(
+          viewAs(rewriter, loc, sum, RankedTensorType::get({positions * channels, 1}, f32)));
     }
+    RankedTensorType matrix = matrixType(resultType);
+    Value sum = sums.front();
+    if (multiplier > 1)
+      sum = rewriter.create<ConcatOp>(
+          loc, RankedTensorType::get({positions * channels, multiplier}, f32), sums,
+          rewriter.getI64IntegerAttr(1));
     Value bias = biasRow(rewriter, loc, op.getBias());
     replaceWithView(rewriter, op,
-                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum, bias));
+                    rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add,
+                                              viewAs(rewriter, loc, sum, matrix), bias));
     return success();
   }
 };

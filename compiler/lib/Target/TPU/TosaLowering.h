@@ -43,9 +43,10 @@ template <typename TosaOp> struct CountedLowering : OpRewritePattern<TosaOp> {
 };
 
 bool isF32Tensor(Type type);
-// The vector unit's broadcast: `rhs` (or, when commutative, `lhs`) spreads
-// over a full-shape other operand; else an error on `op`.
-LogicalResult checkBroadcast(Operation *op, Value lhs, Value rhs, bool commutative);
+// The vector unit's broadcast: one operand spreads over the other, which
+// has the result's shape (the lowerings put that one first); else an error
+// on `op`.
+LogicalResult checkBroadcast(Operation *op, Value lhs, Value rhs);
 
 // The checks of the compares, selects and casts of compares
 // (LowerMaskOps.cpp); nullopt for other ops.

@@ -61,6 +61,31 @@ KINDS = {
     "train_convtranspose": lambda: model(
         [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up")],
         [info("x", [1, 1, 3, 3])], [info("y", [1, 1, 4, 4])], [const("w", np.ones((1, 1, 2, 2)))]),
+    # Training, the composite ops as imported, each under MSE: Softmax and
+    # LogSoftmax over the last axis, LayerNormalization (opset 17, scale and
+    # bias trained), a batched MatMul with a weight per batch, Div by a
+    # broadcast parameter and ReduceMean over the middle axis.
+    "train_softmax": lambda: model(
+        [helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+         helper.make_node("Softmax", ["m"], ["y"], name="softmax", axis=-1)],
+        [info("x", [2, 3])], [info("y", [2, 3])], [const("w", np.full((1, 3), 0.5))]),
+    "train_logsoftmax": lambda: model(
+        [helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+         helper.make_node("LogSoftmax", ["m"], ["y"], name="logsoftmax", axis=-1)],
+        [info("x", [2, 3])], [info("y", [2, 3])], [const("w", np.full((1, 3), 0.5))]),
+    "train_layernorm": lambda: model(
+        [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], name="ln",
+                          axis=-1, epsilon=1e-5)],
+        [info("x", [2, 4])], [info("y", [2, 4])],
+        [const("gamma", np.ones(4)), const("beta", np.zeros(4))], opset=17),
+    "train_batched_matmul": lambda: model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="bmm")],
+        [info("x", [2, 3, 4])], [info("y", [2, 3, 5])],
+        [const("w", np.arange(40).reshape(2, 4, 5) / 40.0)]),
+    "train_div_mean": lambda: model(
+        [helper.make_node("Div", ["x", "d"], ["q"], name="div"),
+         helper.make_node("ReduceMean", ["q"], ["y"], name="mean", axes=[1], keepdims=1)],
+        [info("x", [2, 3, 4])], [info("y", [2, 1, 4])], [const("d", np.full((1, 1, 4), 2.0))]),
 }
 
 if __name__ == "__main__":

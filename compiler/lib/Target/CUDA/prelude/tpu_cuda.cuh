@@ -495,6 +495,40 @@ struct HasPairStore<
     Epilogue, std::void_t<decltype(std::declval<const Epilogue &>().pair(0, 0, 0, 0.0f, 0.0f))>>
     : std::true_type {};
 
+// The epilogue of one 16x8 accumulator tile whose top-left output is (m0, n0): the C fragment of
+// mma.m16n8k16, which is also the layout of every 8 columns of one warp's 16 rows of a wgmma
+// m64nNk16 accumulator (PTX ISA, the two "matrix fragment" figures). With g = lane / 4 and
+// t = lane % 4: c[0], c[1] = C[g][2t, 2t+1] and c[2], c[3] = C[g+8][2t, 2t+1], so every lane holds
+// pairs of horizontally adjacent outputs (n even). Both GEMM paths store through this function.
+template <class Epilogue>
+__device__ __forceinline__ void store_accumulators(const Epilogue &epilogue, int batch, int m0,
+                                                   int n0, const float c[4], int lane, int M,
+                                                   int N) {
+  const int g = lane / 4, t = lane % 4;
+  TPU_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    int m = m0 + g + half * 8;
+    int n = n0 + 2 * t;
+#if TPU_CUDA_MUTATION == TPU_CUDA_MUTATION_FRAGMENT_INDEX
+    float first = c[2 * half + 1], second = c[2 * half];
+#else
+    float first = c[2 * half], second = c[2 * half + 1];
+#endif
+    if (m >= M)
+      continue;
+    if constexpr (HasPairStore<Epilogue>::value) {
+      if (n + 1 < N) {
+        epilogue.pair(batch, m, n, first, second);
+        continue;
+      }
+    }
+    if (n < N)
+      epilogue(batch, m, n, first);
+    if (n + 1 < N)
+      epilogue(batch, m, n + 1, second);
+  }
+}
+
 // Issues the loads of one Rows x Cols tile (Cols contiguous, chunks of 8) whose top-left element
 // is (row0, col0) of the loader's operand into the swizzled buffer `tile`.
 template <int Rows, int Cols, int Threads, class Loader>
@@ -639,36 +673,12 @@ __device__ __forceinline__ void gemm_block(const ALoader &a, const BLoader &b,
     }
   }
 
-  // c0, c1 = C[g][2t, 2t+1] and c2, c3 = C[g+8][2t, 2t+1] of each 16x8 mma tile: every lane holds
-  // pairs of horizontally adjacent outputs (n even).
-  const int g = lane / 4, t = lane % 4;
   TPU_UNROLL
   for (int i = 0; i < Tile::kMmaM; ++i) {
     TPU_UNROLL
-    for (int j = 0; j < Tile::kMmaN; ++j) {
-      TPU_UNROLL
-      for (int half = 0; half < 2; ++half) {
-        int m = m0 + warp_m0 + i * 16 + g + half * 8;
-        int n = n0 + warp_n0 + j * 8 + 2 * t;
-#if TPU_CUDA_MUTATION == TPU_CUDA_MUTATION_FRAGMENT_INDEX
-        float first = acc[i][j][2 * half + 1], second = acc[i][j][2 * half];
-#else
-        float first = acc[i][j][2 * half], second = acc[i][j][2 * half + 1];
-#endif
-        if (m >= M)
-          continue;
-        if constexpr (detail::HasPairStore<Epilogue>::value) {
-          if (n + 1 < N) {
-            epilogue.pair(batch, m, n, first, second);
-            continue;
-          }
-        }
-        if (n < N)
-          epilogue(batch, m, n, first);
-        if (n + 1 < N)
-          epilogue(batch, m, n + 1, second);
-      }
-    }
+    for (int j = 0; j < Tile::kMmaN; ++j)
+      detail::store_accumulators(epilogue, batch, m0 + warp_m0 + i * 16, n0 + warp_n0 + j * 8,
+                                 acc[i][j], lane, M, N);
   }
 }
 
