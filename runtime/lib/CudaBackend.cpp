@@ -80,11 +80,17 @@ struct Toolchain {
 };
 
 Toolchain toolchainFor(CudaExecution execution, const CudaProgram &program) {
-  if (execution == CudaExecution::Gpu)
+  if (execution == CudaExecution::Gpu) {
+    // Machine code for the bundle's GPU and its PTX, which the driver compiles
+    // for newer GPUs. Spelled out: nvcc 13's -arch=sm_90a builds compute_90
+    // PTX as well, which has no wgmma.
+    std::string number = program.gpu.substr(3);
     return {TPU_NVCC,
-            fmt::format("-std=c++17 -O3 -arch={} -shared -Xcompiler -fPIC -DTPU_CUDA_LIBRARY",
-                        program.gpu),
+            fmt::format("-std=c++17 -O3 -gencode 'arch=compute_{0},code=[sm_{0},compute_{0}]' "
+                        "-shared -Xcompiler -fPIC -DTPU_CUDA_LIBRARY",
+                        number),
             ""};
+  }
   // -O1, as scripts/cuda-emulate: fast enough, and big weight tables compile quickly.
   return {TPU_HOST_CXX,
           "-std=c++17 -O1 -x c++ -shared -fPIC -w -DTPU_CUDA_EMULATE -DTPU_CUDA_LIBRARY -I " +

@@ -3,13 +3,16 @@
 tpuc --target=cuda -o OUT.tpub, then tpusim runs the bundle through the CUDA
 backend and checks its outputs against the model's expected ones.
 
-usage: check-cuda-bundle.py CASE TPUC TPUSIM MODEL_DIR WORKDIR
+usage: check-cuda-bundle.py CASE TPUC TPUSIM MODEL_DIR WORKDIR [GPU]
+  GPU (default sm_80) is tpuc's --gpu.
   run        the model in emulation: every output PASS, the report's kernel
              times marked as host times;
   gpu        the model on this machine's GPU; exit 77 (skipped) when
              nvidia-smi finds none;
   gpu-build  without a GPU (skipped with one): with a stand-in nvidia-smi the
-             backend builds the library with nvcc and loads it, and the CUDA
+             backend builds the library with nvcc (for GPU and for sm_90a,
+             whose wgmma nvcc must not build as compute_90 PTX) and loads it,
+             and the CUDA
              runtime's error comes back from the entry point as a one-line
              error instead of ending the process;
   mutations  wrong answers fail the check: a source that scales an output, a
@@ -91,9 +94,11 @@ def gpu_present():
 
 def main():
     case, tpuc, tpusim, model_dir, work = sys.argv[1:6]
+    gpu = sys.argv[6] if len(sys.argv) > 6 else "sm_80"
     os.makedirs(work, exist_ok=True)
     bundle = os.path.join(work, "model.tpub")
-    compiled = run([tpuc, os.path.join(model_dir, "model.onnx"), "--target=cuda", "-o", bundle])
+    compiled = run([tpuc, os.path.join(model_dir, "model.onnx"), "--target=cuda", f"--gpu={gpu}",
+                    "-o", bundle])
     if compiled.returncode != 0:
         fail("tpuc --target=cuda -o model.tpub", compiled)
     data = os.path.join(model_dir, "test_data_set_0")
@@ -139,11 +144,18 @@ def main():
         os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
         shutil.rmtree(cache, ignore_errors=True)
         env = dict(os.environ, PATH=fake + os.pathsep + os.environ["PATH"])
-        result = subprocess.run([tpusim, bundle, "--cuda-cache", cache, "--data", data],
-                                capture_output=True, text=True, env=env)
-        expect_one_line_error(result, "the GPU build without a GPU", "CUDA run failed: cudaMalloc")
-        if not [name for name in os.listdir(cache) if name.startswith("cuda-") and name.endswith(".so")]:
-            fail(f"no nvcc-built library in {cache}: {os.listdir(cache)}")
+        hopper = os.path.join(work, "model-sm_90a.tpub")
+        if run([tpuc, os.path.join(model_dir, "model.onnx"), "--target=cuda", "--gpu=sm_90a",
+                "-o", hopper]).returncode != 0:
+            fail("tpuc --target=cuda --gpu=sm_90a -o model-sm_90a.tpub")
+        for path in (bundle, hopper):
+            result = subprocess.run([tpusim, path, "--cuda-cache", cache, "--data", data],
+                                    capture_output=True, text=True, env=env)
+            expect_one_line_error(result, f"{os.path.basename(path)}: the GPU build without a GPU",
+                                  "CUDA run failed: cudaMalloc")
+        libraries = [name for name in os.listdir(cache) if name.startswith("cuda-") and name.endswith(".so")]
+        if len(libraries) != 2:
+            fail(f"expected two nvcc-built libraries in {cache}: {os.listdir(cache)}")
     elif case == "mutations":
         expect_pass(tpusim_run(bundle), "the unmutated bundle")
         header, metadata, source = read_bundle(bundle)
