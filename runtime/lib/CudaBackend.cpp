@@ -159,10 +159,13 @@ void CudaBackend::load(const Bundle &bundle) {
   fs::path library = directory / (key + ".so");
   CudaBuild build{library.string(), fs::exists(library), 0};
   if (!build.cached) {
-    fs::path source = directory / (key + ".cu"), log = directory / (key + ".log");
-    std::ofstream(source, std::ios::binary) << program.source;
-    // Built under a name of its own, then renamed: a concurrent run never
-    // opens half a library.
+    // Written and built under names of this process's own, then renamed: a
+    // concurrent run never reads half a source or opens half a library.
+    fs::path source = directory / (key + ".cu"),
+             log = directory / fmt::format("{}.{}.log", key, getpid());
+    fs::path partialSource = directory / fmt::format("{}.cu.{}.tmp", key, getpid());
+    std::ofstream(partialSource, std::ios::binary) << program.source;
+    fs::rename(partialSource, source);
     fs::path partial = directory / fmt::format("{}.so.{}.tmp", key, getpid());
     std::string command = fmt::format("{} {} {} -o {} >{} 2>&1", shellWord(toolchain.compiler),
                                       toolchain.flags, shellWord(source.string()),
