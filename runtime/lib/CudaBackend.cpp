@@ -179,6 +179,7 @@ void CudaBackend::load(const Bundle &bundle) {
                               log.string(), firstError(readText(log))));
     }
     fs::rename(partial, library);
+    fs::remove(log, error); // kept only when the build fails
   }
   if (handle_)
     dlclose(handle_);
