@@ -17,6 +17,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <set>
 
 namespace tpu {
@@ -202,6 +203,27 @@ void checkWork(const Bundle &bundle) {
   }
 }
 
+// A CUDA bundle: a program for the GPU and float32 tensors laid out in the
+// host image, nothing of the accelerator's.
+void checkCudaProgram(const Bundle &bundle) {
+  const CudaProgram &cuda = *bundle.cuda;
+  if (!bundle.program.empty() || !bundle.source_ops.empty() || !bundle.source_of.empty() ||
+      !bundle.constants.empty() || bundle.constant_address != 0 || bundle.training || bundle.work)
+    throw Error("a CUDA bundle has no instructions, source ops, constants, training or work");
+  if (!std::regex_match(cuda.gpu, std::regex("sm_[0-9]+a?")))
+    throw Error(fmt::format("cuda.gpu '{}' is no GPU architecture such as sm_80", cuda.gpu));
+  if (cuda.source.empty())
+    throw Error("a CUDA bundle needs its CUDA source");
+  if (cuda.kernels.empty())
+    throw Error("cuda.kernels is empty");
+  for (const auto &[tensors, role] :
+       {std::pair{&bundle.inputs, "input"}, std::pair{&bundle.outputs, "output"}})
+    for (const TensorInfo &tensor : *tensors)
+      if (tensor.dtype != isa::DType::F32 || tensor.host_type != HostType::Stored || tensor.state)
+        throw Error(
+            fmt::format("{} '{}': a CUDA bundle's tensors are plain f32", role, tensor.name));
+}
+
 nlohmann::json workJson(const CompulsoryWork &work) {
   nlohmann::json ops = nlohmann::json::array();
   for (const SourceWork &op : work.source_ops) {
@@ -283,6 +305,23 @@ TensorInfo parseTensor(const JsonCursor &json, TensorInfo::Role role) {
   return tensor;
 }
 
+// The source itself comes from the constants section; `sourceBytes` is the
+// size the metadata gives it, checked against that section's.
+CudaProgram parseCudaProgram(const JsonCursor &json, uint64_t &sourceBytes) {
+  json.expectObject({"gpu", "fusion", "source_bytes", "kernels"});
+  CudaProgram cuda;
+  cuda.gpu = json["gpu"].string();
+  cuda.fusion = json["fusion"].string();
+  sourceBytes = json["source_bytes"].unsignedInteger(0, std::numeric_limits<uint64_t>::max());
+  for (const JsonCursor &kernel : json["kernels"].arrayElements()) {
+    kernel.expectObject({"name", "source_ops", "kind", "global_bytes"});
+    cuda.kernels.push_back(
+        {kernel["name"].string(), kernel["source_ops"].string(), kernel["kind"].string(),
+         kernel["global_bytes"].unsignedInteger(0, std::numeric_limits<uint64_t>::max())});
+  }
+  return cuda;
+}
+
 std::string metadataJson(const Bundle &bundle) {
   auto tensors = [](const std::vector<TensorInfo> &list) {
     nlohmann::json array = nlohmann::json::array();
@@ -290,11 +329,24 @@ std::string metadataJson(const Bundle &bundle) {
       array.push_back(tensorJson(tensor));
     return array;
   };
-  nlohmann::json json = {{"config", bundle.config.toJson()},
-                         {"inputs", tensors(bundle.inputs)},
+  nlohmann::json json = {{"inputs", tensors(bundle.inputs)},
                          {"outputs", tensors(bundle.outputs)},
                          {"source_ops", bundle.source_ops},
                          {"source_of", bundle.source_of}};
+  if (bundle.cuda) {
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const CudaKernel &kernel : bundle.cuda->kernels)
+      kernels.push_back({{"name", kernel.name},
+                         {"source_ops", kernel.source_ops},
+                         {"kind", kernel.kind},
+                         {"global_bytes", kernel.global_bytes}});
+    json["cuda"] = {{"gpu", bundle.cuda->gpu},
+                    {"fusion", bundle.cuda->fusion},
+                    {"source_bytes", bundle.cuda->source.size()},
+                    {"kernels", kernels}};
+  } else {
+    json["config"] = bundle.config.toJson();
+  }
   if (bundle.training)
     json["training"] = {{"model", bundle.training->model_path},
                         {"parameters", bundle.training->parameters}};
@@ -309,15 +361,24 @@ std::string metadataJson(const Bundle &bundle) {
 // The reference constants get their places and sizes here, which must add
 // up to the `referenceBytes` of the reference section (checked before
 // anything is allocated for them), and their values from that section.
+// `cudaSourceBytes`: a CUDA bundle's cuda.source_bytes.
 void parseMetadata(const uint8_t *begin, const uint8_t *end, uint64_t referenceBytes,
-                   Bundle &bundle) {
+                   Bundle &bundle, uint64_t &cudaSourceBytes) {
   constexpr const char *kOrigin = "bundle metadata";
   try {
     nlohmann::json json = nlohmann::json::parse(begin, end);
     JsonCursor root(json, kOrigin);
-    root.expectObject({"config", "inputs", "outputs", "source_ops", "source_of"},
-                      {"training", "work", "reference_constants"});
-    bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
+    root.expectObject({"inputs", "outputs", "source_ops", "source_of"},
+                      {"config", "training", "work", "cuda", "reference_constants"});
+    // An accelerator bundle has a config, a CUDA bundle its program instead.
+    if (root.contains("cuda") == root.contains("config"))
+      throw Error(fmt::format("{}: needs exactly one of 'config' (an accelerator bundle) and "
+                              "'cuda' (a CUDA bundle)",
+                              kOrigin));
+    if (root.contains("config"))
+      bundle.config = HardwareConfig::fromJson(json.at("config"), "bundle metadata: config");
+    else
+      bundle.cuda = parseCudaProgram(root["cuda"], cudaSourceBytes);
     for (const JsonCursor &tensor : root["inputs"].arrayElements())
       bundle.inputs.push_back(parseTensor(tensor, TensorInfo::Role::Input));
     for (const JsonCursor &tensor : root["outputs"].arrayElements())
@@ -376,6 +437,11 @@ uint64_t TensorInfo::elements() const {
 }
 
 void Bundle::validate() const {
+  if (cuda) {
+    checkCudaProgram(*this);
+    checkDramLayout(*this);
+    return;
+  }
   config.validate("bundle config");
   checkDramLayout(*this);
   checkReferenceConstants(*this);
@@ -413,7 +479,12 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
   appendLittleEndian(bytes, 0, 4); // CRC, filled in below
   appendLittleEndian(bytes, bundle.program.size(), 4);
   appendLittleEndian(bytes, metadata.size(), 4);
-  appendLittleEndian(bytes, bundle.constants.size(), 8);
+  // A CUDA bundle's constants section holds its source.
+  const std::vector<uint8_t> source =
+      bundle.cuda ? std::vector<uint8_t>(bundle.cuda->source.begin(), bundle.cuda->source.end())
+                  : std::vector<uint8_t>();
+  const std::vector<uint8_t> &constants = bundle.cuda ? source : bundle.constants;
+  appendLittleEndian(bytes, constants.size(), 8);
   appendLittleEndian(bytes, bundle.constant_address, 8);
   appendLittleEndian(bytes, bundle.dram_bytes, 8);
   size_t referenceBytesAt = bytes.size();
@@ -428,7 +499,7 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle) {
     bytes.insert(bytes.end(), encoded.begin(), encoded.end());
   }
   bytes.insert(bytes.end(), metadata.begin(), metadata.end());
-  bytes.insert(bytes.end(), bundle.constants.begin(), bundle.constants.end());
+  bytes.insert(bytes.end(), constants.begin(), constants.end());
   size_t referenceStart = bytes.size();
   for (const ReferenceConstant &constant : bundle.reference_constants)
     for (float value : constant.values)
@@ -496,9 +567,17 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
     }
     cursor += isa::kInstructionBytes;
   }
-  parseMetadata(cursor, cursor + metadataBytes, referenceBytes, bundle);
+  uint64_t cudaSourceBytes = 0;
+  parseMetadata(cursor, cursor + metadataBytes, referenceBytes, bundle, cudaSourceBytes);
   cursor += metadataBytes;
-  bundle.constants.assign(cursor, cursor + constantBytes);
+  if (bundle.cuda) {
+    if (cudaSourceBytes != constantBytes)
+      throw Error(fmt::format("bundle metadata: cuda.source_bytes is {}, the source section has {}",
+                              cudaSourceBytes, constantBytes));
+    bundle.cuda->source.assign(cursor, cursor + constantBytes);
+  } else {
+    bundle.constants.assign(cursor, cursor + constantBytes);
+  }
   cursor += constantBytes;
   for (ReferenceConstant &constant : bundle.reference_constants)
     for (float &value : constant.values) {

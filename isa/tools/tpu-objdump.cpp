@@ -1,5 +1,6 @@
 // tpu-objdump: prints what a program bundle holds (header, config, tensor map,
-// compulsory work, disassembly with source ops), or the ISA's opcode table.
+// compulsory work, disassembly with source ops; for a CUDA bundle its GPU and
+// kernels), or the ISA's opcode table.
 #include "tpu/isa/Bundle.h"
 #include "tpu/isa/Error.h"
 
@@ -43,8 +44,26 @@ void printWork(const tpu::Bundle &bundle) {
   }
 }
 
+// A CUDA bundle (docs/bundle.md#cuda-bundles): its tensors in the host image
+// and its kernels; the source is what tpuc -o OUT.cu writes.
+void printCudaBundle(const std::string &path, const tpu::Bundle &bundle) {
+  const tpu::CudaProgram &cuda = *bundle.cuda;
+  fmt::print("{}: CUDA bundle version {} for {}, fusion {}, {} source bytes, host image {:#x} "
+             "bytes\n",
+             path, tpu::kBundleVersion, cuda.gpu, cuda.fusion, cuda.source.size(),
+             bundle.dram_bytes);
+  printTensors("inputs", bundle.inputs);
+  printTensors("outputs", bundle.outputs);
+  fmt::print("kernels:\n");
+  for (const tpu::CudaKernel &kernel : cuda.kernels)
+    fmt::print("  {} ({}): {}, {} global bytes\n", kernel.name, kernel.kind, kernel.source_ops,
+               kernel.global_bytes);
+}
+
 void printBundle(const std::string &path) {
   tpu::Bundle bundle = tpu::readBundle(path);
+  if (bundle.cuda)
+    return printCudaBundle(path, bundle);
   const tpu::HardwareConfig &config = bundle.config;
   size_t referenceElements = 0;
   for (const tpu::ReferenceConstant &constant : bundle.reference_constants)

@@ -124,6 +124,18 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
   return check;
 }
 
+OutputCheck checkRoundedOutput(const TensorInfo &output, const Tensor &got,
+                               const Tensor &expected) {
+  OutputCheck check;
+  check.name = output.name;
+  check.shape = output.shape;
+  check.exact = !isFloatingPoint(got.type);
+  check.program = measure(got, expected);
+  check.program_tolerance = check.exact ? 0.0 : roundingTolerance(output);
+  check.pass = check.program.within(check.program_tolerance);
+  return check;
+}
+
 std::string formatCheck(const OutputCheck &check) {
   std::string text = fmt::format("{} {}: {}\n", check.name, formatShape(check.shape),
                                  check.pass ? "PASS" : "FAIL");

@@ -5,6 +5,9 @@
 namespace tpu::runtime {
 
 RunReport SimulatorBackend::run(const Bundle &bundle, std::vector<uint8_t> &dram) {
+  if (bundle.cuda)
+    throw Error("the simulator runs accelerator bundles, and this is a CUDA bundle (tpusim runs "
+                "it through the CUDA backend)");
   stats_ = sim::simulate(bundle, dram, options_);
   RunReport report;
   report.device_seconds =

@@ -1,7 +1,11 @@
-// tpusim: runs a compiled bundle on the simulator, prints cycles and
-// statistics, and checks the outputs against reference tensors.
+// tpusim: runs a compiled bundle on the simulator (a CUDA bundle through the
+// CUDA backend), prints cycles and statistics, and checks the outputs against
+// reference tensors.
 #include "tpu/isa/Error.h"
 #include "tpu/runtime/Compare.h"
+#ifdef TPU_HAVE_CUDA_BACKEND
+#include "tpu/runtime/CudaBackend.h"
+#endif
 #include "tpu/runtime/Session.h"
 #include "tpu/runtime/SimulatorBackend.h"
 #include "tpu/runtime/Training.h"
@@ -41,6 +45,11 @@ struct Options {
   uint64_t epochs = 1;
   uint64_t shuffleSeed = 0;
   std::string saveModelPath;
+  // CUDA bundles
+  std::string cuda = "gpu";
+  std::string cudaCache;
+  // The options given that only one kind of bundle takes.
+  std::vector<std::string> simulatorOnly, cudaOnly;
 };
 
 void writeText(const std::string &path, const std::string &text, const char *what) {
@@ -79,6 +88,15 @@ std::vector<std::optional<runtime::Tensor>> readExpected(const Bundle &bundle,
       fmt::print("{}: no {}, not compared\n", bundle.outputs[index].name, path.string());
   }
   return expected;
+}
+
+void writeOutputs(const runtime::Session &session, const std::string &directory) {
+  if (directory.empty())
+    return;
+  fs::create_directories(directory);
+  for (size_t index = 0; index < session.bundle().outputs.size(); ++index)
+    runtime::writeTensor(session.output(index),
+                         (fs::path(directory) / fmt::format("output_{}.pb", index)).string());
 }
 
 std::vector<runtime::Tensor> outputsOf(const runtime::Session &session) {
@@ -135,9 +153,11 @@ nlohmann::json report(const Options &options, const Bundle &bundle,
                       const std::vector<runtime::OutputCheck> &checks) {
   nlohmann::json json = runReport.json;
   json["bundle"] = options.bundlePath;
-  json["config"] = bundle.config.name;
-  json["clock_ghz"] = bundle.config.clock_ghz;
-  json["instructions"] = bundle.program.size();
+  if (!bundle.cuda) {
+    json["config"] = bundle.config.name;
+    json["clock_ghz"] = bundle.config.clock_ghz;
+    json["instructions"] = bundle.program.size();
+  }
   nlohmann::json outputs = nlohmann::json::array();
   for (const runtime::OutputCheck &check : checks) {
     nlohmann::json output = {{"name", check.name},
@@ -211,8 +231,7 @@ void showTrainingProgress(uint64_t epoch, uint64_t epochs, uint64_t step, uint64
                static_cast<unsigned long long>(step), static_cast<unsigned long long>(steps));
 }
 
-int train(const Options &options) {
-  runtime::Session session = runtime::Session::fromFile(options.bundlePath);
+int train(const Options &options, runtime::Session &session) {
   const Bundle &bundle = session.bundle();
   runtime::Trainer trainer(session);
   fs::path directory = options.trainDirectory;
@@ -311,11 +330,73 @@ int train(const Options &options) {
   return 0;
 }
 
+bool allPass(const std::vector<runtime::OutputCheck> &checks) {
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const runtime::OutputCheck &check) { return check.pass; });
+}
+
+#ifdef TPU_HAVE_CUDA_BACKEND
+// A CUDA bundle through the CUDA backend: its outputs checked as the
+// generated program checks them, against the expected within the rounding
+// tolerance of bf16 operands (there is no fp32-operand run to compare with).
+int runCuda(const Options &options, runtime::Session &session) {
+  const Bundle &bundle = session.bundle();
+  if (!options.dataDirectory.empty())
+    setInputs(session, options.dataDirectory);
+  runtime::CudaOptions cudaOptions;
+  cudaOptions.execution =
+      options.cuda == "emulate" ? runtime::CudaExecution::Emulate : runtime::CudaExecution::Gpu;
+  cudaOptions.cache_directory = options.cudaCache;
+  runtime::CudaBackend backend(cudaOptions);
+  runtime::RunReport runReport = session.run(backend);
+  writeOutputs(session, options.outputDirectory);
+  const runtime::CudaBuild &build = backend.build();
+  fmt::print("{}: CUDA bundle for {} (fusion {}), {} kernels, {}\n", options.bundlePath,
+             bundle.cuda->gpu, bundle.cuda->fusion, bundle.cuda->kernels.size(),
+             options.cuda == "emulate" ? "emulated on the CPU" : "on the GPU");
+  if (build.cached)
+    fmt::print("cuda: cached build {}\n", build.library);
+  else
+    fmt::print("cuda: built {} in {:.1f} s\n", build.library, build.seconds);
+  fmt::print("{}", runReport.summary);
+  std::vector<runtime::OutputCheck> checks;
+  if (!options.dataDirectory.empty()) {
+    std::vector<std::optional<runtime::Tensor>> expected =
+        readExpected(bundle, options.dataDirectory);
+    for (size_t index = 0; index < bundle.outputs.size(); ++index) {
+      if (!expected[index])
+        continue;
+      checks.push_back(runtime::checkRoundedOutput(bundle.outputs[index], session.output(index),
+                                                   *expected[index]));
+      fmt::print("{}", runtime::formatCheck(checks.back()));
+    }
+  }
+  if (!options.reportPath.empty())
+    writeText(options.reportPath, report(options, bundle, runReport, checks).dump(2) + "\n",
+              "report");
+  return allPass(checks) ? 0 : 1;
+}
+#else
+int runCuda(const Options &options, runtime::Session &) {
+  throw Error(fmt::format("{}: a CUDA bundle, and this tpusim has no CUDA backend (CMake found "
+                          "no CUDA toolkit when it was built)",
+                          options.bundlePath));
+}
+#endif
+
 int run(const Options &options) {
-  if (!options.trainDirectory.empty())
-    return train(options);
   runtime::Session session = runtime::Session::fromFile(options.bundlePath);
   const Bundle &bundle = session.bundle();
+  const std::vector<std::string> &misplaced =
+      bundle.cuda ? options.simulatorOnly : options.cudaOnly;
+  if (!misplaced.empty())
+    throw Error(fmt::format("{}: {} is for {} bundles, and this is {}", options.bundlePath,
+                            misplaced.front(), bundle.cuda ? "accelerator" : "CUDA",
+                            bundle.cuda ? "a CUDA bundle" : "an accelerator bundle"));
+  if (!options.trainDirectory.empty())
+    return train(options, session);
+  if (bundle.cuda)
+    return runCuda(options, session);
   if (!options.dataDirectory.empty())
     setInputs(session, options.dataDirectory);
   sim::SimOptions simOptions;
@@ -341,13 +422,7 @@ int run(const Options &options) {
   }
   if (progressShown)
     std::fprintf(stderr, "\r\033[K");
-  if (!options.outputDirectory.empty()) {
-    fs::create_directories(options.outputDirectory);
-    for (size_t index = 0; index < bundle.outputs.size(); ++index)
-      runtime::writeTensor(
-          session.output(index),
-          (fs::path(options.outputDirectory) / fmt::format("output_{}.pb", index)).string());
-  }
+  writeOutputs(session, options.outputDirectory);
   // The trace and the VCD need the simulator's own statistics.
   if (!options.tracePath.empty())
     writeText(options.tracePath, sim::traceJson(backend.stats(), bundle).dump() + "\n", "trace");
@@ -366,9 +441,7 @@ int run(const Options &options) {
   if (!options.reportPath.empty())
     writeText(options.reportPath, report(options, bundle, runReport, checks).dump(2) + "\n",
               "report");
-  bool pass = std::all_of(checks.begin(), checks.end(),
-                          [](const runtime::OutputCheck &check) { return check.pass; });
-  return pass ? 0 : 1;
+  return allPass(checks) ? 0 : 1;
 }
 
 } // namespace
@@ -378,7 +451,9 @@ int main(int argc, char **argv) {
                "cycles, the roofline (the model's lower bound, when the bundle records its "
                "work), MXU utilization, DRAM and SRAM traffic, an energy estimate, busy, stalled "
                "and idle cycles per unit and the longest source operations with their "
-               "rooflines. Exits 1 on any error or output mismatch.",
+               "rooflines. A CUDA bundle (tpuc --target=cuda -o OUT.tpub) runs through the "
+               "CUDA backend instead, on the GPU or emulated (--cuda), and prints its kernels' "
+               "times (docs/gpu.md). Exits 1 on any error or output mismatch.",
                "tpusim"};
   Options options;
   app.add_option("bundle", options.bundlePath, "The bundle to run")->required();
@@ -427,5 +502,23 @@ int main(int argc, char **argv) {
   app.add_option("--save-model", options.saveModelPath,
                  "--train: write the model with its trained initializers to this ONNX file")
       ->needs(trainOption);
-  return tpu::runTool(app, argc, argv, [&] { return run(options); });
+  app.add_option("--cuda", options.cuda,
+                 "CUDA bundles: gpu (compile with nvcc, run on this machine's GPU; the default, "
+                 "an error when nvidia-smi finds none) or emulate (compile with the host C++ "
+                 "compiler against the CPU emulation of runtime/cuda-emu; the kernel times are "
+                 "then host wall-clock times). Compiled libraries are cached (--cuda-cache)")
+      ->check(CLI::IsMember({"gpu", "emulate"}));
+  app.add_option("--cuda-cache", options.cudaCache,
+                 "CUDA bundles: where compiled libraries are kept, by a hash of the source, "
+                 "compiler and flags (default: $XDG_CACHE_HOME/tpu, else ~/.cache/tpu)");
+  return tpu::runTool(app, argc, argv, [&] {
+    for (const char *name :
+         {"--mode", "--trace", "--vcd", "--vcd-signals", "--max-cycles", "--train"})
+      if (app.count(name))
+        options.simulatorOnly.push_back(name);
+    for (const char *name : {"--cuda", "--cuda-cache"})
+      if (app.count(name))
+        options.cudaOnly.push_back(name);
+    return run(options);
+  });
 }

@@ -95,6 +95,13 @@ void expectSameBundle(const Bundle &a, const Bundle &b) {
     EXPECT_TRUE(*a.work == *b.work);
   }
   EXPECT_TRUE(a.reference_constants == b.reference_constants);
+  ASSERT_EQ(a.cuda.has_value(), b.cuda.has_value());
+  if (a.cuda) {
+    EXPECT_EQ(a.cuda->gpu, b.cuda->gpu);
+    EXPECT_EQ(a.cuda->fusion, b.cuda->fusion);
+    EXPECT_EQ(a.cuda->source, b.cuda->source);
+    EXPECT_TRUE(a.cuda->kernels == b.cuda->kernels);
+  }
 }
 
 // smallBundle() with its weights as a compiler writes them: the 64 values
@@ -108,6 +115,20 @@ Bundle bundleWithReferenceConstants() {
   for (size_t i = 0; i < weights.values.size(); ++i)
     writeLittleEndian(bundle.constants.data() + 2 * i, 2, floatToBF16(weights.values[i]));
   bundle.reference_constants = {weights};
+  return bundle;
+}
+
+// A CUDA bundle (tpuc --target=cuda -o OUT.tpub): x (4x8 f32) at 0 and y
+// (4x8 f32) at 128 in the host image, and the source.
+Bundle cudaBundle() {
+  Bundle bundle;
+  bundle.dram_bytes = 256;
+  bundle.inputs = {{"x", {4, 8}, isa::DType::F32, 0, TensorInfo::Role::Input}};
+  bundle.outputs = {{"y", {4, 8}, isa::DType::F32, 128, TensorInfo::Role::Output, 8}};
+  bundle.cuda = CudaProgram{"sm_90a",
+                            "full",
+                            "// generated\nint main() { return 0; }\n",
+                            {{"fc1_k0", "fc1 (Gemm), relu1 (Relu)", "gemm", 512}}};
   return bundle;
 }
 
@@ -200,6 +221,57 @@ TEST(Bundle, RoundTripsTheOptionalWork) {
   EXPECT_EQ(work["dram_bytes"], 512);
   EXPECT_EQ(work["source_ops"][1]["gemms"], nlohmann::json::parse("[[1, 4, 8, 8]]"));
   expectSameBundle(parseBundle(bytes), bundle);
+}
+
+TEST(Bundle, RoundTripsACudaBundle) {
+  Bundle bundle = cudaBundle();
+  EXPECT_EQ(bundle.target(), "cuda");
+  EXPECT_EQ(smallBundle().target(), "tpu");
+  std::vector<uint8_t> bytes = serializeBundle(bundle);
+  EXPECT_EQ(getU32(bytes, kNumInstructionsOffset), 0u);
+  EXPECT_EQ(getU32(bytes, kConstantBytesOffset), bundle.cuda->source.size());
+  nlohmann::json metadata = metadataOf(bytes);
+  EXPECT_FALSE(metadata.contains("config"));
+  EXPECT_EQ(metadata["cuda"]["gpu"], "sm_90a");
+  EXPECT_EQ(metadata["cuda"]["kernels"][0]["kind"], "gemm");
+  expectSameBundle(parseBundle(bytes), bundle);
+  // Accelerator bundles stay as they were: a config, no cuda key.
+  EXPECT_FALSE(metadataOf(serializeBundle(smallBundle())).contains("cuda"));
+}
+
+TEST(Bundle, RejectsMalformedCudaBundles) {
+  std::vector<uint8_t> bytes = serializeBundle(cudaBundle());
+  const nlohmann::json metadata = metadataOf(bytes);
+  struct Mutation {
+    std::function<void(nlohmann::json &)> mutate;
+    std::string expected;
+  };
+  const std::string both = "bundle metadata: needs exactly one of 'config' (an accelerator "
+                           "bundle) and 'cuda' (a CUDA bundle)";
+  const Mutation mutations[] = {
+      {[](auto &json) { json.erase("cuda"); }, both},
+      {[&](auto &json) { json["config"] = metadataOf(serializeBundle(smallBundle()))["config"]; },
+       both},
+      {[](auto &json) { json["cuda"]["gpu"] = "ampere"; },
+       "cuda.gpu 'ampere' is no GPU architecture such as sm_80"},
+      {[](auto &json) { json["cuda"]["source_bytes"] = 3; },
+       "bundle metadata: cuda.source_bytes is 3, the source section has 38"},
+      {[](auto &json) { json["cuda"]["kernels"] = nlohmann::json::array(); },
+       "cuda.kernels is empty"},
+      {[](auto &json) { json["cuda"]["kernels"][0].erase("kind"); },
+       "bundle metadata: cuda.kernels[0].kind: missing"},
+      {[](auto &json) { json["outputs"][0]["dtype"] = "bf16"; },
+       "output 'y': a CUDA bundle's tensors are plain f32"},
+      {[](auto &json) { json["outputs"][0]["dram_address"] = 64; },
+       "output 'y' [0x40, 0xc0) overlaps input 'x' [0x0, 0x80)"},
+      {[](auto &json) { json["source_ops"] = {"fc1"}; },
+       "a CUDA bundle has no instructions, source ops, constants, training or work"},
+  };
+  for (const Mutation &mutation : mutations) {
+    nlohmann::json changed = metadata;
+    mutation.mutate(changed);
+    EXPECT_EQ(parseError(withMetadata(bytes, changed.dump())), mutation.expected);
+  }
 }
 
 TEST(Bundle, RejectsMalformedWork) {

@@ -98,6 +98,18 @@ TEST(Check, TheProgramRunDecidesAgainstTheExpectedAndTheHardwareRunAgainstIt) {
   EXPECT_FALSE(checkOutput(bundle.config, output, hardware, expected, expected).pass);
 }
 
+TEST(Check, ARoundedRunIsHeldToTheRoundingToleranceAgainstTheExpected) {
+  Bundle bundle = reluBundle();
+  TensorInfo &output = bundle.outputs.at(0);
+  output.reduction_length = 64; // 2^-8 * 8 + 64 * 2^-24: about 0.0313
+  Tensor expected = floatTensor("y", {1, 2}, {1, -1});
+  OutputCheck close = checkRoundedOutput(output, floatTensor("y", {1, 2}, {1.03, -1}), expected);
+  EXPECT_TRUE(close.pass);
+  EXPECT_FALSE(close.rounding);
+  EXPECT_DOUBLE_EQ(close.program_tolerance, roundingTolerance(output));
+  EXPECT_FALSE(checkRoundedOutput(output, floatTensor("y", {1, 2}, {1.04, -1}), expected).pass);
+}
+
 TEST(Check, AnIntegerArrayHasOneExactRun) {
   Bundle bundle = reluBundle();
   bundle.config.array.dtype = isa::DType::I8;

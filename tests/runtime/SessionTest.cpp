@@ -213,5 +213,22 @@ TEST(Session, SimulatorErrorsPropagate) {
             std::string::npos);
 }
 
+// A CUDA bundle's host image goes through a Session like DRAM; the simulator
+// refuses the bundle rather than run an empty program on it.
+TEST(Session, TheSimulatorRefusesACudaBundle) {
+  Bundle bundle;
+  bundle.dram_bytes = 256;
+  bundle.inputs = {{"x", {2, 4}, isa::DType::F32, 0, TensorInfo::Role::Input}};
+  bundle.outputs = {{"y", {2, 4}, isa::DType::F32, 128, TensorInfo::Role::Output}};
+  bundle.cuda = CudaProgram{"sm_80", "full", "// source", {{"k0", "relu", "element", 64}}};
+  Session session(bundle, "relu-cuda.tpub");
+  session.setInput(0, floatTensor("x", {2, 4}, {1, -2, 3, -4, 0.5, -0.5, 0, 7}), "x.pb");
+  EXPECT_EQ(session.input(0).values, (std::vector<double>{1, -2, 3, -4, 0.5, -0.5, 0, 7}));
+  SimulatorBackend backend;
+  EXPECT_EQ(errorOf([&] { session.run(backend); }),
+            "the simulator runs accelerator bundles, and this is a CUDA bundle (tpusim runs it "
+            "through the CUDA backend)");
+}
+
 } // namespace
 } // namespace tpu::runtime::test

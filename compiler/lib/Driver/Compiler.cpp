@@ -146,6 +146,32 @@ void addTraining(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(mlir::tpu::createAutodiff(autodiff));
 }
 
+// A CUDA bundle (docs/bundle.md): the source, its kernels, and the model's
+// tensors laid out one after another, 256-byte aligned, in the host image.
+Bundle cudaBundle(mlir::tpu::cuda::CudaSource source, const CompileOptions &options) {
+  Bundle bundle;
+  auto place = [&](const mlir::tpu::cuda::CudaTensor &tensor, TensorInfo::Role role) {
+    TensorInfo info;
+    info.name = tensor.name;
+    info.shape = tensor.shape;
+    info.dtype = isa::DType::F32;
+    info.role = role;
+    info.reduction_length = static_cast<uint64_t>(tensor.reduction_length);
+    info.dram_address = bundle.dram_bytes;
+    bundle.dram_bytes = (info.dram_address + info.bytes() + 255) / 256 * 256;
+    return info;
+  };
+  for (const mlir::tpu::cuda::CudaTensor &input : source.inputs)
+    bundle.inputs.push_back(place(input, TensorInfo::Role::Input));
+  for (const mlir::tpu::cuda::CudaTensor &output : source.outputs)
+    bundle.outputs.push_back(place(output, TensorInfo::Role::Output));
+  CudaProgram program{options.gpu, options.fusion, std::move(source.text), {}};
+  for (const mlir::tpu::cuda::CudaKernelInfo &kernel : source.kernels)
+    program.kernels.push_back({kernel.name, kernel.source_ops, kernel.kind, kernel.global_bytes});
+  bundle.cuda = std::move(program);
+  return bundle;
+}
+
 } // namespace
 
 void parseMlirOptions(const std::string &tool, const std::vector<std::string> &arguments) {
@@ -241,10 +267,13 @@ void compile(const CompileOptions &options) {
     cudaOptions.gpu = options.gpu;
     cudaOptions.model_path = options.input_path;
     cudaOptions.fusion = options.fusion;
-    mlir::FailureOr<std::string> source = mlir::tpu::cuda::emitCuda(*module, cudaOptions);
+    mlir::FailureOr<mlir::tpu::cuda::CudaSource> source =
+        mlir::tpu::cuda::emitCuda(*module, cudaOptions);
     if (mlir::failed(source))
       errors.raise("CUDA code generation");
-    return writeText(options.output_path, *source);
+    if (!endsWith(options.output_path, ".tpub"))
+      return writeText(options.output_path, source->text);
+    return writeBundle(cudaBundle(*source, options), options.output_path);
   }
   if (options.emit != EmitKind::Asm && options.emit != EmitKind::Bundle)
     return writeText(options.output_path, printed(*module));

@@ -14,14 +14,16 @@
 int main(int argc, char **argv) {
   using tpu::compiler::EmitKind;
   CLI::App app{"tpuc: compile an ONNX model or an .mlir file into a TPU program bundle (.tpub) "
-               "for tpusim, or (--target=cuda) into one CUDA C++ file",
+               "for tpusim, or (--target=cuda) into one CUDA C++ file or a CUDA bundle (.tpub) "
+               "that tpusim runs through its CUDA backend",
                "tpuc"};
   tpu::compiler::CompileOptions options;
   app.add_option("model", options.input_path,
                  "Model to compile (.onnx, or .mlir at any level --emit writes)")
       ->required();
   app.add_option("-o,--output", options.output_path,
-                 "Output file (bundle for --emit=bundle; text kinds default to stdout)");
+                 "Output file (bundle for --emit=bundle; text kinds default to stdout; with "
+                 "--emit=cuda, a name ending in .tpub gets a CUDA bundle, any other the source)");
   app.add_option("--config", options.config,
                  fmt::format("Hardware config: a preset ({}) or a JSON file (default: {}, or "
                              "the target an .mlir input names)",
@@ -44,8 +46,8 @@ int main(int argc, char **argv) {
   std::string target = "tpu";
   app.add_option("--target", target,
                  "What to compile for: tpu (the accelerator's program bundle; the default) or "
-                 "cuda (one CUDA C++ file, a kernel per fusion group and a host driver; "
-                 "docs/gpu.md)")
+                 "cuda (one CUDA C++ file, a kernel per fusion group and a host driver, or with "
+                 "-o OUT.tpub a CUDA bundle of it for tpusim; docs/gpu.md)")
       ->check(CLI::IsMember({"tpu", "cuda"}));
   app.add_option("--gpu", options.gpu,
                  "With --target=cuda: the GPU the tiles are sized for, sm_80 (default), sm_90 or "

@@ -64,6 +64,34 @@ const char kHopperLibrary[] =
 // Whether GEMMs with weights take the Hopper path (wgmma fed by TMA, tpu_cuda_sm90a.cuh).
 bool isHopper(const GpuTarget &gpu) { return gpu.name == "sm_90a"; }
 
+// The standalone program's main(), or with TPU_CUDA_LIBRARY the runtime's
+// entry point (docs/gpu.md#the-runtimes-entry-point): model::execute on the
+// caller's host buffers, errors as a message rather than an exit.
+// hostCode() opens it with the model's input and output counts.
+constexpr const char kEntryPoints[] =
+    R"(extern "C" int tpu_cuda_run(const float *const *inputs, size_t input_count,
+                            float *const *outputs, size_t output_count, float *kernel_ms,
+                            size_t kernel_count, char *error, size_t error_bytes) {
+  try {
+    if (input_count != kModelInputs || output_count != kModelOutputs ||
+        kernel_count != model::kKernelCount)
+      tpu_host::fail("the caller passes " + std::to_string(input_count) + " inputs, " +
+                     std::to_string(output_count) + " outputs and " +
+                     std::to_string(kernel_count) + " kernels; the model has " +
+                     std::to_string(kModelInputs) + ", " + std::to_string(kModelOutputs) + " and " +
+                     std::to_string(model::kKernelCount));
+    model::execute(inputs, outputs, kernel_ms);
+    return 0;
+  } catch (const std::exception &exception) {
+    std::snprintf(error, error_bytes, "%s", exception.what());
+    return 1;
+  }
+}
+#else
+int main(int argc, char **argv) { return model::main(argc, argv); }
+#endif
+)";
+
 struct Buffer {
   enum class Role { Input, Intermediate, Constant, Weight };
   std::string name;
@@ -150,7 +178,7 @@ public:
   Emitter(func::FuncOp main, const CudaOptions &options, const GpuTarget &gpu)
       : main(main), options(options), gpu(gpu) {}
 
-  FailureOr<std::string> run();
+  FailureOr<CudaSource> run();
 
 private:
   size_t addBuffer(std::string name, std::vector<int64_t> shape, Buffer::Role role) {
@@ -185,6 +213,8 @@ private:
   void finish(Kernel kernel, llvm::ArrayRef<Operation *> members, Value result);
   std::string sourceOpsOf(llvm::ArrayRef<Operation *> members) const;
   std::string hostCode() const;
+  // The model's tensors and kernels, as a CUDA bundle records them.
+  CudaSource describe() const;
   void computeReductionLengths();
 
   mutable func::FuncOp main; // MLIR's accessors are not const
@@ -735,7 +765,7 @@ void Emitter::computeReductionLengths() {
     track(op);
 }
 
-FailureOr<std::string> Emitter::run() {
+FailureOr<CudaSource> Emitter::run() {
   computeReductionLengths();
   for (BlockArgument argument : main.getArguments()) {
     auto name = main.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kTensorNameAttr);
@@ -784,7 +814,8 @@ FailureOr<std::string> Emitter::run() {
                   "// {} kernels, one per fusion group (docs/gpu.md).\n"
                   "//   build: nvcc -std=c++17 -arch={} -O3 THIS.cu -o model\n"
                   "//   run:   ./model --data DIR [--report R.json] [--outputs DIR]\n"
-                  "//   CPU:   scripts/cuda-emulate THIS.cu --data DIR (no GPU needed)\n\n",
+                  "//   CPU:   scripts/cuda-emulate THIS.cu --data DIR (no GPU needed)\n"
+                  "//   -DTPU_CUDA_LIBRARY: tpu_cuda_run() for the runtime instead of main()\n\n",
                   gpu.name, options.fusion, options.model_path, kernels.size(), gpu.name);
   text += "// ===== device library: compiler/lib/Target/CUDA/prelude/tpu_cuda.cuh =====\n";
   text += kDeviceLibrary;
@@ -802,7 +833,28 @@ FailureOr<std::string> Emitter::run() {
                         kernel.name, kernel.sourceOps, kernel.comment, bytes, kernel.code);
   }
   text += hostCode();
-  return text;
+  CudaSource source = describe();
+  source.text = std::move(text);
+  return source;
+}
+
+CudaSource Emitter::describe() const {
+  CudaSource source;
+  auto nameOr = [](StringAttr name, std::string fallback) { return name ? name.str() : fallback; };
+  for (BlockArgument argument : main.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    source.inputs.push_back({nameOr(main.getArgAttrOfType<StringAttr>(index, kTensorNameAttr),
+                                    fmt::format("input_{}", index)),
+                             shapeOf(argument), 0});
+  }
+  auto ret = llvm::cast<func::ReturnOp>(main.getBody().front().getTerminator());
+  for (auto [index, output] : llvm::enumerate(ret.getOperands()))
+    source.outputs.push_back({nameOr(main.getResultAttrOfType<StringAttr>(index, kTensorNameAttr),
+                                     fmt::format("output_{}", index)),
+                              shapeOf(output), reductionLength.lookup(output)});
+  for (const Kernel &kernel : kernels)
+    source.kernels.push_back({kernel.name, kernel.sourceOps, kernel.kind, globalBytes(kernel)});
+  return source;
 }
 
 std::string Emitter::hostCode() const {
@@ -854,10 +906,9 @@ std::string Emitter::hostCode() const {
 
   // Inputs and outputs, in the function's order.
   auto ret = llvm::cast<func::ReturnOp>(main.getBody().front().getTerminator());
-  text += "int main(int argc, char **argv) {\n"
-          "  const tpu_host::Options options = tpu_host::parseOptions(argc, argv,\n"
-          "      \"usage: model --data DIR [--report R.json] [--outputs DIR]\\n"
-          "  DIR holds input_N.pb (and output_N.pb to check against)\\n\");\n"
+  text += "// Runs the model on host buffers (float32, dense): inputs[i] holds input i,\n"
+          "// outputs[i] receives output i and ms[k] kernel k's time.\n"
+          "void execute(const float *const *inputs, float *const *outputs, float *ms) {\n"
           "  Buffers b;\n";
   for (const Buffer &buffer : buffers)
     text += fmt::format("  tpu_host::checkCuda(cudaMalloc(&b.{}, {}), \"cudaMalloc\");\n",
@@ -876,16 +927,9 @@ std::string Emitter::hostCode() const {
                         buffers[map.buffer].name, map.boxRows, map.rows, map.cols, map.pitch);
   for (BlockArgument argument : main.getArguments()) {
     const Buffer &buffer = buffers[bufferIndex.lookup(argument)];
-    text += fmt::format(
-        "  {{\n    const std::string path = options.data + \"/input_{0}.pb\";\n"
-        "    const tpu_host::HostTensor input = tpu_host::readTensor(path);\n"
-        "    if (input.shape != std::vector<int64_t>{{{1}}})\n"
-        "      tpu_host::fail(path + \": shape \" + tpu_host::formatShape(input.shape) + \", "
-        "expected [{2}]\");\n"
-        "    tpu_host::checkCuda(cudaMemcpy(b.{3}, input.values.data(), {4}, "
-        "cudaMemcpyHostToDevice), \"cudaMemcpy\");\n  }}\n",
-        argument.getArgNumber(), fmt::join(buffer.shape, ", "), fmt::join(buffer.shape, ", "),
-        buffer.name, buffer.bytes());
+    text += fmt::format("  tpu_host::checkCuda(cudaMemcpy(b.{}, inputs[{}], {}, "
+                        "cudaMemcpyHostToDevice), \"cudaMemcpy\");\n",
+                        buffer.name, argument.getArgNumber(), buffer.bytes());
   }
   text += "  tpu_host::KernelTimer timer(kKernelCount);\n"
           "#ifndef TPU_CUDA_EMULATE\n"
@@ -893,46 +937,80 @@ std::string Emitter::hostCode() const {
           "#endif\n"
           "  run(b, timer);\n"
           "  tpu_host::checkCuda(cudaGetLastError(), \"kernel launch\");\n"
-          "  tpu_host::checkCuda(cudaDeviceSynchronize(), \"kernel execution\");\n"
+          "  tpu_host::checkCuda(cudaDeviceSynchronize(), \"kernel execution\");\n";
+  for (auto [index, output] : llvm::enumerate(ret.getOperands()))
+    text += fmt::format("  tpu_host::checkCuda(cudaMemcpy(outputs[{}], b.{}, {}, "
+                        "cudaMemcpyDeviceToHost), \"cudaMemcpy\");\n",
+                        index, buffers[bufferIndex.lookup(output)].name,
+                        elementsOf(shapeOf(output)) * 4);
+  text += "  for (size_t i = 0; i < kKernelCount; ++i)\n"
+          "    ms[i] = timer.milliseconds(i);\n";
+  for (const Buffer &buffer : buffers)
+    text += fmt::format("  cudaFree(b.{});\n", buffer.name);
+  text += "}\n\n";
+
+  text += "int main(int argc, char **argv) {\n"
+          "  const tpu_host::Options options = tpu_host::parseOptions(argc, argv,\n"
+          "      \"usage: model --data DIR [--report R.json] [--outputs DIR]\\n"
+          "  DIR holds input_N.pb (and output_N.pb to check against)\\n\");\n"
+          "  std::vector<tpu_host::HostTensor> inputs, outputs;\n";
+  for (BlockArgument argument : main.getArguments()) {
+    const Buffer &buffer = buffers[bufferIndex.lookup(argument)];
+    text += fmt::format(
+        "  {{\n    const std::string path = options.data + \"/input_{0}.pb\";\n"
+        "    inputs.push_back(tpu_host::readTensor(path));\n"
+        "    if (inputs.back().shape != std::vector<int64_t>{{{1}}})\n"
+        "      tpu_host::fail(path + \": shape \" + tpu_host::formatShape(inputs.back().shape) + "
+        "\", expected [{1}]\");\n  }}\n",
+        argument.getArgNumber(), fmt::join(buffer.shape, ", "));
+  }
+  for (Value output : ret.getOperands()) {
+    std::vector<int64_t> shape = shapeOf(output);
+    text += fmt::format("  outputs.push_back({{{{{}}}, std::vector<float>({})}});\n",
+                        fmt::join(shape, ", "), elementsOf(shape));
+  }
+  text += "  std::vector<const float *> in;\n"
+          "  for (const tpu_host::HostTensor &input : inputs)\n"
+          "    in.push_back(input.values.data());\n"
+          "  std::vector<float *> out;\n"
+          "  for (tpu_host::HostTensor &output : outputs)\n"
+          "    out.push_back(output.values.data());\n"
+          "  float ms[kKernelCount];\n"
+          "  execute(in.data(), out.data(), ms);\n"
           "  bool pass = true;\n";
   for (auto [index, output] : llvm::enumerate(ret.getOperands())) {
-    const Buffer &buffer = buffers[bufferIndex.lookup(output)];
-    std::vector<int64_t> shape = shapeOf(output);
     auto name = main.getResultAttrOfType<StringAttr>(index, kTensorNameAttr);
     text += fmt::format(
-        "  {{\n    tpu_host::HostTensor output{{{{{0}}}, std::vector<float>({1})}};\n"
-        "    tpu_host::checkCuda(cudaMemcpy(output.values.data(), b.{2}, {3}, "
-        "cudaMemcpyDeviceToHost), \"cudaMemcpy\");\n"
-        "    const std::string expected = options.data + \"/output_{4}.pb\";\n"
+        "  {{\n    const std::string expected = options.data + \"/output_{0}.pb\";\n"
         "    if (tpu_host::fileExists(expected))\n"
-        "      pass = tpu_host::checkOutput(\"{5}\", output, tpu_host::readTensor(expected), "
-        "{6}).pass && pass;\n"
+        "      pass = tpu_host::checkOutput(\"{1}\", outputs[{0}], "
+        "tpu_host::readTensor(expected), {2}).pass && pass;\n"
         "    else\n"
-        "      std::printf(\"{5}: no %s, not compared\\n\", expected.c_str());\n"
+        "      std::printf(\"{1}: no %s, not compared\\n\", expected.c_str());\n"
         "    if (!options.outputs.empty())\n"
-        "      tpu_host::writeTensor(options.outputs + \"/output_{4}.pb\", output);\n  }}\n",
-        fmt::join(shape, ", "), elementsOf(shape), buffer.name, elementsOf(shape) * 4, index,
-        name ? name.str() : fmt::format("output_{}", index), reductionLength.lookup(output));
+        "      tpu_host::writeTensor(options.outputs + \"/output_{0}.pb\", outputs[{0}]);\n  }}\n",
+        index, name ? name.str() : fmt::format("output_{}", index), reductionLength.lookup(output));
   }
-  text += "  float ms[kKernelCount];\n"
-          "  std::printf(\"%-32s %10s %14s\\n\", \"kernel\", \"ms\", \"global bytes\");\n"
-          "  for (size_t i = 0; i < kKernelCount; ++i) {\n"
-          "    ms[i] = timer.milliseconds(i);\n"
+  text += "  std::printf(\"%-32s %10s %14s\\n\", \"kernel\", \"ms\", \"global bytes\");\n"
+          "  for (size_t i = 0; i < kKernelCount; ++i)\n"
           "    std::printf(\"%-32s %10.4f %14llu\\n\", kKernels[i].name, ms[i],\n"
-          "                static_cast<unsigned long long>(kKernels[i].global_bytes));\n"
-          "  }\n";
+          "                static_cast<unsigned long long>(kKernels[i].global_bytes));\n";
   text += fmt::format("  if (!options.report.empty())\n"
                       "    tpu_host::writeReport(options.report, \"{}\", \"{}\", \"{}\", kKernels, "
                       "ms, kKernelCount, pass);\n"
                       "  return pass ? 0 : 1;\n}}\n\n}} // namespace model\n\n",
                       options.model_path, gpu.name, options.fusion);
-  // After main, at the end of the file: the weights are data, not code to
-  // read, and only the host pass compiles them.
-  size_t mainAt = text.find("int main(");
-  text = text.substr(0, mainAt) +
+  // After the driver, at the end of the file: the weights are data, not code
+  // to read, and only the host pass compiles them.
+  size_t executeAt = text.find("// Runs the model on host buffers");
+  text = text.substr(0, executeAt) +
          "extern const char kWeights[];\nextern const size_t kWeightBytes;\n\n" +
-         text.substr(mainAt);
-  text += "int main(int argc, char **argv) { return model::main(argc, argv); }\n\n"
+         text.substr(executeAt);
+  text += fmt::format("#ifdef TPU_CUDA_LIBRARY\n"
+                      "constexpr size_t kModelInputs = {}, kModelOutputs = {};\n",
+                      main.getNumArguments(), ret.getNumOperands());
+  text += kEntryPoints;
+  text += "\n"
           "// ===== weights: every constant, bf16 for tensor-core operands, base64 =====\n"
           "#if !defined(__CUDA_ARCH__)\n"
           "const char model::kWeights[] =\n";
@@ -947,7 +1025,7 @@ std::string Emitter::hostCode() const {
 
 } // namespace
 
-FailureOr<std::string> emitCuda(ModuleOp module, const CudaOptions &options) {
+FailureOr<CudaSource> emitCuda(ModuleOp module, const CudaOptions &options) {
   const GpuTarget *gpu = findGpuTarget(options.gpu);
   if (!gpu)
     return module.emitError(fmt::format("unknown GPU '{}'", options.gpu));

@@ -7,6 +7,7 @@
 //   constants         constant_bytes, placed in DRAM at constant_address
 //   reference         reference_bytes (version 2): the fp32 values of the
 //                     constants the image holds as bf16, for the output check
+// A CUDA bundle holds the generated CUDA source in the constants section.
 // The CRC-32 in the header covers every byte after the CRC field itself: the
 // rest of the header and every section, so no single-bit error goes unnoticed.
 // docs/bundle.md gives the byte layout.
@@ -116,7 +117,29 @@ struct ReferenceConstant {
   }
 };
 
+// A CUDA bundle's program (tpuc --target=cuda -o OUT.tpub, docs/gpu.md): the
+// generated CUDA C++ file, which the runtime's CUDA backend compiles and runs,
+// and its kernels in launch order.
+struct CudaKernel {
+  std::string name;
+  std::string source_ops; // the graph operations it runs, as in the source's comments
+  std::string kind;       // gemm, row or element
+  uint64_t global_bytes = 0;
+  bool operator==(const CudaKernel &other) const {
+    return name == other.name && source_ops == other.source_ops && kind == other.kind &&
+           global_bytes == other.global_bytes;
+  }
+};
+
+struct CudaProgram {
+  std::string gpu;    // the architecture it was tuned for: sm_80, sm_90, sm_90a
+  std::string fusion; // none, epilogue or full
+  std::string source; // stored in the constants section
+  std::vector<CudaKernel> kernels;
+};
+
 struct Bundle {
+  // Unused by CUDA bundles, which hold no accelerator program.
   HardwareConfig config;
   std::vector<isa::Instruction> program;
   std::vector<uint8_t> constants;
@@ -137,6 +160,14 @@ struct Bundle {
   // The constants stored as bf16, each once (none in bundles compiled with
   // tpuc --dram-dtype=f32, for an i8 array, or from before version 2).
   std::vector<ReferenceConstant> reference_constants;
+  // Present in a CUDA bundle, which has no instructions, constants or config:
+  // its tensors' dram_address and dram_bytes lay out a host image of the
+  // inputs and outputs (what the runtime's Session fills and reads), and the
+  // CUDA program runs on it.
+  std::optional<CudaProgram> cuda;
+
+  // "cuda" for a CUDA bundle, "tpu" for the accelerator's.
+  std::string target() const { return cuda ? "cuda" : "tpu"; }
 
   // Checks internal consistency (addresses inside DRAM, tensor map, source
   // map, instructions against the config by the rules of Legality.h); throws

@@ -1,4 +1,5 @@
-// What runs a bundle: the simulator now, real hardware (CUDA) later. The
+// What runs a bundle: the simulator (SimulatorBackend.h) for accelerator
+// bundles, the CUDA backend (CudaBackend.h, where built) for CUDA bundles. The
 // interface names no backend's own types, so that the runtime and the tools
 // above it can hold any backend.
 #pragma once
@@ -32,6 +33,8 @@ public:
   virtual std::string name() const = 0;
   // Runs the program on `dram` (bundle.dram_bytes bytes with the inputs in
   // place; the backend places the constants) and leaves the outputs there.
+  // For a CUDA bundle `dram` is the host image of its inputs and outputs,
+  // laid out the same way, so that one Session serves every backend.
   virtual RunReport run(const Bundle &bundle, std::vector<uint8_t> &dram) = 0;
 };
 

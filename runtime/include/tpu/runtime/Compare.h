@@ -60,6 +60,12 @@ OutputCheck checkOutput(const HardwareConfig &config, const TensorInfo &output,
                         const Tensor &hardware, const std::optional<Tensor> &reference,
                         const Tensor &expected);
 
+// Checks output `output` of a run with no fp32-operand reference (a CUDA
+// bundle's, whose tensor cores round their operands to bf16): `got` against
+// the expected within the rounding tolerance; an integer output must be
+// equal. The check is `program`; there is no `rounding`.
+OutputCheck checkRoundedOutput(const TensorInfo &output, const Tensor &got, const Tensor &expected);
+
 // Lines that cannot be misread, e.g.
 //   logits [1x10]: PASS
 //     program:  fp32-operand run vs expected, max error 2.4e-07 of max|expected| 3.1e+00

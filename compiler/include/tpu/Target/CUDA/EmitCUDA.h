@@ -26,7 +26,23 @@ struct CudaOptions {
   std::string fusion;
 };
 
+// What the generated file holds, for a CUDA bundle (docs/bundle.md).
+struct CudaTensor {
+  std::string name;
+  std::vector<int64_t> shape; // float32
+  int64_t reduction_length = 0;
+};
+struct CudaKernelInfo {
+  std::string name, source_ops, kind;
+  uint64_t global_bytes = 0;
+};
+struct CudaSource {
+  std::string text;
+  std::vector<CudaTensor> inputs, outputs; // the model's, in order
+  std::vector<CudaKernelInfo> kernels;     // in launch order
+};
+
 // Fails with an error at the first operation the CUDA target cannot lower.
-FailureOr<std::string> emitCuda(ModuleOp module, const CudaOptions &options);
+FailureOr<CudaSource> emitCuda(ModuleOp module, const CudaOptions &options);
 
 } // namespace mlir::tpu::cuda

@@ -10,14 +10,21 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace tpu_host {
 
+// The standalone program stops; the runtime's library (TPU_CUDA_LIBRARY)
+// hands the message to its caller.
 [[noreturn]] inline void fail(const std::string &message) {
+#ifdef TPU_CUDA_LIBRARY
+  throw std::runtime_error(message);
+#else
   std::fprintf(stderr, "error: %s\n", message.c_str());
   std::exit(1);
+#endif
 }
 
 inline void checkCuda(cudaError_t status, const char *what) {
