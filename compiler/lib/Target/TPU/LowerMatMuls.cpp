@@ -234,8 +234,8 @@ public:
             step.m = std::min(plan.getBand(), shape.outHeight - oh0) * OW;
             step.n0 = n0, step.n = std::min(tileN, N - n0);
             step.kb0 = kSteps[panels[p].first].row;
-            step.kb = kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows -
-                      step.kb0;
+            step.kb =
+                kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows - step.kb0;
             step.panelIndex = p;
             step.newBlock = n0 == 0 && p == 0;
             step.lastOfBand = n0 + tileN >= N && p + 1 == panels.size();
@@ -248,15 +248,14 @@ public:
                         int64_t sramStride, int64_t rows, int64_t cols) {
       for (int64_t r0 = 0; r0 < rows; r0 += kMaxDmaRows)
         builder.emit(isa::makeInstruction(
-            Opcode::DmaLoad,
-            {{Field::DramAddr, dram + uint64_t(r0 * dramStride) * kWordBytes},
-             {Field::DramStride, uint64_t(dramStride)},
-             {Field::Space, uint64_t(isa::Space::Scratchpad)},
-             {Field::SramAddr, sram + uint64_t(r0 * sramStride)},
-             {Field::SramStride, uint64_t(sramStride)},
-             {Field::Rows, uint64_t(std::min(kMaxDmaRows, rows - r0))},
-             {Field::Cols, uint64_t(cols)},
-             {Field::DType, uint64_t(from.dtype)}}));
+            Opcode::DmaLoad, {{Field::DramAddr, dram + uint64_t(r0 * dramStride) * kWordBytes},
+                              {Field::DramStride, uint64_t(dramStride)},
+                              {Field::Space, uint64_t(isa::Space::Scratchpad)},
+                              {Field::SramAddr, sram + uint64_t(r0 * sramStride)},
+                              {Field::SramStride, uint64_t(sramStride)},
+                              {Field::Rows, uint64_t(std::min(kMaxDmaRows, rows - r0))},
+                              {Field::Cols, uint64_t(cols)},
+                              {Field::DType, uint64_t(from.dtype)}}));
     };
     llvm::SmallDenseSet<uint64_t, 2> bordered;
     Source source;
@@ -286,8 +285,8 @@ public:
           loadRows(input, dram, W * C, sram, rowWords, count, W * C);
         else
           for (int64_t r = 0; r < count; ++r)
-            loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C, sram + uint64_t(r * rowWords),
-                     C, W, C);
+            loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C,
+                     sram + uint64_t(r * rowWords), C, W, C);
         p += count;
       }
     };
@@ -302,8 +301,7 @@ public:
           for (int64_t j = 0; j < step.m / OW; ++j)
             builder.emit(isa::makeInstruction(
                 Opcode::MatMul,
-                {{Field::SrcAddr,
-                  step.block + uint64_t(j * shape.stride[0] * rowWords + k.offset)},
+                {{Field::SrcAddr, step.block + uint64_t(j * shape.stride[0] * rowWords + k.offset)},
                  {Field::SrcStride, uint64_t(shape.stride[1] * C)},
                  {Field::DstAddr, acc + uint64_t(j * OW * step.n + c0)},
                  {Field::DstStride, uint64_t(step.n)},

@@ -148,8 +148,8 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                            return overTiles(K, tileK, [&](int64_t k) { return std::max(m, k); });
                          }) +
       R + C;
-  compute += epilogueCycles(
-      [&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN, epilogue, config);
+  compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
+                            epilogue, config);
   // DRAM: row requests of each transfer.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
   double activations = activationLoads * double(M) * overTiles(K, c.kBlock, row);
@@ -210,8 +210,8 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, uint64_t blo
         if (!scratchpad || !accumulator)
           continue;
         Placed placed;
-        placed.effective = {tileM,         tileN,         kBlock, activationBuffers,
-                            weightBuffers, accumulatorBuffers};
+        placed.effective = {
+            tileM, tileN, kBlock, activationBuffers, weightBuffers, accumulatorBuffers};
         // Packed buffers share banks: the unit reading one holds up the
         // DMA filling the other, as if there were one.
         if (!scratchpad->ownBanks)
@@ -271,9 +271,10 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   // last tile's store: a whole-image band with all of K in one panel waits
   // for every load before the array starts.
   int64_t firstBand = std::min(c.tileM, shape.outHeight), firstN = std::min(c.tileN, N);
-  double ends = double(shape.inputRows(firstBand)) * rowCycles(shape.width * shape.channels, config) +
-                double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
-                double(firstBand * OW) * rowCycles(firstN, config);
+  double ends =
+      double(shape.inputRows(firstBand)) * rowCycles(shape.width * shape.channels, config) +
+      double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
+      double(firstBand * OW) * rowCycles(firstN, config);
   // Each weight panel is a transfer of its own, paying the DRAM latency.
   inputs += bands * nTiles * panels * config.dram.latency_cycles;
   return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1, c, bands, M, K, N,
@@ -293,16 +294,22 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
     for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
-        forEachPlacement(
-            tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, config,
-            [&](const Placed &placed) {
-              double cycles = estimateCycles(placed.effective, M, K, N, tileK, epilogue, config);
-              if (best && cycles >= best->estimatedCycles)
-                return;
-              best = MatMulPlan{tileM,          tileN,           tileK,
-                                kBlock,         placed.activations, placed.weights,
-                                placed.operands, placed.accumulators, cycles};
-            });
+        forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, config,
+                         [&](const Placed &placed) {
+                           double cycles =
+                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config);
+                           if (best && cycles >= best->estimatedCycles)
+                             return;
+                           best = MatMulPlan{tileM,
+                                             tileN,
+                                             tileK,
+                                             kBlock,
+                                             placed.activations,
+                                             placed.weights,
+                                             placed.operands,
+                                             placed.accumulators,
+                                             cycles};
+                         });
       }
   }
   return best;
@@ -357,16 +364,21 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
         uint64_t bandWords = uint64_t(shape.inputRows(band) * rowWords);
         bool refills = band < shape.outHeight || shape.batch > 1;
-        forEachPlacement(band, tileN, kBlock, bandWords, refills, words, config,
-                         [&](const Placed &placed) {
-                           double cycles =
-                               estimateConvCycles(placed.effective, shape, steps, epilogue, config);
-                           if (best && cycles >= best->estimatedCycles)
-                             return;
-                           best = ConvPlan{band,           tileN,          tileK,
-                                           kBlock,         placed.activations, placed.weights,
-                                           placed.operands, placed.accumulators, cycles};
-                         });
+        forEachPlacement(
+            band, tileN, kBlock, bandWords, refills, words, config, [&](const Placed &placed) {
+              double cycles = estimateConvCycles(placed.effective, shape, steps, epilogue, config);
+              if (best && cycles >= best->estimatedCycles)
+                return;
+              best = ConvPlan{band,
+                              tileN,
+                              tileK,
+                              kBlock,
+                              placed.activations,
+                              placed.weights,
+                              placed.operands,
+                              placed.accumulators,
+                              cycles};
+            });
       }
   }
   return best;

@@ -184,9 +184,9 @@ private:
         int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
         if (std::optional<::tpu::codegen::ConvPlan> conv = ::tpu::codegen::planConv(
                 ::tpu::codegen::convShapeOf(im2col, outputs), epilogueOf(op), hardware))
-          return mlir::tpu::ConvTilingAttr::get(&getContext(), conv->band, conv->tileN,
-                                                conv->tileK, conv->kBlock, conv->inputs,
-                                                conv->weights, conv->operands, conv->accumulators);
+          return mlir::tpu::ConvTilingAttr::get(&getContext(), conv->band, conv->tileN, conv->tileK,
+                                                conv->kBlock, conv->inputs, conv->weights,
+                                                conv->operands, conv->accumulators);
         im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));
       }
     int64_t M, K, N;
