@@ -10,12 +10,13 @@
 
 // 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 padded
 // input rows of 18 x 64 words (6912) leave room for two 288 x 8 weight
-// panels but not a second band (one buffer: inputs = [0, 0]).
+// panels but not a second band (one buffer: inputs = [0, 0]). The
+// epilogue's operand (none here) follows the input band in its last bank.
 // CHECK-LABEL: func.func @resnet_conv
 // CHECK: tpu.im2col
 // CHECK-NOT: tpu.tiling
 // CHECK-SAME: -> tensor<256x576xf32>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 8, tile_k = 8, k_block = 288, inputs = [0, 0], weights = [8192, 12288], operands = [14592, 14592], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 8, tile_k = 8, k_block = 288, inputs = [0, 0], weights = [8192, 12288], operands = [6912, 6912], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -32,7 +33,7 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // Stride 2 along both axes: a band of 4 output rows reads (4-1)*2 + 1 = 7
 // input rows; two bands per image, two images, so two input buffers.
 // CHECK-LABEL: func.func @strided
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 8, inputs = [0, 4096], weights = [8192, 12288], operands = [12416, 12416], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 8, inputs = [0, 4096], weights = [8192, 12288], operands = [4936, 4936], accumulators = [0, 2048]>
 func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<128x16xf32> {
   %rows = tpu.im2col %x {kernel = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<2x15x15x8xf32> -> tensor<128x8xf32>
   %y = tpu.matmul %rows, %w : tensor<128x8xf32>, tensor<8x16xf32> -> tensor<128x16xf32>
@@ -46,7 +47,7 @@ func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<12
 // 32-column tiles so that the first tile's epilogue and store overlap the
 // second's compute, panels of 128 rows (4 K steps) double-buffered.
 // CHECK-LABEL: func.func @resnet_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [53248, 53248], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [20736, 20736], accumulators = [0, 8192]>
 module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
     array = <rows = 32, cols = 32, dtype = bf16>,
     scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
@@ -66,7 +67,7 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // 128x128: K steps of 128 rows (a run of 192 is two steps, 128 and 64),
 // the whole image one band, all 64 columns one tile.
 // CHECK-LABEL: func.func @resnet_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [278528, 278528], accumulators = [0, 65536]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [20736, 20736], accumulators = [0, 65536]>
 module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
     array = <rows = 128, cols = 128, dtype = bf16>,
     scratchpad = <kib = 8192, banks = 16>, accumulator = <kib = 2048, banks = 8>,

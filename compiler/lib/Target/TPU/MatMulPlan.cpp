@@ -192,19 +192,28 @@ struct Placed {
 // Calls visit(placed) for each way of giving the roles of a tiling one or
 // two buffers that fits the memories: activation blocks (or input bands)
 // of `blockWords` (a second one only when `refills`: there is more than
-// one to load), the rest as bufferWords gives them.
+// one to load), the rest as bufferWords gives them. The epilogue's operand
+// may share the bank of the buffer placed before it: the last weight
+// panel's, or with `operandAfterBlocks` the last block's (a convolution's
+// input band, rarely a whole number of banks).
 template <typename Visit>
 void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, uint64_t blockWords,
-                      bool refills, const BufferWords &words, const HardwareConfig &config,
-                      Visit visit) {
+                      bool refills, const BufferWords &words, bool operandAfterBlocks,
+                      const HardwareConfig &config, Visit visit) {
+  // Scratchpad buffers in placement order: blocks, panels, operand.
+  const std::array<size_t, 5> order = operandAfterBlocks ? std::array<size_t, 5>{0, 1, 4, 2, 3}
+                                                         : std::array<size_t, 5>{0, 1, 2, 3, 4};
   for (int activationBuffers : {2, 1})
     for (int weightBuffers : {2, 1})
       for (int accumulatorBuffers : {2, 1}) {
         uint64_t secondBlock = refills && activationBuffers == 2 ? blockWords : 0;
         uint64_t secondPanel = weightBuffers == 2 ? words.panel : 0;
-        auto scratchpad = placeBuffers(
-            {{blockWords}, {secondBlock}, {words.panel}, {secondPanel}, {words.operand, true}},
-            config.scratchpad.words(), config.scratchpad.banks);
+        const std::array<Buffer, 5> roles{
+            {{blockWords}, {secondBlock}, {words.panel}, {secondPanel}, {words.operand, true}}};
+        std::vector<Buffer> buffers;
+        for (size_t role : order)
+          buffers.push_back(roles[role]);
+        auto scratchpad = placeBuffers(buffers, config.scratchpad.words(), config.scratchpad.banks);
         auto accumulator = placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
                                         config.accumulator.words(), config.accumulator.banks);
         if (!scratchpad || !accumulator)
@@ -218,7 +227,10 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, uint64_t blo
           placed.effective.activationBuffers = placed.effective.weightBuffers = 1;
         if (!accumulator->ownBanks)
           placed.effective.accumulatorBuffers = 1;
-        const std::vector<uint64_t> &sp = scratchpad->addresses, &acc = accumulator->addresses;
+        std::array<uint64_t, 5> sp;
+        for (size_t i = 0; i < order.size(); ++i)
+          sp[order[i]] = scratchpad->addresses[i];
+        const std::vector<uint64_t> &acc = accumulator->addresses;
         auto pair = [](uint64_t first, uint64_t second, bool two) {
           return std::array<int64_t, 2>{int64_t(first), int64_t(two ? second : first)};
         };
@@ -294,8 +306,8 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
     for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
-        forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, config,
-                         [&](const Placed &placed) {
+        forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, false,
+                         config, [&](const Placed &placed) {
                            double cycles =
                                estimateCycles(placed.effective, M, K, N, tileK, epilogue, config);
                            if (best && cycles >= best->estimatedCycles)
@@ -364,21 +376,22 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
         uint64_t bandWords = uint64_t(shape.inputRows(band) * rowWords);
         bool refills = band < shape.outHeight || shape.batch > 1;
-        forEachPlacement(
-            band, tileN, kBlock, bandWords, refills, words, config, [&](const Placed &placed) {
-              double cycles = estimateConvCycles(placed.effective, shape, steps, epilogue, config);
-              if (best && cycles >= best->estimatedCycles)
-                return;
-              best = ConvPlan{band,
-                              tileN,
-                              tileK,
-                              kBlock,
-                              placed.activations,
-                              placed.weights,
-                              placed.operands,
-                              placed.accumulators,
-                              cycles};
-            });
+        forEachPlacement(band, tileN, kBlock, bandWords, refills, words, true, config,
+                         [&](const Placed &placed) {
+                           double cycles =
+                               estimateConvCycles(placed.effective, shape, steps, epilogue, config);
+                           if (best && cycles >= best->estimatedCycles)
+                             return;
+                           best = ConvPlan{band,
+                                           tileN,
+                                           tileK,
+                                           kBlock,
+                                           placed.activations,
+                                           placed.weights,
+                                           placed.operands,
+                                           placed.accumulators,
+                                           cycles};
+                         });
       }
   }
   return best;
