@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERMATMULS
 #include "tpu/Target/TPU/Passes.h.inc"
@@ -114,8 +116,8 @@ public:
   };
 
   // One activation block of one output tile: rows m0.., columns n0.. of the
-  // output, K from kb0 (a convolution's weight panel `panel` of its K
-  // steps); the buffers its fills went to and their tokens.
+  // output, K from kb0 (for a convolution, its weight panel `panelIndex`);
+  // the buffers its fills went to and their tokens.
   struct Step {
     int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0;
     size_t panelIndex = 0;
