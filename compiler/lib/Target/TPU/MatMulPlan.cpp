@@ -376,22 +376,24 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
         uint64_t bandWords = uint64_t(shape.inputRows(band) * rowWords);
         bool refills = band < shape.outHeight || shape.batch > 1;
-        forEachPlacement(band, tileN, kBlock, bandWords, refills, words, true, config,
-                         [&](const Placed &placed) {
-                           double cycles =
-                               estimateConvCycles(placed.effective, shape, steps, epilogue, config);
-                           if (best && cycles >= best->estimatedCycles)
-                             return;
-                           best = ConvPlan{band,
-                                           tileN,
-                                           tileK,
-                                           kBlock,
-                                           placed.activations,
-                                           placed.weights,
-                                           placed.operands,
-                                           placed.accumulators,
-                                           cycles};
-                         });
+        // The operand in the input band's last bank, or in the last panel's.
+        for (bool operandAfterBand : {true, false})
+          forEachPlacement(band, tileN, kBlock, bandWords, refills, words, operandAfterBand, config,
+                           [&](const Placed &placed) {
+                             double cycles = estimateConvCycles(placed.effective, shape, steps,
+                                                                epilogue, config);
+                             if (best && cycles >= best->estimatedCycles)
+                               return;
+                             best = ConvPlan{band,
+                                             tileN,
+                                             tileK,
+                                             kBlock,
+                                             placed.activations,
+                                             placed.weights,
+                                             placed.operands,
+                                             placed.accumulators,
+                                             cycles};
+                           });
       }
   }
   return best;
