@@ -232,6 +232,12 @@ std::string mlir::tpu::sourceName(Location loc) {
   return "";
 }
 
+bool mlir::tpu::readInPlace(Im2ColOp im2col) {
+  return !im2col->use_empty() && llvm::all_of(im2col->getUsers(), [](Operation *user) {
+    return llvm::isa<MatMulOp>(user) && user->getAttrOfType<ConvTilingAttr>(kTilingAttr);
+  });
+}
+
 std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
   while (auto view = value.getDefiningOp<ViewOp>())
     value = view.getInput();

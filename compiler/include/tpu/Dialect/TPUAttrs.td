@@ -150,6 +150,25 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
                         TPU_AddressesParameter:$accumulators);
 }
 
+def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
+  let summary = "How a convolution's matmul runs on its NHWC input held on chip";
+  let description = [{
+    On a `tpu.matmul` whose activations are a `tpu.im2col`, which then
+    writes nothing (an implicit GEMM): the input rows of `band` output rows
+    (with their halo and zero padding) are loaded into the scratchpad once,
+    and per run of window taps contiguous there, K step of `tile_k` rows and
+    C-wide chunk, one weight tile streams each output row straight from
+    them. Output tiles are `band` output rows x `tile_n` columns, weight
+    panels `k_block x tile_n`; the word addresses of the two buffers of each
+    role as in `#tpu.matmul_tiling` (`inputs` for the input bands). Set by
+    `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
+                        "int64_t":$k_block, TPU_AddressesParameter:$inputs,
+                        TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
+                        TPU_AddressesParameter:$accumulators);
+}
+
 def TPU_VectorTilingAttr : TPU_Attr<"VectorTiling", "vector_tiling"> {
   let summary = "How one vector-unit operation runs on tiles in the scratchpad";
   let description = [{

@@ -86,4 +86,9 @@ constexpr llvm::StringLiteral kHostTypeAttr = "tpu.host_type";
 // none when it has not.
 std::optional<uint64_t> dramAddress(Value value);
 
+// Whether the window rows `im2col` stands for are never written: every
+// user is a matmul that tpu-plan-tiles planned as a convolution on the
+// input held on chip (#tpu.conv_tiling), which reads the input in place.
+bool readInPlace(Im2ColOp im2col);
+
 } // namespace mlir::tpu

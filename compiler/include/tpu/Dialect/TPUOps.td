@@ -251,9 +251,11 @@ def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
     the padding value where that falls in the padding: `fill`, a row of that
     value (as long as a DMA row, up to C), which the DMA engine stores into
     the padding; without padding there is no `fill`. A convolution is then
-    a matmul with the `[KH*KW*C, O]` weights. The lowering writes it with
-    strided DMA copies, one block of output-row runs per (kh, kw, n, oh)
-    span.
+    a matmul with the `[KH*KW*C, O]` weights. When tpu-plan-tiles plans
+    every matmul reading it as a `#tpu.conv_tiling`, those read the input
+    on chip and the im2col writes nothing (and has no DRAM place);
+    otherwise the lowering writes it with strided DMA copies, one block of
+    output-row runs per (kh, kw, n, oh) span.
 
     ```mlir
     %zeros = arith.constant dense<0.0> : tensor<1x4xf32>

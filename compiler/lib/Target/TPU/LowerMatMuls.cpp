@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERMATMULS
 #include "tpu/Target/TPU/Passes.h.inc"
@@ -44,6 +46,10 @@ public:
   MatMulLowering(const HardwareConfig &config, ProgramBuilder &builder)
       : config(config), builder(builder) {}
 
+  // What the vector unit applies to each output tile of a matmul while it is
+  // still in the accumulators (a fused epilogue): the ops of its fusion group.
+  using Epilogue = std::vector<VectorStep>;
+
   // A matmul group: the matmul, then its epilogue, a chain in which each
   // member reads the one before it.
   void emitGroup(mlir::tpu::FusedOp fused) {
@@ -54,8 +60,17 @@ public:
       steps.push_back(elementwiseStep(member, chain));
       chain = member.getResult(0);
     }
-    emitMatMul(matrixOf(matmul.getLhs()), matrixOf(matmul.getRhs()), matrixOf(fused.getResult(0)),
-               planOf<mlir::tpu::MatMulTilingAttr>(matmul), steps);
+    emit(matmul, matrixOf(fused.getResult(0)), steps);
+  }
+
+  // A matmul, or a convolution reading its input in place.
+  void emit(mlir::tpu::MatMulOp matmul, const Matrix &y, const Epilogue &epilogue = {}) {
+    if (auto conv = matmul->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr))
+      emitConv(matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), matrixOf(matmul.getRhs()), y,
+               conv, epilogue);
+    else
+      emitMatMul(matrixOf(matmul.getLhs()), matrixOf(matmul.getRhs()), y,
+                 planOf<mlir::tpu::MatMulTilingAttr>(matmul), epilogue);
   }
 
   // Buffers that one queue fills and another drains, used in turn, so that
@@ -100,36 +115,35 @@ public:
     size_t next_ = 0, current_ = 0;
   };
 
-  // What the vector unit applies to each output tile of a matmul while it is
-  // still in the accumulators (a fused epilogue): the ops of its fusion group.
-  using Epilogue = std::vector<VectorStep>;
-
   // One activation block of one output tile: rows m0.., columns n0.. of the
-  // output, K from kb0; the buffers its fills went to and their tokens.
+  // output, K from kb0 (for a convolution, its weight panel `panelIndex`);
+  // the buffers its fills went to and their tokens.
   struct Step {
     int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0;
+    size_t panelIndex = 0;
     bool newBlock = true;    // loads its activation block (else the band's)
     bool lastOfBand = false; // the band's last output tile
     uint64_t block = 0, panel = 0;
     Value blockToken, panelToken;
   };
 
+  // What a tiled product does per step: fill an activation block (or input
+  // band), run the array on it, and how many compute instructions that is.
+  struct Source {
+    std::function<void(const Step &, uint64_t address)> loadBlock;
+    std::function<void(const Step &, uint64_t acc)> compute;
+    std::function<int64_t(const Step &)> computeInstructions;
+  };
+
   // The array's work of a step: per K step of R rows, per C-wide chunk of
   // the tile, one weight tile and the block's rows through it.
   void emitStep(const Step &step, uint64_t acc, int64_t tileK) {
     const int64_t arrayCols = config.array.cols;
-    builder.await(step.blockToken);
-    builder.await(step.panelToken);
     for (int64_t k0 = step.kb0; k0 < step.kb0 + step.kb; k0 += tileK) {
       int64_t k = std::min(tileK, step.kb0 + step.kb - k0);
       for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
         int64_t c = std::min(arrayCols, step.n - c0);
-        builder.emit(isa::makeInstruction(
-            Opcode::LoadWeights,
-            {{Field::SrcAddr, step.panel + uint64_t((k0 - step.kb0) * step.n + c0)},
-             {Field::SrcStride, uint64_t(step.n)},
-             {Field::Rows, uint64_t(k)},
-             {Field::Cols, uint64_t(c)}}));
+        builder.emit(loadWeights(step, k0 - step.kb0, c0, k, c));
         builder.emit(isa::makeInstruction(Opcode::MatMul,
                                           {{Field::SrcAddr, step.block + uint64_t(k0 - step.kb0)},
                                            {Field::SrcStride, uint64_t(step.kb)},
@@ -144,29 +158,24 @@ public:
     }
   }
 
+  // The k x c weight tile at row `row`, column c0 of the step's panel.
+  static isa::Instruction loadWeights(const Step &step, int64_t row, int64_t c0, int64_t k,
+                                      int64_t c) {
+    return isa::makeInstruction(Opcode::LoadWeights,
+                                {{Field::SrcAddr, step.panel + uint64_t(row * step.n + c0)},
+                                 {Field::SrcStride, uint64_t(step.n)},
+                                 {Field::Rows, uint64_t(k)},
+                                 {Field::Cols, uint64_t(c)}});
+  }
+
   // Matrix unit. Output tiles of tileM rows x tileN columns (in C-wide
   // chunks) accumulate over K in steps of R. Activations come in blocks of
   // tileM rows x kBlock columns (the whole K when it fits, so a block serves
-  // every output column), weights in panels of kBlock x tileN; with two
-  // buffers each, as for the accumulator tiles, loads, the array and stores
-  // overlap. The program is software-pipelined: the fills of each step are
-  // issued before the compute of the step before when that compute
-  // outnumbers the compute queue's entries, so that the in-order front end
-  // hands them to the load queue while the array works; a fill into a
-  // buffer the step before still reads waits until after it.
+  // every output column), weights in panels of kBlock x tileN.
   void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
                   mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
-    // Operands from earlier operations: their stores have landed, their
-    // buffers are free.
-    builder.dependsOn(Queue::Store, Queue::Load);
-    builder.dependsOn(Queue::Compute, Queue::Load);
-    builder.dependsOn(Queue::Store, Queue::Compute);
     const int64_t K = a.cols, N = y.cols, M = y.rows;
     const int64_t tileN = plan.getTileN(), tileM = plan.getTileM(), kBlock = plan.getKBlock();
-    BufferRing activations(plan.getActivations(), Queue::Load, Queue::Compute);
-    BufferRing weights(plan.getWeights(), Queue::Load, Queue::Compute);
-    BufferRing operands(plan.getOperands(), Queue::Load, Queue::Compute);
-    BufferRing results(plan.getAccumulators(), Queue::Compute, Queue::Store);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
 
     // The steps in order: per output tile (m0, n0), per activation block kb0.
@@ -182,10 +191,166 @@ public:
           step.lastOfBand = n0 + tileN >= N;
           steps.push_back(step);
         }
+    Source source;
+    source.loadBlock = [&](const Step &step, uint64_t address) {
+      builder.load(a, step.m0, step.kb0, step.m, step.kb, isa::Space::Scratchpad, address);
+    };
+    source.compute = [&](const Step &step, uint64_t acc) { emitStep(step, acc, plan.getTileK()); };
+    source.computeInstructions = [&](const Step &step) {
+      return 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
+             llvm::divideCeil(step.n, int64_t(config.array.cols));
+    };
+    emitSteps(steps, source, w, y, plan.getActivations(), plan.getWeights(), plan.getOperands(),
+              plan.getAccumulators(), !blockPerRowBand, !blockPerRowBand, epilogue);
+  }
+
+  // A convolution on its NHWC input held on chip (docs/compiler.md,
+  // "Convolutions"). Per band of output rows, the input rows it reads are
+  // loaded once into a buffer of paddedWidth() x C words a row, the
+  // padding as zeros (the fill row, read with a DRAM stride of 0): the
+  // left and right columns once per buffer, top and bottom rows with the
+  // bands that reach them. Per K step (a run of window taps, contiguous in
+  // the weights and in an input row) and C-wide chunk, one weight tile
+  // serves the whole band: one mxu.mm per output row streams its OW windows
+  // stride*C words apart, accumulating over the K steps.
+  void emitConv(mlir::tpu::Im2ColOp im2col, const Matrix &w, const Matrix &y,
+                mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
+    const ConvShape shape = convShapeOf(im2col, y.cols);
+    const int64_t C = shape.channels, W = shape.width, OW = shape.outWidth;
+    const int64_t Wp = shape.paddedWidth(), rowWords = Wp * C;
+    const int64_t N = y.cols, tileN = plan.getTileN();
+    const Matrix input = matrixOf(im2col.getInput());
+    std::optional<Matrix> fill;
+    if (im2col.getFill())
+      fill = matrixOf(im2col.getFill());
+    const std::vector<ConvKStep> kSteps = convKSteps(shape, plan.getTileK());
+    const std::vector<std::pair<size_t, size_t>> panels = convPanels(kSteps, plan.getKBlock());
+
+    std::vector<Step> steps;
+    for (int64_t image = 0; image < shape.batch; ++image)
+      for (int64_t oh0 = 0; oh0 < shape.outHeight; oh0 += plan.getBand())
+        for (int64_t n0 = 0; n0 < N; n0 += tileN)
+          for (size_t p = 0; p < panels.size(); ++p) {
+            Step step;
+            step.m0 = (image * shape.outHeight + oh0) * OW;
+            step.m = std::min(plan.getBand(), shape.outHeight - oh0) * OW;
+            step.n0 = n0, step.n = std::min(tileN, N - n0);
+            step.kb0 = kSteps[panels[p].first].row;
+            step.kb =
+                kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows - step.kb0;
+            step.panelIndex = p;
+            step.newBlock = n0 == 0 && p == 0;
+            step.lastOfBand = n0 + tileN >= N && p + 1 == panels.size();
+            steps.push_back(step);
+          }
+
+    // A DMA load of `rows` rows of `cols` elements (the fill row's, with a
+    // DRAM stride of 0).
+    auto loadRows = [&](const Matrix &from, uint64_t dram, int64_t dramStride, uint64_t sram,
+                        int64_t sramStride, int64_t rows, int64_t cols) {
+      for (int64_t r0 = 0; r0 < rows; r0 += kMaxDmaRows)
+        builder.emit(isa::makeInstruction(
+            Opcode::DmaLoad, {{Field::DramAddr, dram + uint64_t(r0 * dramStride) * kWordBytes},
+                              {Field::DramStride, uint64_t(dramStride)},
+                              {Field::Space, uint64_t(isa::Space::Scratchpad)},
+                              {Field::SramAddr, sram + uint64_t(r0 * sramStride)},
+                              {Field::SramStride, uint64_t(sramStride)},
+                              {Field::Rows, uint64_t(std::min(kMaxDmaRows, rows - r0))},
+                              {Field::Cols, uint64_t(cols)},
+                              {Field::DType, uint64_t(from.dtype)}}));
+    };
+    llvm::SmallDenseSet<uint64_t, 2> bordered;
+    Source source;
+    source.loadBlock = [&](const Step &step, uint64_t buffer) {
+      // The left and right padding columns, which no band overwrites.
+      if (fill && bordered.insert(buffer).second)
+        for (int64_t x = 0; x < Wp; ++x)
+          if (x < shape.pad[2] || x >= shape.pad[2] + W)
+            loadRows(*fill, fill->address, 0, buffer + uint64_t(x * C), rowWords,
+                     shape.inputRows(plan.getBand()), C);
+      int64_t image = step.m0 / OW / shape.outHeight;
+      int64_t p0 = (step.m0 / OW % shape.outHeight) * shape.stride[0];
+      int64_t rows = shape.inputRows(step.m / OW);
+      for (int64_t p = p0; p < p0 + rows;) {
+        int64_t ih = p - shape.pad[0];
+        uint64_t sram = buffer + uint64_t((p - p0) * rowWords);
+        if (ih < 0 || ih >= shape.height) { // padding rows, up to the image or the band's end
+          int64_t end = std::min(p0 + rows, ih < 0 ? shape.pad[0] : p0 + rows);
+          loadRows(*fill, fill->address, 0, sram, C, (end - p) * Wp, C);
+          p = end;
+          continue;
+        }
+        int64_t count = std::min(p0 + rows - p, shape.height - ih);
+        uint64_t dram = input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
+        sram += uint64_t(shape.pad[2] * C);
+        if (W * C <= kMaxCols)
+          loadRows(input, dram, W * C, sram, rowWords, count, W * C);
+        else
+          for (int64_t r = 0; r < count; ++r)
+            loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C,
+                     sram + uint64_t(r * rowWords), C, W, C);
+        p += count;
+      }
+    };
+    source.compute = [&](const Step &step, uint64_t acc) {
+      const int64_t arrayCols = config.array.cols;
+      auto [first, end] = panels[step.panelIndex];
+      for (size_t i = first; i < end; ++i) {
+        const ConvKStep &k = kSteps[i];
+        for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
+          builder.emit(
+              loadWeights(step, k.row - step.kb0, c0, k.rows, std::min(arrayCols, step.n - c0)));
+          for (int64_t j = 0; j < step.m / OW; ++j)
+            builder.emit(isa::makeInstruction(
+                Opcode::MatMul,
+                {{Field::SrcAddr, step.block + uint64_t(j * shape.stride[0] * rowWords + k.offset)},
+                 {Field::SrcStride, uint64_t(shape.stride[1] * C)},
+                 {Field::DstAddr, acc + uint64_t(j * OW * step.n + c0)},
+                 {Field::DstStride, uint64_t(step.n)},
+                 {Field::Rows, uint64_t(OW)},
+                 {Field::Cols, uint64_t(k.rows)},
+                 {Field::DType, uint64_t(config.array.dtype)},
+                 {Field::Accumulate, k.row > 0 ? 1u : 0u},
+                 {Field::Flip, j == 0 ? 1u : 0u}}));
+        }
+      }
+    };
+    source.computeInstructions = [&](const Step &step) {
+      auto [first, end] = panels[step.panelIndex];
+      return int64_t(end - first) * llvm::divideCeil(step.n, int64_t(config.array.cols)) *
+             (1 + step.m / OW);
+    };
+    emitSteps(steps, source, w, y, plan.getInputs(), plan.getWeights(), plan.getOperands(),
+              plan.getAccumulators(), /*releasePanelEachStep=*/panels.size() > 1,
+              /*releaseBlockEachStep=*/false, epilogue);
+  }
+
+  // The steps of a tiled product in order, with two buffers for each role
+  // (as the plan gives them), so that loads, the array and stores overlap.
+  // The program is software-pipelined: the fills of each step are issued
+  // before the compute of the step before when that compute outnumbers the
+  // compute queue's entries, so that the in-order front end hands them to
+  // the load queue while the array works; a fill into a buffer the step
+  // before still reads waits until after it. A panel (block) is released
+  // after its step when the next step of the same output tile (band) needs
+  // another, else once per output tile (band).
+  void emitSteps(std::vector<Step> &steps, const Source &source, const Matrix &w, const Matrix &y,
+                 llvm::ArrayRef<int64_t> blocks, llvm::ArrayRef<int64_t> panels,
+                 llvm::ArrayRef<int64_t> operandBuffers, llvm::ArrayRef<int64_t> tiles,
+                 bool releasePanelEachStep, bool releaseBlockEachStep, const Epilogue &epilogue) {
+    // Operands from earlier operations: their stores have landed, their
+    // buffers are free.
+    builder.dependsOn(Queue::Store, Queue::Load);
+    builder.dependsOn(Queue::Compute, Queue::Load);
+    builder.dependsOn(Queue::Store, Queue::Compute);
+    BufferRing activations(blocks, Queue::Load, Queue::Compute);
+    BufferRing weights(panels, Queue::Load, Queue::Compute);
+    BufferRing operands(operandBuffers, Queue::Load, Queue::Compute);
+    BufferRing results(tiles, Queue::Compute, Queue::Store);
     auto fill = [&](Step &step, const Step *previous) {
       if (step.newBlock) {
         step.block = activations.startFill(builder);
-        builder.load(a, step.m0, step.kb0, step.m, step.kb, isa::Space::Scratchpad, step.block);
+        source.loadBlock(step, step.block);
         step.blockToken = activations.endFill(builder);
       } else {
         step.block = previous->block, step.blockToken = previous->blockToken;
@@ -202,32 +367,30 @@ public:
       // Only a step whose compute would fill the compute queue holds the
       // next fills back; a short one goes first and its epilogue's operand
       // loads are not queued behind them.
-      int64_t computeInstructions = 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
-                                    llvm::divideCeil(step.n, int64_t(config.array.cols));
-      bool prefetch = next && computeInstructions > int64_t(isa::kQueueDepth) &&
+      bool prefetch = next && source.computeInstructions(step) > int64_t(isa::kQueueDepth) &&
                       !(next->newBlock && activations.nextAddress() == step.block) &&
                       weights.nextAddress() != step.panel;
       if (prefetch)
         fill(*next, &step);
       if (step.kb0 == 0)
         acc = results.startFill(builder);
-      emitStep(step, acc, plan.getTileK());
-      bool lastOfTile = step.kb0 + kBlock >= K;
-      if (!blockPerRowBand) {
-        // Several blocks per output tile: each must be free before the
-        // block after next refills its buffer, so release it now.
+      builder.await(step.blockToken);
+      builder.await(step.panelToken);
+      source.compute(step, acc);
+      bool lastOfTile = step.kb0 + step.kb >= w.rows;
+      // Each must be free before the step after next refills its buffer.
+      if (releasePanelEachStep)
         weights.release(builder, step.panel);
+      if (releaseBlockEachStep)
         activations.release(builder, step.block);
-      }
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
         // Releasing waits for the array to finish: done once per output
         // tile, where the epilogue and the store wait for it anyway.
-        if (blockPerRowBand) {
+        if (!releasePanelEachStep)
           weights.release(builder, step.panel);
-          if (step.lastOfBand)
-            activations.release(builder, step.block);
-        }
+        if (!releaseBlockEachStep && step.lastOfBand)
+          activations.release(builder, step.block);
         results.use(builder, results.endFill(builder));
         builder.store(y, step.m0, step.n0, step.m, step.n, isa::Space::Accumulator, acc);
         results.release(builder, acc);
@@ -290,16 +453,49 @@ private:
 template <typename Op> struct LowerWithMatrixUnit : LoweringPattern<Op> {
   using LoweringPattern<Op>::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rewriter) const override {
-    return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
+    // A convolution reading its input in place reads the im2col's operands.
+    mlir::tpu::Im2ColOp im2col;
+    if (mlir::tpu::MatMulOp matmul = headOf(op);
+        matmul && matmul->hasAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr))
+      im2col = matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>();
+    mlir::LogicalResult lowered = lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
       MatMulLowering lowering(this->config, builder);
       if constexpr (std::is_same_v<Op, mlir::tpu::MatMulOp>)
-        lowering.emitMatMul(matrixOf(op.getLhs()), matrixOf(op.getRhs()), matrixOf(op.getResult()),
-                            planOf<mlir::tpu::MatMulTilingAttr>(op));
+        lowering.emit(op, matrixOf(op.getResult()));
       else if constexpr (std::is_same_v<Op, mlir::tpu::BatchMatMulOp>)
         lowering.emitBatchMatMul(op, matrixOf(op.getResult()));
       else
         lowering.emitGroup(op);
     });
+    if (mlir::failed(lowered) || !im2col)
+      return lowered;
+    // The tpu.stored that replaced the op reads the input and fill instead.
+    for (mlir::OpOperand &use : llvm::make_early_inc_range(im2col->getUses())) {
+      auto stored = llvm::dyn_cast<mlir::tpu::StoredOp>(use.getOwner());
+      if (!stored)
+        continue;
+      llvm::SetVector<Value> reads;
+      for (Value read : stored->getOperands())
+        if (read == im2col.getResult())
+          reads.insert(im2col->getOperands().begin(), im2col->getOperands().end());
+        else
+          reads.insert(read);
+      rewriter.modifyOpInPlace(stored, [&] { stored->setOperands(reads.getArrayRef()); });
+    }
+    if (im2col->use_empty())
+      rewriter.eraseOp(im2col);
+    return mlir::success();
+  }
+
+private:
+  // The matmul `op` is or heads.
+  static mlir::tpu::MatMulOp headOf(Op op) {
+    if constexpr (std::is_same_v<Op, mlir::tpu::MatMulOp>)
+      return op;
+    else if constexpr (std::is_same_v<Op, mlir::tpu::FusedOp>)
+      return llvm::dyn_cast<mlir::tpu::MatMulOp>(op.getHead());
+    else
+      return {};
   }
 };
 

@@ -76,15 +76,67 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
   return sum;
 }
 
+// Bus cycles of one DMA row of `elements` fp32 words.
+double rowCycles(int64_t elements, const HardwareConfig &config) {
+  return std::ceil(4.0 * double(elements) / config.dram.bytes_per_cycle);
+}
+
+// Compute cycles a fused epilogue adds over output tiles of at most tileN
+// columns and the row tiles `overRows` sums over (`rowTiles` of them). It
+// runs on the compute queue, one vector op over the tile at a time, after
+// the tile's last mm has drained (R + C): the next tile's mm waits for it,
+// where without an epilogue it streams on (the last tile's drain is in
+// both).
+template <typename OverRows>
+double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
+                      const EpilogueOperands &epilogue, const HardwareConfig &config) {
+  if (epilogue.ops == 0)
+    return 0;
+  const double drain = double(config.array.rows + config.array.cols);
+  const double nTiles = std::ceil(double(N) / double(tileN));
+  return (rowTiles * nTiles - 1) * drain + overRows([&](int64_t m) {
+           return overTiles(N, tileN, [&](int64_t n) {
+             return double(epilogue.ops) *
+                    (config.vector.pipeline_latency +
+                     double(m) * std::ceil(double(n) / double(config.vector.lanes)));
+           });
+         });
+}
+
+// The estimate from the array's busy time `compute` and the DRAM bus
+// cycles `activations` of the activation loads (serialized when their
+// single buffer refills): the weights (once per row tile), results and
+// epilogue operands added, as the larger of the two plus what single
+// buffers serialize.
+double withTransfers(double compute, double activations, bool activationsSerialized,
+                     const Candidate &c, double rowTiles, int64_t M, int64_t K, int64_t N,
+                     const EpilogueOperands &epilogue, const HardwareConfig &config) {
+  const double drain = double(config.array.rows + config.array.cols);
+  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
+  const double nTiles = std::ceil(double(N) / double(c.tileN));
+  double rowsOfN = overTiles(N, c.tileN, row); // one row of every output tile
+  double weights = rowTiles * double(K) * rowsOfN;
+  double results = double(M) * rowsOfN;
+  double operands = epilogue.tile ? results : epilogue.row ? rowTiles * rowsOfN : 0.0;
+  if (epilogue.scalar)
+    operands += rowTiles * nTiles;
+  double dram = weights + activations + results + operands;
+  // One buffer: its producer waits for its consumer, so its transfers add up.
+  double serialized = activationsSerialized ? activations : 0.0;
+  if (c.weightBuffers == 1)
+    serialized += weights;
+  if (c.accumulatorBuffers == 1)
+    serialized += results + operands + rowTiles * nTiles * drain;
+  return std::max(compute, dram) + serialized;
+}
+
 // The cost model (docs/compiler.md, "Choosing the matmul tiling"): cycles
 // as the larger of the array's and the DRAM bus's busy time, plus what a
 // single buffer serializes.
 double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64_t tileK,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
   const double R = config.array.rows, C = double(config.array.cols);
-  const double bytesPerCycle = config.dram.bytes_per_cycle;
-  // Bus cycles of one DMA row of `elements` fp32 words.
-  auto row = [&](int64_t elements) { return std::ceil(4.0 * double(elements) / bytesPerCycle); };
+  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
   const double mTiles = std::ceil(double(M) / double(c.tileM));
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   // The array: per C-wide chunk of an output tile and K step, an mm of m
@@ -96,38 +148,150 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                            return overTiles(K, tileK, [&](int64_t k) { return std::max(m, k); });
                          }) +
       R + C;
-  // A fused epilogue runs on the compute queue, one vector op over the tile
-  // at a time, after the tile's last mm has drained (R + C): the next tile's
-  // mm waits for it, where without an epilogue it streams on (the last
-  // tile's drain is in both).
-  if (epilogue.ops > 0)
-    compute += (mTiles * nTiles - 1) * (R + C) + overTiles(M, c.tileM, [&](int64_t m) {
-                 return overTiles(N, c.tileN, [&](int64_t n) {
-                   return double(epilogue.ops) *
-                          (config.vector.pipeline_latency +
-                           double(m) * std::ceil(double(n) / double(config.vector.lanes)));
-                 });
-               });
+  compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
+                            epilogue, config);
   // DRAM: row requests of each transfer.
-  double rowsOfN = overTiles(N, c.tileN, row); // one row of every output tile
-  double weights = mTiles * double(K) * rowsOfN;
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
   double activations = activationLoads * double(M) * overTiles(K, c.kBlock, row);
-  double results = double(M) * rowsOfN;
-  double operands = epilogue.tile ? results : epilogue.row ? mTiles * rowsOfN : 0.0;
-  if (epilogue.scalar)
-    operands += mTiles * nTiles;
-  double dram = weights + activations + results + operands;
-  // One buffer: its producer waits for its consumer, so its transfers add up.
-  double serialized = 0;
   bool activationsRefill = c.tileM < M || c.kBlock < K;
-  if (c.activationBuffers == 1 && activationsRefill)
-    serialized += activations;
-  if (c.weightBuffers == 1)
-    serialized += weights;
-  if (c.accumulatorBuffers == 1)
-    serialized += results + operands + mTiles * nTiles * (R + C);
-  return std::max(compute, dram) + serialized;
+  return withTransfers(compute, activations, c.activationBuffers == 1 && activationsRefill, c,
+                       mTiles, M, K, N, epilogue, config);
+}
+
+// Output tiles of C columns, or several C-wide chunks, so that an
+// activation block serves more of them per load; the whole N at most.
+std::vector<int64_t> tileWidths(int64_t N, const HardwareConfig &config) {
+  std::vector<int64_t> tileNs;
+  for (int64_t width = config.array.cols; width < N && width <= kMaxCols; width *= 2)
+    tileNs.push_back(width);
+  if (N <= kMaxCols)
+    tileNs.push_back(N);
+  return tileNs;
+}
+
+// Blocks of the whole K, else multiples of tileK halved down.
+std::vector<int64_t> kBlocks(int64_t K, int64_t tileK) {
+  std::vector<int64_t> blocks;
+  if (K <= kMaxCols && K <= kMaxDmaRows)
+    blocks.push_back(K);
+  for (int64_t width = std::min<int64_t>({K, kMaxCols, kMaxDmaRows}) / tileK * tileK;
+       width >= tileK; width = width / 2 / tileK * tileK)
+    if (width < K)
+      blocks.push_back(width);
+  return blocks;
+}
+
+// A tiling's buffers placed in the memories: the word addresses of each
+// role's two buffers (equal for one), and the candidate as the cost model
+// sees it (buffers packed into shared banks count as one).
+struct Placed {
+  Candidate effective;
+  std::array<int64_t, 2> activations, weights, operands, accumulators;
+};
+
+// Calls visit(placed) for each way of giving the roles of a tiling one or
+// two buffers that fits the memories: activation blocks (or input bands)
+// of `blockWords` (a second one only when `refills`: there is more than
+// one to load), the rest as bufferWords gives them. The epilogue's operand
+// may share the bank of the buffer placed before it: the last weight
+// panel's, or with `operandAfterBlocks` the last block's (a convolution's
+// input band, rarely a whole number of banks).
+template <typename Visit>
+void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, uint64_t blockWords,
+                      bool refills, const BufferWords &words, bool operandAfterBlocks,
+                      const HardwareConfig &config, Visit visit) {
+  // Scratchpad buffers in placement order: blocks, panels, operand.
+  const std::array<size_t, 5> order = operandAfterBlocks ? std::array<size_t, 5>{0, 1, 4, 2, 3}
+                                                         : std::array<size_t, 5>{0, 1, 2, 3, 4};
+  for (int activationBuffers : {2, 1})
+    for (int weightBuffers : {2, 1})
+      for (int accumulatorBuffers : {2, 1}) {
+        uint64_t secondBlock = refills && activationBuffers == 2 ? blockWords : 0;
+        uint64_t secondPanel = weightBuffers == 2 ? words.panel : 0;
+        const std::array<Buffer, 5> roles{
+            {{blockWords}, {secondBlock}, {words.panel}, {secondPanel}, {words.operand, true}}};
+        std::vector<Buffer> buffers;
+        for (size_t role : order)
+          buffers.push_back(roles[role]);
+        auto scratchpad = placeBuffers(buffers, config.scratchpad.words(), config.scratchpad.banks);
+        auto accumulator = placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
+                                        config.accumulator.words(), config.accumulator.banks);
+        if (!scratchpad || !accumulator)
+          continue;
+        Placed placed;
+        placed.effective = {
+            tileM, tileN, kBlock, activationBuffers, weightBuffers, accumulatorBuffers};
+        // Packed buffers share banks: the unit reading one holds up the
+        // DMA filling the other, as if there were one.
+        if (!scratchpad->ownBanks)
+          placed.effective.activationBuffers = placed.effective.weightBuffers = 1;
+        if (!accumulator->ownBanks)
+          placed.effective.accumulatorBuffers = 1;
+        std::array<uint64_t, 5> sp;
+        for (size_t i = 0; i < order.size(); ++i)
+          sp[order[i]] = scratchpad->addresses[i];
+        const std::vector<uint64_t> &acc = accumulator->addresses;
+        auto pair = [](uint64_t first, uint64_t second, bool two) {
+          return std::array<int64_t, 2>{int64_t(first), int64_t(two ? second : first)};
+        };
+        placed.activations = pair(sp[0], sp[1], secondBlock > 0);
+        placed.weights = pair(sp[2], sp[3], weightBuffers == 2);
+        // The epilogue loads its operands just before it uses them, one op
+        // after the other: one buffer serves.
+        placed.operands = {int64_t(sp[4]), int64_t(sp[4])};
+        placed.accumulators = pair(acc[0], acc[1], accumulatorBuffers == 2);
+        visit(placed);
+      }
+}
+
+// The convolution's cost (docs/compiler.md, "Convolutions"): the matmul's
+// model with output tiles of `band` output rows (c.tileM) whose K steps
+// stream every row of the band through one weight tile, and the input
+// bands (with their halo rows) as the activation loads.
+double estimateConvCycles(const Candidate &c, const ConvShape &shape,
+                          const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
+                          const HardwareConfig &config) {
+  const int64_t N = shape.outputs, OW = shape.outWidth;
+  const int64_t M = shape.batch * shape.outHeight * OW;
+  const double C = double(config.array.cols);
+  auto overBands = [&](auto f) {
+    return double(shape.batch) *
+           overTiles(shape.outHeight, c.tileM, [&](int64_t rows) { return f(rows * OW); });
+  };
+  const double bands = overBands([](int64_t) { return 1.0; });
+  double chunks = overTiles(N, c.tileN, [&](int64_t n) { return std::ceil(double(n) / C); });
+  double compute = chunks * overBands([&](int64_t m) {
+                     double sum = 0;
+                     for (const ConvKStep &step : steps)
+                       sum += double(std::max(m, step.rows));
+                     return sum;
+                   }) +
+                   double(config.array.rows) + C;
+  compute += epilogueCycles(overBands, bands, N, c.tileN, epilogue, config);
+  // Several weight panels per tile: each is released after its step, which
+  // waits for the array to drain.
+  const double nTiles = std::ceil(double(N) / double(c.tileN));
+  const double panels = double(convPanels(steps, c.kBlock).size());
+  if (panels > 1)
+    compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
+  double inputs =
+      double(shape.batch) * overTiles(shape.outHeight, c.tileM, [&](int64_t rows) {
+        return double(shape.inputRows(rows)) * rowCycles(shape.width * shape.channels, config);
+      });
+  int64_t K = shape.kernel[0] * shape.kernel[1] * shape.channels;
+  // Nothing overlaps the first band's input and first weight panel, nor the
+  // last tile's store: a whole-image band with all of K in one panel waits
+  // for every load before the array starts.
+  int64_t firstBand = std::min(c.tileM, shape.outHeight), firstN = std::min(c.tileN, N);
+  double ends =
+      double(shape.inputRows(firstBand)) * rowCycles(shape.width * shape.channels, config) +
+      double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
+      double(firstBand * OW) * rowCycles(firstN, config);
+  // Each weight panel is a transfer of its own, paying the DRAM latency.
+  inputs += bands * nTiles * panels * config.dram.latency_cycles;
+  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1, c, bands, M, K, N,
+                       epilogue, config) +
+         ends;
 }
 
 } // namespace
@@ -136,75 +300,101 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
                                      const EpilogueOperands &epilogue,
                                      const HardwareConfig &config) {
   const int64_t tileK = std::min<int64_t>(K, config.array.rows);
-  const int64_t C = config.array.cols;
-  // Output tiles of C columns, or several C-wide chunks, so that an
-  // activation block serves more of them per load; the whole N at most.
-  std::vector<int64_t> tileNs;
-  for (int64_t width = C; width < N && width <= kMaxCols; width *= 2)
-    tileNs.push_back(width);
-  if (N <= kMaxCols)
-    tileNs.push_back(N);
-  // Activation blocks of the whole K, else multiples of tileK.
-  std::vector<int64_t> kBlocks;
-  if (K <= kMaxCols && K <= kMaxDmaRows)
-    kBlocks.push_back(K);
-  for (int64_t width = std::min<int64_t>({K, kMaxCols, kMaxDmaRows}) / tileK * tileK;
-       width >= tileK; width = width / 2 / tileK * tileK)
-    if (width < K)
-      kBlocks.push_back(width);
-
   std::optional<MatMulPlan> best;
-  for (int64_t tileN : tileNs) {
+  for (int64_t tileN : tileWidths(N, config)) {
     int64_t mostRows = std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN});
     for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
-      for (int64_t kBlock : kBlocks)
-        for (int activationBuffers : {2, 1})
-          for (int weightBuffers : {2, 1})
-            for (int accumulatorBuffers : {2, 1}) {
-              Candidate candidate{
-                  tileM, tileN, kBlock, activationBuffers, weightBuffers, accumulatorBuffers};
-              BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
-              // A second activation block only when there is a second to load.
-              bool refills = tileM < M || kBlock < K;
-              uint64_t secondBlock = refills && activationBuffers == 2 ? words.block : 0;
-              uint64_t secondPanel = weightBuffers == 2 ? words.panel : 0;
-              auto scratchpad = placeBuffers({{words.block},
-                                              {secondBlock},
-                                              {words.panel},
-                                              {secondPanel},
-                                              {words.operand, true}},
-                                             config.scratchpad.words(), config.scratchpad.banks);
-              auto accumulator =
-                  placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
-                               config.accumulator.words(), config.accumulator.banks);
-              if (!scratchpad || !accumulator)
-                continue;
-              // Packed buffers share banks: the unit reading one holds up the
-              // DMA filling the other, as if there were one.
-              Candidate effective = candidate;
-              if (!scratchpad->ownBanks)
-                effective.activationBuffers = effective.weightBuffers = 1;
-              if (!accumulator->ownBanks)
-                effective.accumulatorBuffers = 1;
-              double cycles = estimateCycles(effective, M, K, N, tileK, epilogue, config);
-              if (best && cycles >= best->estimatedCycles)
-                continue;
-              const std::vector<uint64_t> &sp = scratchpad->addresses,
-                                          &acc = accumulator->addresses;
-              auto pair = [](uint64_t first, uint64_t second, bool two) {
-                return std::array<int64_t, 2>{int64_t(first), int64_t(two ? second : first)};
-              };
-              MatMulPlan plan;
-              plan.tileM = tileM, plan.tileN = tileN, plan.tileK = tileK, plan.kBlock = kBlock;
-              plan.activations = pair(sp[0], sp[1], secondBlock > 0);
-              plan.weights = pair(sp[2], sp[3], weightBuffers == 2);
-              // The epilogue loads its operands just before it uses them, one
-              // op after the other: one buffer serves.
-              plan.operands = {int64_t(sp[4]), int64_t(sp[4])};
-              plan.accumulators = pair(acc[0], acc[1], accumulatorBuffers == 2);
-              plan.estimatedCycles = cycles;
-              best = plan;
-            }
+      for (int64_t kBlock : kBlocks(K, tileK)) {
+        BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
+        forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, false,
+                         config, [&](const Placed &placed) {
+                           double cycles =
+                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config);
+                           if (best && cycles >= best->estimatedCycles)
+                             return;
+                           best = MatMulPlan{tileM,
+                                             tileN,
+                                             tileK,
+                                             kBlock,
+                                             placed.activations,
+                                             placed.weights,
+                                             placed.operands,
+                                             placed.accumulators,
+                                             cycles};
+                         });
+      }
+  }
+  return best;
+}
+
+std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {
+  const int64_t run = shape.runLength(), C = shape.channels, KW = shape.kernel[1];
+  const int64_t rowWords = shape.paddedWidth() * C;
+  std::vector<ConvKStep> steps;
+  for (int64_t r = 0; r < shape.runs(); ++r) {
+    // Run r starts at tap (kh, kw) of the window.
+    int64_t kh = run == C ? r / KW : r, kw = run == C ? r % KW : 0;
+    int64_t origin = kh * shape.dilation[0] * rowWords + kw * shape.dilation[1] * C;
+    for (int64_t k0 = 0; k0 < run; k0 += tileK)
+      steps.push_back({r * run + k0, std::min(tileK, run - k0), origin + k0});
+  }
+  return steps;
+}
+
+std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &steps,
+                                                  int64_t kBlock) {
+  std::vector<std::pair<size_t, size_t>> panels;
+  for (size_t first = 0; first < steps.size();) {
+    size_t end = first + 1;
+    int64_t rows = steps[first].rows;
+    while (end < steps.size() && rows + steps[end].rows <= kBlock)
+      rows += steps[end++].rows;
+    panels.push_back({first, end});
+    first = end;
+  }
+  return panels;
+}
+
+std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
+                                 const HardwareConfig &config) {
+  const int64_t C = shape.channels, rowWords = shape.paddedWidth() * C;
+  const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
+  // A pixel's channels are one DMA row; a padded input row one on-chip
+  // stride; an output row's windows, sw*C apart, one mm's source stride.
+  if (C > kMaxCols || rowWords > kMaxSramStride || shape.stride[1] * C > kMaxMatMulStride ||
+      shape.outWidth > kMaxDmaRows)
+    return std::nullopt;
+  const int64_t tileK = std::min<int64_t>(shape.runLength(), config.array.rows);
+  std::vector<ConvKStep> steps = convKSteps(shape, tileK);
+  std::optional<ConvPlan> best;
+  for (int64_t tileN : tileWidths(N, config)) {
+    int64_t mostRows = std::min({shape.outHeight, kMaxDmaRows / shape.outWidth,
+                                 int64_t(config.accumulator.words()) / tileN / shape.outWidth});
+    for (int64_t band = mostRows; band >= 1; band /= 2)
+      for (int64_t kBlock : kBlocks(K, tileK)) {
+        int64_t m = band * shape.outWidth;
+        BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
+        uint64_t bandWords = uint64_t(shape.inputRows(band) * rowWords);
+        bool refills = band < shape.outHeight || shape.batch > 1;
+        // The operand in the input band's last bank, or in the last panel's.
+        for (bool operandAfterBand : {true, false})
+          forEachPlacement(band, tileN, kBlock, bandWords, refills, words, operandAfterBand, config,
+                           [&](const Placed &placed) {
+                             double cycles = estimateConvCycles(placed.effective, shape, steps,
+                                                                epilogue, config);
+                             if (best && cycles >= best->estimatedCycles)
+                               return;
+                             best = ConvPlan{band,
+                                             tileN,
+                                             tileK,
+                                             kBlock,
+                                             placed.activations,
+                                             placed.weights,
+                                             placed.operands,
+                                             placed.accumulators,
+                                             cycles};
+                           });
+      }
   }
   return best;
 }

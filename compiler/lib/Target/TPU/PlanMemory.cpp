@@ -56,19 +56,30 @@ SmallVector<Value> readsOf(Operation &op) {
   return reads;
 }
 
-// A view reads its input's buffer: the buffer belongs to the first non-view.
+// A view reads its input's buffer, and so does a convolution reading its
+// input in place through an im2col that writes nothing: the buffer belongs
+// to the first value that is neither.
 Value bufferOwner(Value value) {
-  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-    value = view.getInput();
-  return value;
+  while (true) {
+    if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+      value = view.getInput();
+    else if (auto im2col = value.getDefiningOp<mlir::tpu::Im2ColOp>();
+             im2col && mlir::tpu::readInPlace(im2col))
+      value = im2col.getInput();
+    else
+      return value;
+  }
 }
 
 // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
-// fusion group writes only the value it yields); not a view.
+// fusion group writes only the value it yields); not a view, nor an im2col
+// read in place.
 bool materialized(Operation &op) {
   return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
          !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) &&
-         op.getNumResults() == 1;
+         op.getNumResults() == 1 &&
+         !(llvm::isa<mlir::tpu::Im2ColOp>(op) &&
+           mlir::tpu::readInPlace(llvm::cast<mlir::tpu::Im2ColOp>(op)));
 }
 
 class PlanMemory : public mlir::tpu::impl::PlanMemoryBase<PlanMemory> {

@@ -7,6 +7,7 @@
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/Target/TPU/VectorPlan.h"
 #include "tpu/isa/Error.h"
 
@@ -160,8 +161,13 @@ private:
       return {}; // in an epilogue, which runs on the matmul's tiles
     if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
       return plan;
-    if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op))
+    if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
+      // A convolution's: planned with its matmul, which may read the input
+      // in place instead.
+      if (llvm::all_of(op->getUsers(), llvm::IsaPred<mlir::tpu::MatMulOp>))
+        return {};
       return planIm2Col(im2col, hardware);
+    }
     if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))
       return planCopies(context, pad.getFill(), hardware);
     if (llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::SliceOp, mlir::tpu::ConcatOp,
@@ -171,6 +177,18 @@ private:
   }
 
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
+    // A convolution runs on its input held on chip where that fits; else
+    // its im2col writes the window rows for a plain matmul.
+    if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
+      if (auto im2col = matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>()) {
+        int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
+        if (std::optional<::tpu::codegen::ConvPlan> conv = ::tpu::codegen::planConv(
+                ::tpu::codegen::convShapeOf(im2col, outputs), epilogueOf(op), hardware))
+          return mlir::tpu::ConvTilingAttr::get(&getContext(), conv->band, conv->tileN, conv->tileK,
+                                                conv->kBlock, conv->inputs, conv->weights,
+                                                conv->operands, conv->accumulators);
+        im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));
+      }
     int64_t M, K, N;
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       auto lhs = mlir::tpu::matrixType(matmul.getLhs().getType()).getShape();

@@ -54,6 +54,19 @@ Matrix matrixOf(Value value) {
   return {*address, rows, cols, dramDType(value)};
 }
 
+ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs) {
+  llvm::ArrayRef<int64_t> in = shapeOf(im2col.getInput());
+  ConvShape shape;
+  shape.batch = in[0], shape.height = in[1], shape.width = in[2], shape.channels = in[3];
+  llvm::copy(im2col.getKernel(), shape.kernel.begin());
+  llvm::copy(im2col.getStride(), shape.stride.begin());
+  llvm::copy(im2col.getDilation(), shape.dilation.begin());
+  llvm::copy(im2col.getPad(), shape.pad.begin());
+  shape.outHeight = im2col.getOutputHeight(), shape.outWidth = im2col.getOutputWidth();
+  shape.outputs = outputs;
+  return shape;
+}
+
 std::string sourceName(mlir::Operation *op) {
   if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op))
     return sourceName(&fused.getHead());

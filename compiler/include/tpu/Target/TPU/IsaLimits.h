@@ -13,5 +13,11 @@ inline const int64_t kMaxDmaRows =
     int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Rows));
 // Columns of one DMA transfer or vector op.
 inline const int64_t kMaxCols = int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Cols));
+// Words between the on-chip rows of one DMA transfer, and between the
+// activation rows of one mxu.mm.
+inline const int64_t kMaxSramStride =
+    int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::SramStride));
+inline const int64_t kMaxMatMulStride =
+    int64_t(isa::fieldMaximum(isa::Opcode::MatMul, isa::Field::SrcStride));
 
 } // namespace tpu::codegen

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace tpu::codegen {
 
@@ -47,5 +48,57 @@ struct MatMulMemoryNeeds {
 };
 MatMulMemoryNeeds minimumMatMulMemory(int64_t K, int64_t N, const EpilogueOperands &epilogue,
                                       const HardwareConfig &config);
+
+// A convolution of an NHWC input with a KH x KW window, as its tpu.im2col
+// describes it: the matmul's activation rows are windows of the input.
+struct ConvShape {
+  int64_t batch = 0, height = 0, width = 0, channels = 0; // the input, N x H x W x C
+  std::array<int64_t, 2> kernel{}, stride{}, dilation{};
+  std::array<int64_t, 4> pad{}; // top, bottom, left, right
+  int64_t outHeight = 0, outWidth = 0, outputs = 0;
+
+  // Columns of the input with its left and right padding.
+  int64_t paddedWidth() const { return pad[2] + width + pad[3]; }
+  // Input rows (with their padding) that `band` output rows read.
+  int64_t inputRows(int64_t band) const {
+    return (band - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1;
+  }
+  // Window taps lie next to one another in an NHWC row: without dilation
+  // along the width, a kernel row's KW*C elements are one contiguous run of
+  // the weight matrix's rows and of the input; with it, each tap's C.
+  int64_t runLength() const { return dilation[1] == 1 ? kernel[1] * channels : channels; }
+  int64_t runs() const { return kernel[0] * kernel[1] * channels / runLength(); }
+};
+
+// One K step of a convolution: weight rows [row, row + rows) of the
+// [KH*KW*C, O] matrix against the activations at word `offset` from an
+// output position's window origin in the input band held on chip (the band
+// is paddedWidth() x C words a row).
+struct ConvKStep {
+  int64_t row, rows, offset;
+};
+// The K steps in order: per run, steps of at most tileK rows.
+std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK);
+
+// How a convolution runs with its input on chip (docs/compiler.md,
+// "Convolutions"): output tiles of `band` output rows x tileN columns, K
+// steps of at most tileK rows, weight panels of up to kBlock rows (whole K
+// steps) x tileN; the buffers' addresses as in MatMulPlan, `inputs` for the
+// bands of input rows. tpu-plan-tiles records it as a #tpu.conv_tiling.
+struct ConvPlan {
+  int64_t band = 0, tileN = 0, tileK = 0, kBlock = 0;
+  std::array<int64_t, 2> inputs{}, weights{}, operands{}, accumulators{};
+  double estimatedCycles = 0;
+};
+
+// The K steps of each weight panel: consecutive steps of at most kBlock
+// rows in all, as [first, end) indices into `steps`.
+std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &steps,
+                                                  int64_t kBlock);
+
+// The fastest plan that fits the config's memories and the ISA's fields, or
+// nullopt (the convolution then writes its im2col matrix).
+std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
+                                 const HardwareConfig &config);
 
 } // namespace tpu::codegen

@@ -7,6 +7,7 @@
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/isa/HardwareConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,6 +47,10 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 // A tensor where tpu-plan-memory put it; throws tpu::Error when it has no
 // place.
 Matrix matrixOf(mlir::Value value);
+
+// The convolution whose window rows `im2col` gathers, with `outputs`
+// output channels.
+ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs);
 
 // The graph operation `op` came from (a group is named by its first op); an
 // operation without a location by its name.

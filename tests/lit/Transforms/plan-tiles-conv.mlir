@@ -1,0 +1,106 @@
+// RUN: tpu-opt %s --split-input-file --tpu-plan-tiles | FileCheck %s
+
+// A convolution's matmul (its activations a tpu.im2col) runs on its input
+// held on chip wherever a #tpu.conv_tiling fits (docs/compiler.md,
+// "Convolutions" and section 6); the im2col then has no plan and writes
+// nothing. resnet-block's 3x3 convolutions (64 channels, 16x16, pad 1) on
+// each preset, a strided 1x1 convolution, and the fallback when no band
+// fits. K steps: runs of a kernel row's KW*C = 192 elements, cut into
+// tile_k = min(R, 192) rows; panels of whole K steps up to k_block rows.
+
+// 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 padded
+// input rows of 18 x 64 words (6912) leave room for two 288 x 8 weight
+// panels but not a second band (one buffer: inputs = [0, 0]). The
+// epilogue's operand (none here) follows the input band in its last bank.
+// CHECK-LABEL: func.func @resnet_conv
+// CHECK: tpu.im2col
+// CHECK-NOT: tpu.tiling
+// CHECK-SAME: -> tensor<256x576xf32>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 8, tile_k = 8, k_block = 288, inputs = [0, 0], weights = [8192, 12288], operands = [6912, 6912], accumulators = [0, 2048]>
+module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>) -> tensor<256x64xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
+  %y = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
+}
+
+// Stride 2 along both axes: a band of 4 output rows reads (4-1)*2 + 1 = 7
+// input rows; two bands per image, two images, so two input buffers.
+// CHECK-LABEL: func.func @strided
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 8, inputs = [0, 4096], weights = [8192, 12288], operands = [4936, 4936], accumulators = [0, 2048]>
+func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<128x16xf32> {
+  %rows = tpu.im2col %x {kernel = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<2x15x15x8xf32> -> tensor<128x8xf32>
+  %y = tpu.matmul %rows, %w : tensor<128x8xf32>, tensor<8x16xf32> -> tensor<128x16xf32>
+  return %y : tensor<128x16xf32>
+}
+}
+
+// -----
+
+// 32x32: the whole image is one band (18 x 18 x 64 input words), two
+// 32-column tiles so that the first tile's epilogue and store overlap the
+// second's compute, panels of 128 rows (4 K steps) double-buffered.
+// CHECK-LABEL: func.func @resnet_conv
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [20736, 20736], accumulators = [0, 8192]>
+module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
+    array = <rows = 32, cols = 32, dtype = bf16>,
+    scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
+    vector = <lanes = 32, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 32.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>) -> tensor<256x64xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
+  %y = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
+}
+}
+
+// -----
+
+// 128x128: K steps of 128 rows (a run of 192 is two steps, 128 and 64),
+// the whole image one band, all 64 columns one tile.
+// CHECK-LABEL: func.func @resnet_conv
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [20736, 20736], accumulators = [0, 65536]>
+module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
+    array = <rows = 128, cols = 128, dtype = bf16>,
+    scratchpad = <kib = 8192, banks = 16>, accumulator = <kib = 2048, banks = 8>,
+    vector = <lanes = 128, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 128.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>) -> tensor<256x64xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
+  %y = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
+}
+}
+
+// -----
+
+// A 16 KiB scratchpad (4096 words) holds no band: one output row reads 3
+// padded input rows of 18 x 64 words (3456), and a 32 x 32 weight tile
+// does not fit beside them. The im2col writes its rows to DRAM (a copy
+// plan) and the matmul reads them (a matmul plan).
+// CHECK-LABEL: func.func @resnet_conv
+// CHECK: tpu.im2col {{.*}}tpu.tiling = #tpu.copy_tiling<staging = 4032, fill = 4032>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.matmul_tiling<
+module attributes {tpu.target = #tpu.target<name = "tpu-32x32-scratchpad-16k", clock_ghz = 1.0,
+    array = <rows = 32, cols = 32, dtype = bf16>,
+    scratchpad = <kib = 16, banks = 8>, accumulator = <kib = 128, banks = 4>,
+    vector = <lanes = 32, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 32.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>) -> tensor<256x64xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
+  %y = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
+}
+}
