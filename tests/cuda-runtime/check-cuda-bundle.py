@@ -32,9 +32,6 @@ import subprocess
 import sys
 import zlib
 
-HEADER = 48
-
-
 def run(command):
     return subprocess.run(command, capture_output=True, text=True)
 
@@ -69,11 +66,14 @@ def expect_one_line_error(result, what, text):
 # constants section is the source.
 def read_bundle(path):
     data = open(path, "rb").read()
+    (header,) = struct.unpack_from("<I", data, 8)
     instructions, metadata_bytes = struct.unpack_from("<II", data, 16)
+    (source_bytes,) = struct.unpack_from("<Q", data, 24)
     if instructions != 0:
         fail(f"{path}: a CUDA bundle has no instructions, this one {instructions}")
-    metadata = json.loads(data[HEADER:HEADER + metadata_bytes])
-    return data[:HEADER], metadata, data[HEADER + metadata_bytes:].decode()
+    metadata = json.loads(data[header:header + metadata_bytes])
+    source = data[header + metadata_bytes:header + metadata_bytes + source_bytes]
+    return data[:header], metadata, source.decode()
 
 
 def write_bundle(path, header, metadata, source):
