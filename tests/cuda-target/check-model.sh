@@ -8,6 +8,10 @@
 #            stage) cp.async;
 #   gpu:     built for this machine's GPU and run against test_data_set_0;
 #            skipped (exit 77) when nvidia-smi finds no GPU;
+#   gpu-sm90a: as gpu, the --gpu=sm_90a source built for sm_90a alone
+#            (-gencode arch=compute_90a,code=sm_90a, as its build line says:
+#            -arch=native or -arch=sm_90a also build compute_90 PTX, where
+#            ptxas refuses wgmma); skipped unless the GPU is an sm_90;
 #   unsupported: tpuc refuses the model in one line;
 #   emulate-sm90a: as emulate, the source generated with --gpu=sm_90a (the
 #            Hopper path: wgmma fed by TMA);
@@ -16,7 +20,7 @@
 #            cp.async.bulk.tensor and mbarrier waits; ptxas must refuse the
 #            same source for sm_90 (wgmma exists only on sm_90a) when it has
 #            a Hopper kernel.
-# usage: check-model.sh emulate|ptxas|gpu|unsupported|emulate-sm90a|ptxas-sm90a
+# usage: check-model.sh emulate|ptxas|gpu|unsupported|emulate-sm90a|ptxas-sm90a|gpu-sm90a
 #                       TPUC ROOT MODEL_DIR FUSION WORKDIR [NVCC]
 set -euo pipefail
 mode=$1 tpuc=$2 root=$3 model_dir=$4 fusion=$5 work=$6 nvcc=${7:-nvcc}
@@ -24,9 +28,20 @@ gpu=sm_80
 case $mode in
 *-sm90a) gpu=sm_90a mode=${mode%-sm90a} ;;
 esac
-if [ "$mode" = gpu ] && ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "skipped: nvidia-smi finds no GPU"
-  exit 77
+if [ "$mode" = gpu ]; then
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "skipped: nvidia-smi finds no GPU"
+    exit 77
+  fi
+  arch_flags=(-arch=native)
+  if [ "$gpu" = sm_90a ]; then
+    capability=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
+    if [ "$capability" != 9.0 ]; then
+      echo "skipped: sm_90a code needs an sm_90 GPU, not compute capability $capability"
+      exit 77
+    fi
+    arch_flags=(-gencode "arch=compute_90a,code=sm_90a")
+  fi
 fi
 mkdir -p "$work"
 source=$work/model.cu
@@ -71,7 +86,7 @@ ptxas)
   /usr/bin/python3 "$root/tests/cuda-target/check-ptx.py" "$source" "$work/model.ptx"
   ;;
 gpu)
-  "$nvcc" -std=c++17 -O3 -arch=native -o "$work/model" "$source"
+  "$nvcc" -std=c++17 -O3 "${arch_flags[@]}" -o "$work/model" "$source"
   "$work/model" --data "$model_dir/test_data_set_0" --report "$work/report.json"
   ;;
 *)

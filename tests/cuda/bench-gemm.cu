@@ -4,15 +4,28 @@
 //        tests/cuda/bench-gemm.cu -lcublas -o bench-gemm
 //   ./bench-gemm [SIZE...]            (default: 4096 8192; square M = N = K = SIZE)
 //
-// For every size it prints two lines of key=value pairs:
+// With -DTPU_BENCH_SM90A, built for sm_90a alone (-gencode arch=compute_90a,code=sm_90a: nvcc 13's
+// -arch=sm_90a also builds compute_90 PTX, which has no wgmma), it benches the Hopper path
+// (gemm_block_sm90a: wgmma, weights by TMA, prelude/tpu_cuda_sm90a.cuh) as well, on the same
+// inputs against the same cuBLAS results. scripts/bench-gpu does so on an sm_90 GPU.
+//
+// For every size and kernel (kernel=gemm_block, and kernel=gemm_block_sm90a) it prints two lines of
+// key=value pairs:
 //   case=gemm: C = A * W^T, bf16 inputs, fp32 accumulation, bf16 output; tpu_cuda vs cublasGemmEx
-//     (CUBLAS_COMPUTE_32F), TFLOP/s = 2 M N K / time;
+//     (CUBLAS_COMPUTE_32F), TFLOP/s = 2 M N K / time, pct_of_cublas = 100 * cuBLAS time / ours;
 //   case=fused: the same GEMM plus bias + ReLU + residual; tpu_cuda's epilogue in registers vs
-//     cublasGemmEx followed by a separate elementwise kernel.
+//     cublasGemmEx followed by a separate elementwise kernel (ratio = their time / ours).
 // Each case also compares the tpu_cuda result with the cuBLAS one (max_rel_diff) and the program
 // exits 1 when they disagree beyond bf16 rounding, so a run doubles as a hardware check.
 #include "TileRule.h"
 #include "tpu_cuda.cuh"
+#if defined(TPU_BENCH_SM90A)
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "TPU_BENCH_SM90A needs a build for sm_90a alone: -gencode arch=compute_90a,code=sm_90a"
+#endif
+#include "tpu_cuda_host.h"
+#include "tpu_cuda_sm90a.cuh"
+#endif
 
 #include <cublas_v2.h>
 
@@ -33,6 +46,34 @@ static_assert(kBigChoice == tpu::cuda::TileChoice{BigTile::BM, BigTile::BN, BigT
                                                   BigTile::WarpsM, BigTile::WarpsN,
                                                   BigTile::Stages},
               "the benchmark measures the tile the rule picks");
+
+#if defined(TPU_BENCH_SM90A)
+// The Hopper tile the rule picks for these GEMMs on an H100/H200 (sm_90a).
+using HopperTile = HopperTileConfig<128, 128, 4>;
+constexpr tpu::cuda::HopperTileChoice kHopperChoice = tpu::cuda::chooseHopperTile(
+    4096, 4096, 4096, tpu::cuda::kSmemPerBlockSm90, tpu::cuda::kMultiprocessorsH100);
+static_assert(kHopperChoice.bm == HopperTile::BM && kHopperChoice.bn == HopperTile::BN &&
+                  kHopperChoice.stages == HopperTile::Stages &&
+                  kHopperChoice.smemBytes() == HopperTile::smem_bytes(),
+              "the benchmark measures the Hopper tile the rule picks");
+
+// gemm_block_sm90a over the whole C, the weights W[N][K] (the same for every batch) by TMA.
+template <class Tile, class Epilogue>
+__global__ void __launch_bounds__(Tile::kThreads)
+    hopper_gemm_kernel(DenseA<bf16> a, const __grid_constant__ CUtensorMap w_map, Epilogue epilogue,
+                       int M, int N, int K) {
+  TPU_DYNAMIC_SMEM(smem);
+  gemm_block_sm90a<Tile>(a, &w_map, 0, epilogue, M, N, K, smem);
+}
+
+template <class Tile, class Epilogue>
+void launch_hopper_gemm(const DenseA<bf16> &a, const CUtensorMap &w_map, const Epilogue &epilogue,
+                        int M, int N, int K) {
+  auto *kernel = &hopper_gemm_kernel<Tile, Epilogue>;
+  TPU_LAUNCH(kernel, gemm_grid<Tile>(M, N, 1), dim3(Tile::kThreads), Tile::smem_bytes(), a, w_map,
+             epilogue, M, N, K);
+}
+#endif
 
 #define CUBLAS_CHECK(call)                                                                         \
   do {                                                                                             \
@@ -153,13 +194,10 @@ bool bench_size(cublasHandle_t handle, int size) {
   fill_random<<<1024, 256>>>(residual, mn, 4);
   TPU_CUDA_CHECK(cudaDeviceSynchronize());
 
-  DenseA<bf16> a_loader(a, M, K);
-  DenseB_NK w_loader(w, N, K);
-  auto ours = [&] { launch_gemm<BigTile>(a_loader, w_loader, StoreBf16{c_ours, N}, M, N, K, 1); };
-  auto ours_fused = [&] {
-    launch_gemm<BigTile>(a_loader, w_loader, BiasReluResidual{bias, residual, out_ours, N}, M, N, K,
-                         1);
-  };
+  const DenseA<bf16> a_loader(a, M, K);
+  const DenseB_NK w_loader(w, N, K);
+  const StoreBf16 store{c_ours, N};
+  const BiasReluResidual store_fused{bias, residual, out_ours, N};
   // Row-major C[M][N] = A[M][K] * W[N][K]^T is column-major C^T = W * A^T: cuBLAS (column-major)
   // sees W's storage as the K x N matrix W^T (so op T gives W), A's as the K x M matrix A^T (op N),
   // and writes C^T (N x M, leading dimension N), which is C in row-major order.
@@ -176,24 +214,42 @@ bool bench_size(cublasHandle_t handle, int size) {
 
   int iterations = size >= 8192 ? 10 : 30;
   double flop = 2.0 * M * N * K;
-  float ms_ours = time_ms(ours, 3, iterations), ms_cublas = time_ms(cublas, 3, iterations);
-  double gemm_diff = max_relative_difference(c_ours, c_cublas, mn);
-  std::printf("case=gemm size=%dx%dx%d tpu_cuda_tflops=%.1f cublas_tflops=%.1f ratio=%.3f "
-              "max_rel_diff=%.2e\n",
-              M, N, K, flop / ms_ours * 1e-9, flop / ms_cublas * 1e-9, ms_cublas / ms_ours,
-              gemm_diff);
-  float ms_fused = time_ms(ours_fused, 3, iterations);
+  float ms_cublas = time_ms(cublas, 3, iterations);
   float ms_unfused = time_ms(cublas_fused, 3, iterations);
-  double fused_diff = max_relative_difference(out_ours, out_cublas, mn);
-  std::printf("case=fused size=%dx%dx%d tpu_cuda_ms=%.3f cublas_plus_elementwise_ms=%.3f "
-              "ratio=%.3f max_rel_diff=%.2e\n",
-              M, N, K, ms_fused, ms_unfused, ms_unfused / ms_fused, fused_diff);
+  // One kernel of ours against the cuBLAS runs above, on the same inputs. Its outputs start as NaN
+  // (all bits set), so a kernel that writes nothing cannot pass for the previous one.
+  bool agree = true;
+  auto bench_ours = [&](const char *kernel, auto gemm, auto gemm_fused) {
+    TPU_CUDA_CHECK(cudaMemset(c_ours, 0xff, mn * sizeof(bf16)));
+    TPU_CUDA_CHECK(cudaMemset(out_ours, 0xff, mn * sizeof(bf16)));
+    float ms_ours = time_ms(gemm, 3, iterations);
+    double gemm_diff = max_relative_difference(c_ours, c_cublas, mn);
+    std::printf("case=gemm kernel=%s size=%dx%dx%d tpu_cuda_tflops=%.1f cublas_tflops=%.1f "
+                "pct_of_cublas=%.1f max_rel_diff=%.2e\n",
+                kernel, M, N, K, flop / ms_ours * 1e-9, flop / ms_cublas * 1e-9,
+                100.0 * ms_cublas / ms_ours, gemm_diff);
+    float ms_fused = time_ms(gemm_fused, 3, iterations);
+    double fused_diff = max_relative_difference(out_ours, out_cublas, mn);
+    std::printf("case=fused kernel=%s size=%dx%dx%d tpu_cuda_ms=%.3f "
+                "cublas_plus_elementwise_ms=%.3f ratio=%.3f max_rel_diff=%.2e\n",
+                kernel, M, N, K, ms_fused, ms_unfused, ms_unfused / ms_fused, fused_diff);
+    if (!(gemm_diff <= kTolerance && fused_diff <= kTolerance)) {
+      std::fprintf(stderr, "bench-gemm: %s and cuBLAS disagree at size %d\n", kernel, size);
+      agree = false;
+    }
+  };
+  bench_ours(
+      "gemm_block", [&] { launch_gemm<BigTile>(a_loader, w_loader, store, M, N, K, 1); },
+      [&] { launch_gemm<BigTile>(a_loader, w_loader, store_fused, M, N, K, 1); });
+#if defined(TPU_BENCH_SM90A)
+  const CUtensorMap w_map = tpu_host::weightTensorMap(w, N, K, K, HopperTile::BN);
+  bench_ours(
+      "gemm_block_sm90a", [&] { launch_hopper_gemm<HopperTile>(a_loader, w_map, store, M, N, K); },
+      [&] { launch_hopper_gemm<HopperTile>(a_loader, w_map, store_fused, M, N, K); });
+#endif
 
   for (bf16 *p : {a, w, bias, residual, c_ours, c_cublas, out_ours, out_cublas})
     TPU_CUDA_CHECK(cudaFree(p));
-  bool agree = gemm_diff <= kTolerance && fused_diff <= kTolerance;
-  if (!agree)
-    std::fprintf(stderr, "bench-gemm: tpu_cuda and cuBLAS disagree at size %d\n", size);
   return agree;
 }
 
@@ -217,6 +273,11 @@ int main(int argc, char **argv) {
               properties.name, properties.major, properties.minor, BigTile::BM, BigTile::BN,
               BigTile::BK, BigTile::WarpsM, BigTile::WarpsN, BigTile::Stages,
               BigTile::smem_bytes());
+#if defined(TPU_BENCH_SM90A)
+  std::printf("hopper_tile=%dx%dx%d warpgroups=%d stages=%d smem_bytes=%d\n", HopperTile::BM,
+              HopperTile::BN, HopperTile::BK, HopperTile::kWarpgroups, HopperTile::Stages,
+              HopperTile::smem_bytes());
+#endif
   cublasHandle_t handle;
   CUBLAS_CHECK(cublasCreate(&handle));
   bool ok = true;
