@@ -189,6 +189,24 @@ struct Placed {
   std::array<int64_t, 2> activations, weights, operands, accumulators;
 };
 
+// Keeps the plan of `tiles` (rows or band, tileN, tileK, kBlock) in the
+// `placed` buffers in `best` when its estimate beats the best so far.
+template <typename Plan>
+void keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
+                 const Placed &placed, double cycles) {
+  if (best && cycles >= best->estimatedCycles)
+    return;
+  best = Plan{tiles[0],
+              tiles[1],
+              tiles[2],
+              tiles[3],
+              placed.activations,
+              placed.weights,
+              placed.operands,
+              placed.accumulators,
+              cycles};
+}
+
 // Calls visit(placed) for each way of giving the roles of a tiling one or
 // two buffers that fits the memories: activation blocks (or input bands)
 // of `blockWords` (a second one only when `refills`: there is more than
@@ -308,19 +326,9 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
         BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
         forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, false,
                          config, [&](const Placed &placed) {
-                           double cycles =
-                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config);
-                           if (best && cycles >= best->estimatedCycles)
-                             return;
-                           best = MatMulPlan{tileM,
-                                             tileN,
-                                             tileK,
-                                             kBlock,
-                                             placed.activations,
-                                             placed.weights,
-                                             placed.operands,
-                                             placed.accumulators,
-                                             cycles};
+                           keepFastest(
+                               best, {tileM, tileN, tileK, kBlock}, placed,
+                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config));
                          });
       }
   }
@@ -378,22 +386,12 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         bool refills = band < shape.outHeight || shape.batch > 1;
         // The operand in the input band's last bank, or in the last panel's.
         for (bool operandAfterBand : {true, false})
-          forEachPlacement(band, tileN, kBlock, bandWords, refills, words, operandAfterBand, config,
-                           [&](const Placed &placed) {
-                             double cycles = estimateConvCycles(placed.effective, shape, steps,
-                                                                epilogue, config);
-                             if (best && cycles >= best->estimatedCycles)
-                               return;
-                             best = ConvPlan{band,
-                                             tileN,
-                                             tileK,
-                                             kBlock,
-                                             placed.activations,
-                                             placed.weights,
-                                             placed.operands,
-                                             placed.accumulators,
-                                             cycles};
-                           });
+          forEachPlacement(
+              band, tileN, kBlock, bandWords, refills, words, operandAfterBand, config,
+              [&](const Placed &placed) {
+                keepFastest(best, {band, tileN, tileK, kBlock}, placed,
+                            estimateConvCycles(placed.effective, shape, steps, epilogue, config));
+              });
       }
   }
   return best;
