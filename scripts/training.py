@@ -26,9 +26,16 @@ def mlp_model(path, sizes, batch, seed=0):
         if out != "logits":
             nodes.append(helper.make_node("Relu", [f"z{layer}"], [out], name=f"relu{layer}"))
         previous = out
+    return save_classifier(path, "mlp", nodes, initializers, [batch, sizes[0]],
+                           [batch, sizes[-1]])
+
+
+def save_classifier(path, name, nodes, initializers, input_shape, logits_shape):
+    """The opset-17 model of `nodes` from input x to output logits, checked
+    and saved to `path`."""
     graph = helper.make_graph(
-        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, sizes[0]])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, sizes[-1]])],
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, logits_shape)],
         initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
@@ -75,14 +82,7 @@ def cnn_model(path, batch, channels=8, classes=10, pool="max", seed=0, convs=1):
         helper.make_node("Flatten", ["p"], ["f"], name="flatten", axis=1),
         helper.make_node("Gemm", ["f", "w", "b"], ["logits"], name="fc", transB=1),
     ]
-    graph = helper.make_graph(
-        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 1, 8, 8])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes])],
-        initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
-    return model
+    return save_classifier(path, "cnn", nodes, initializers, [batch, 1, 8, 8], [batch, classes])
 
 
 def parameters(model):

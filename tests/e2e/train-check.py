@@ -102,6 +102,18 @@ def run_step(bundle, inputs, name, count, label):
     return outputs
 
 
+def step_inputs(x, y, params, order, optimizer, seed):
+    """A step's inputs: x, labels, the parameters in `order` (their order of
+    first use), then (momentum) their buffers; and the buffers, random so
+    that their part of the update is checked too."""
+    rng = np.random.default_rng(seed)
+    buffers = {n: rng.normal(0, 0.1, params[n].shape).astype(np.float32) for n in order}
+    inputs = [x, y] + [params[n] for n in order]
+    if optimizer == "momentum":
+        inputs += [buffers[n] for n in order]
+    return inputs, buffers
+
+
 def case_step():
     sizes = [24, 20, 6]
     # Batch 1 too: there a single label's one-hot compare broadcasts the
@@ -116,16 +128,9 @@ def case_step():
             "--momentum=0.9", "-o", bundle)
         params = training.parameters(model)
         names = sorted(params, key=lambda n: [n[0] != "w", n[1:]])
-        # The step's inputs: x, labels, the parameters in order of first
-        # use, then (momentum) their buffers, random so that the buffers'
-        # part of the update is checked too.
-        order = ["w1", "b1", "w2", "b2"]
+        order = ["w1", "b1", "w2", "b2"]  # the parameters' order of first use
         assert sorted(order) == sorted(names)
-        rng = np.random.default_rng(5)
-        buffers = {n: rng.normal(0, 0.1, params[n].shape).astype(np.float32) for n in order}
-        inputs = [x, y] + [params[n] for n in order]
-        if optimizer == "momentum":
-            inputs += [buffers[n] for n in order]
+        inputs, buffers = step_inputs(x, y, params, order, optimizer, seed=5)
         outputs = run_step(bundle, inputs, name, len(inputs), name)
         reference = {n: p.copy() for n, p in params.items()}
         ref_buffers = {n: b.copy() for n, b in buffers.items()}
@@ -275,11 +280,7 @@ def case_cnn_step():
         order = [name for layer in range(1, convs + 1) for name in training.conv_names(layer)]
         order += ["w", "b"]
         assert sorted(params) == sorted(order)
-        rng = np.random.default_rng(14)
-        buffers = {n: rng.normal(0, 0.1, params[n].shape).astype(np.float32) for n in order}
-        inputs = [x, y] + [params[n] for n in order]
-        if optimizer == "momentum":
-            inputs += [buffers[n] for n in order]
+        inputs, buffers = step_inputs(x, y, params, order, optimizer, seed=14)
         outputs = run_step(bundle, inputs, f"cnn-{pool}", len(inputs), label)
         reference = {n: p.copy() for n, p in params.items()}
         ref_buffers = {n: b.copy() for n, b in buffers.items()}
