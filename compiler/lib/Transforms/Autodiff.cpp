@@ -432,9 +432,10 @@ struct Window {
   // [N, OH * KH, OW * KW, C] <-> [N, OH, OW, KH * KW, C], each window's taps
   // side by side in row-major window order.
   bool tiles() const { return stride == kernel; }
-  Shape blockShape() const {
-    return {output[0], output[1], output[2], kernel[0] * kernel[1], output[3]};
+  Shape blockShape(int64_t taps) const {
+    return {output[0], output[1], output[2], taps, output[3]};
   }
+  Shape blockShape() const { return blockShape(kernel[0] * kernel[1]); }
 
   Value toBlocks(Emitter &e, Value padded) const {
     Shape image = {output[0], output[1], kernel[0], output[2], kernel[1], output[3]};
@@ -534,8 +535,7 @@ Gradients maxPool2dRule(Emitter &e, tosa::MaxPool2dOp op, Value dy) {
     // TOSA pads a max pool with the lowest value, so padding never wins.
     Value padded = window.padded(e, x, std::numeric_limits<float>::lowest());
     auto [kh, kw] = window.kernel;
-    Shape out = window.output, tapShape = window.blockShape();
-    tapShape[3] = 1;
+    Shape out = window.output, tapShape = window.blockShape(1);
     Value blocks = window.tiles() ? window.toBlocks(e, padded) : Value();
     Value taken, dx;
     SmallVector<Value> shares;
@@ -598,11 +598,9 @@ Gradients avgPool2dRule(Emitter &e, tosa::AvgPool2dOp op, Value dy) {
     Value scaled = e.mul(dy, e.constant({1, window.output[1], window.output[2], 1}, inverse));
     if (window.tiles()) {
       // Every tap of a window gets the same share: the blocks repeat it.
-      Shape share = window.blockShape();
-      share[3] = 1;
       SmallVector<int64_t> multiples = {1, 1, 1, window.kernel[0] * window.kernel[1], 1};
       return window.fromBlocks(e, e.make<tosa::TileOp>(e.type(window.blockShape()),
-                                                       e.reshape(scaled, share),
+                                                       e.reshape(scaled, window.blockShape(1)),
                                                        e.b.getDenseI64ArrayAttr(multiples)));
     }
     Value ones = e.constant({window.kernel[0], window.kernel[1], window.input[3], 1}, {1.0f});
