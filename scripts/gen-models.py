@@ -4,8 +4,9 @@
 NAME/model.onnx plus NAME/test_data_set_0/{input,output}_N.pb, with weights
 and inputs drawn from fixed seeds and expected outputs computed by numpy in
 fp32. Nothing is downloaded. models/zoo.txt lists the models: by default the
-committed ones are written to models/; generated ones (resnet18, too large
-for git) only with --only, which the build does into build/models.
+committed ones are written to models/; generated and bench ones (ResNet-18
+at batch 1 and 8, too large for git) only with --only, which the build does
+into build/models.
 """
 import argparse
 import os
@@ -248,10 +249,10 @@ def resnet_block(out_dir, name, seed):
     net.save(out_dir, name, [x], [basic_block(net, x, 64, 1, "block")])
 
 
-def resnet18(out_dir, name, seed, size=64, classes=1000):
+def resnet18(out_dir, name, seed, batch=1, size=64, classes=1000):
     """torchvision's ResNet-18 structure at a small input."""
     net = Net(seed)
-    x = image(net, 1, 3, size, size)
+    x = image(net, batch, 3, size, size)
     h = net.conv(x, 64, 7, "conv1", stride=2, pad=3, bias=False)
     h = net.relu(net.batch_norm(h, "bn1"), "relu")
     h = net.node("MaxPool", [h], "maxpool", ref.max_pool(h[1], (3, 3), (2, 2), (1, 1, 1, 1)),
@@ -261,7 +262,7 @@ def resnet18(out_dir, name, seed, size=64, classes=1000):
             stride = 2 if stage > 1 and block == 0 else 1
             h = basic_block(net, h, channels, stride, f"layer{stage}.{block}")
     h = net.node("GlobalAveragePool", [h], "avgpool", ref.global_avg_pool(h[1]))
-    h = net.node("Flatten", [h], "flatten", h[1].reshape(1, -1), axis=1)
+    h = net.node("Flatten", [h], "flatten", h[1].reshape(batch, -1), axis=1)
     net.save(out_dir, name, [x], [net.linear(h, classes, "fc", trans_b=True)])
 
 
@@ -355,6 +356,8 @@ GENERATORS = {
     "layernorm": lambda out: layernorm_model(out, "layernorm", seed=12),
     # ~11.7M parameters (47 MB): too large for git.
     "resnet18": lambda out: resnet18(out, "resnet18", seed=10),
+    # The same network on a batch of 8 images, where the weights are reused.
+    "resnet18-b8": lambda out: resnet18(out, "resnet18-b8", seed=10, batch=8),
 }
 
 

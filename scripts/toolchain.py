@@ -30,29 +30,32 @@ ZOO_LIST = os.path.join(ROOT, "models", "zoo.txt")
 
 
 def zoo():
-    """{name: "committed" or "generated"} from models/zoo.txt, in its order."""
+    """{name: "committed", "generated" or "bench"} from models/zoo.txt, in its
+    order."""
     models = {}
     with open(ZOO_LIST) as f:
         for number, line in enumerate(f, start=1):
             if not line.strip() or line.startswith("#"):
                 continue
             fields = line.split()
-            if len(fields) != 2 or fields[1] not in ("committed", "generated"):
-                sys.exit(f"{ZOO_LIST}:{number}: expected 'NAME committed' or 'NAME generated', "
-                         f"got '{line.strip()}'")
+            if len(fields) != 2 or fields[1] not in ("committed", "generated", "bench"):
+                sys.exit(f"{ZOO_LIST}:{number}: expected 'NAME committed', 'NAME generated' or "
+                         f"'NAME bench', got '{line.strip()}'")
             models[fields[0]] = fields[1]
     return models
 
 
 def model_dirs(names=None):
     """{name: directory} of the zoo: committed models in models/, generated
-    ones in build/models/. Without `names`, every model there is (generated
-    ones once the build has made them); `names` picks some, by name."""
+    and bench ones in build/models/. Without `names`, every committed and
+    generated model there is (generated ones once the build has made them);
+    `names` picks some, by name, bench models included."""
+    kinds = zoo()
     dirs = {name: os.path.join(ROOT, "models" if kind == "committed" else "build/models", name)
-            for name, kind in zoo().items()}
+            for name, kind in kinds.items()}
     present = {name: d for name, d in dirs.items() if os.path.exists(os.path.join(d, "model.onnx"))}
     if not names:
-        return present
+        return {name: d for name, d in present.items() if kinds[name] != "bench"}
     unknown = [name for name in names if name not in dirs]
     if unknown:
         sys.exit(f"no model named {', '.join(unknown)} in {ZOO_LIST}")
