@@ -60,6 +60,18 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
   %y = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
   return %y : tensor<256x64xf32>
 }
+
+// ResNet-18's last stage at batch 8 (2x2 images, here 256 channels): a band
+// of 16 output rows is all 8 images, each with its own 4 padded input rows
+// (8 x 4 x 4 x 256 = 32768 words), so each weight panel serves the whole
+// batch instead of being loaded once per image.
+// CHECK-LABEL: func.func @batch_of_small_images
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 576, inputs = [0, 0], weights = [32768, 65536], operands = [32768, 32768], accumulators = [0, 8192]>
+func.func @batch_of_small_images(%x: tensor<8x2x2x256xf32>, %w: tensor<2304x256xf32>, %fill: tensor<1x256xf32>) -> tensor<32x256xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<8x2x2x256xf32>, tensor<1x256xf32> -> tensor<32x2304xf32>
+  %y = tpu.matmul %rows, %w : tensor<32x2304xf32>, tensor<2304x256xf32> -> tensor<32x256xf32>
+  return %y : tensor<32x256xf32>
+}
 }
 
 // -----

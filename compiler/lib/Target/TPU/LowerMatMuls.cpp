@@ -217,7 +217,9 @@ public:
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
     const int64_t C = shape.channels, W = shape.width, OW = shape.outWidth;
-    const int64_t Wp = shape.paddedWidth(), rowWords = Wp * C;
+    const int64_t OH = shape.outHeight, Wp = shape.paddedWidth(), rowWords = Wp * C;
+    // Words between the images of a band of whole images.
+    const int64_t imageWords = shape.inputRows(OH) * rowWords;
     const int64_t N = y.cols, tileN = plan.getTileN();
     const Matrix input = matrixOf(im2col.getInput());
     std::optional<Matrix> fill;
@@ -227,22 +229,21 @@ public:
     const std::vector<std::pair<size_t, size_t>> panels = convPanels(kSteps, plan.getKBlock());
 
     std::vector<Step> steps;
-    for (int64_t image = 0; image < shape.batch; ++image)
-      for (int64_t oh0 = 0; oh0 < shape.outHeight; oh0 += plan.getBand())
-        for (int64_t n0 = 0; n0 < N; n0 += tileN)
-          for (size_t p = 0; p < panels.size(); ++p) {
-            Step step;
-            step.m0 = (image * shape.outHeight + oh0) * OW;
-            step.m = std::min(plan.getBand(), shape.outHeight - oh0) * OW;
-            step.n0 = n0, step.n = std::min(tileN, N - n0);
-            step.kb0 = kSteps[panels[p].first].row;
-            step.kb =
-                kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows - step.kb0;
-            step.panelIndex = p;
-            step.newBlock = n0 == 0 && p == 0;
-            step.lastOfBand = n0 + tileN >= N && p + 1 == panels.size();
-            steps.push_back(step);
-          }
+    shape.forEachBand(plan.getBand(), [&](int64_t first, int64_t rows) {
+      for (int64_t n0 = 0; n0 < N; n0 += tileN)
+        for (size_t p = 0; p < panels.size(); ++p) {
+          Step step;
+          step.m0 = first * OW;
+          step.m = rows * OW;
+          step.n0 = n0, step.n = std::min(tileN, N - n0);
+          step.kb0 = kSteps[panels[p].first].row;
+          step.kb = kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows - step.kb0;
+          step.panelIndex = p;
+          step.newBlock = n0 == 0 && p == 0;
+          step.lastOfBand = n0 + tileN >= N && p + 1 == panels.size();
+          steps.push_back(step);
+        }
+    });
 
     // A DMA load of `rows` rows of `cols` elements (the fill row's, with a
     // DRAM stride of 0).
@@ -267,29 +268,35 @@ public:
         for (int64_t x = 0; x < Wp; ++x)
           if (x < shape.pad[2] || x >= shape.pad[2] + W)
             loadRows(*fill, fill->address, 0, buffer + uint64_t(x * C), rowWords,
-                     shape.inputRows(plan.getBand()), C);
-      int64_t image = step.m0 / OW / shape.outHeight;
-      int64_t p0 = (step.m0 / OW % shape.outHeight) * shape.stride[0];
-      int64_t rows = shape.inputRows(step.m / OW);
-      for (int64_t p = p0; p < p0 + rows;) {
-        int64_t ih = p - shape.pad[0];
-        uint64_t sram = buffer + uint64_t((p - p0) * rowWords);
-        if (ih < 0 || ih >= shape.height) { // padding rows, up to the image or the band's end
-          int64_t end = std::min(p0 + rows, ih < 0 ? shape.pad[0] : p0 + rows);
-          loadRows(*fill, fill->address, 0, sram, C, (end - p) * Wp, C);
-          p = end;
-          continue;
+                     shape.bandInputRows(plan.getBand()), C);
+      // Each image's part of the band: its output rows' input rows, one
+      // image's input rows apart.
+      for (int64_t done = 0; done < step.m / OW; done += OH) {
+        int64_t image = (step.m0 / OW + done) / OH, oh0 = (step.m0 / OW + done) % OH;
+        int64_t p0 = oh0 * shape.stride[0];
+        int64_t rows = shape.inputRows(std::min(step.m / OW - done, OH - oh0));
+        uint64_t part = buffer + uint64_t(done / OH * imageWords);
+        for (int64_t p = p0; p < p0 + rows;) {
+          int64_t ih = p - shape.pad[0];
+          uint64_t sram = part + uint64_t((p - p0) * rowWords);
+          if (ih < 0 || ih >= shape.height) { // padding rows, up to the image or the band's end
+            int64_t end = std::min(p0 + rows, ih < 0 ? shape.pad[0] : p0 + rows);
+            loadRows(*fill, fill->address, 0, sram, C, (end - p) * Wp, C);
+            p = end;
+            continue;
+          }
+          int64_t count = std::min(p0 + rows - p, shape.height - ih);
+          uint64_t dram =
+              input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
+          sram += uint64_t(shape.pad[2] * C);
+          if (W * C <= kMaxCols)
+            loadRows(input, dram, W * C, sram, rowWords, count, W * C);
+          else
+            for (int64_t r = 0; r < count; ++r)
+              loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C,
+                       sram + uint64_t(r * rowWords), C, W, C);
+          p += count;
         }
-        int64_t count = std::min(p0 + rows - p, shape.height - ih);
-        uint64_t dram = input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
-        sram += uint64_t(shape.pad[2] * C);
-        if (W * C <= kMaxCols)
-          loadRows(input, dram, W * C, sram, rowWords, count, W * C);
-        else
-          for (int64_t r = 0; r < count; ++r)
-            loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C,
-                     sram + uint64_t(r * rowWords), C, W, C);
-        p += count;
       }
     };
     source.compute = [&](const Step &step, uint64_t acc) {
@@ -303,7 +310,9 @@ public:
           for (int64_t j = 0; j < step.m / OW; ++j)
             builder.emit(isa::makeInstruction(
                 Opcode::MatMul,
-                {{Field::SrcAddr, step.block + uint64_t(j * shape.stride[0] * rowWords + k.offset)},
+                {{Field::SrcAddr,
+                  step.block + uint64_t(j / OH * imageWords + j % OH * shape.stride[0] * rowWords +
+                                        k.offset)},
                  {Field::SrcStride, uint64_t(shape.stride[1] * C)},
                  {Field::DstAddr, acc + uint64_t(j * OW * step.n + c0)},
                  {Field::DstStride, uint64_t(step.n)},

@@ -273,8 +273,9 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
   auto overBands = [&](auto f) {
-    return double(shape.batch) *
-           overTiles(shape.outHeight, c.tileM, [&](int64_t rows) { return f(rows * OW); });
+    double sum = 0;
+    shape.forEachBand(c.tileM, [&](int64_t, int64_t rows) { sum += f(rows * OW); });
+    return sum;
   };
   const double bands = overBands([](int64_t) { return 1.0; });
   double chunks = overTiles(N, c.tileN, [&](int64_t n) { return std::ceil(double(n) / C); });
@@ -292,19 +293,17 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   const double panels = double(convPanels(steps, c.kBlock).size());
   if (panels > 1)
     compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
+  const double inputRow = rowCycles(shape.width * shape.channels, config);
   double inputs =
-      double(shape.batch) * overTiles(shape.outHeight, c.tileM, [&](int64_t rows) {
-        return double(shape.inputRows(rows)) * rowCycles(shape.width * shape.channels, config);
-      });
+      overBands([&](int64_t m) { return double(shape.bandInputRows(m / OW)); }) * inputRow;
   int64_t K = shape.kernel[0] * shape.kernel[1] * shape.channels;
   // Nothing overlaps the first band's input and first weight panel, nor the
   // last tile's store: a whole-image band with all of K in one panel waits
   // for every load before the array starts.
-  int64_t firstBand = std::min(c.tileM, shape.outHeight), firstN = std::min(c.tileN, N);
-  double ends =
-      double(shape.inputRows(firstBand)) * rowCycles(shape.width * shape.channels, config) +
-      double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
-      double(firstBand * OW) * rowCycles(firstN, config);
+  int64_t firstBand = std::min(c.tileM, M / OW), firstN = std::min(c.tileN, N);
+  double ends = double(shape.bandInputRows(firstBand)) * inputRow +
+                double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
+                double(firstBand * OW) * rowCycles(firstN, config);
   // Each weight panel is a transfer of its own, paying the DRAM latency.
   inputs += bands * nTiles * panels * config.dram.latency_cycles;
   return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1, c, bands, M, K, N,
@@ -375,15 +374,22 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   const int64_t tileK = std::min<int64_t>(shape.runLength(), config.array.rows);
   std::vector<ConvKStep> steps = convKSteps(shape, tileK);
   std::optional<ConvPlan> best;
+  const int64_t outRows = shape.batch * shape.outHeight;
   for (int64_t tileN : tileWidths(N, config)) {
-    int64_t mostRows = std::min({shape.outHeight, kMaxDmaRows / shape.outWidth,
+    int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
                                  int64_t(config.accumulator.words()) / tileN / shape.outWidth});
-    for (int64_t band = mostRows; band >= 1; band /= 2)
+    // Bands of whole images, halved, then of one image's rows, halved.
+    std::vector<int64_t> bands;
+    for (int64_t images = mostRows / shape.outHeight; images >= 2; images /= 2)
+      bands.push_back(images * shape.outHeight);
+    for (int64_t band = std::min(mostRows, shape.outHeight); band >= 1; band /= 2)
+      bands.push_back(band);
+    for (int64_t band : bands)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         int64_t m = band * shape.outWidth;
         BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
-        uint64_t bandWords = uint64_t(shape.inputRows(band) * rowWords);
-        bool refills = band < shape.outHeight || shape.batch > 1;
+        uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
+        bool refills = band < outRows;
         // The operand in the input band's last bank, or in the last panel's.
         for (bool operandAfterBand : {true, false})
           forEachPlacement(

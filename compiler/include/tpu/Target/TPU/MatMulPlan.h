@@ -59,9 +59,28 @@ struct ConvShape {
 
   // Columns of the input with its left and right padding.
   int64_t paddedWidth() const { return pad[2] + width + pad[3]; }
-  // Input rows (with their padding) that `band` output rows read.
+  // Input rows (with their padding) that `band` output rows of one image
+  // read.
   int64_t inputRows(int64_t band) const {
     return (band - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1;
+  }
+  // A band of output rows lies in one image, or is whole images (a multiple
+  // of outHeight rows), so that a small image's weights serve the batch:
+  // calls f(first, rows) per band of at most `band` rows in order, `first`
+  // counting the batch's output rows (image * outHeight + row).
+  template <typename F> void forEachBand(int64_t band, F f) const {
+    if (band > outHeight) {
+      for (int64_t image = 0; image < batch; image += band / outHeight)
+        f(image * outHeight, std::min(band / outHeight, batch - image) * outHeight);
+      return;
+    }
+    for (int64_t image = 0; image < batch; ++image)
+      for (int64_t row = 0; row < outHeight; row += band)
+        f(image * outHeight + row, std::min(band, outHeight - row));
+  }
+  // Input rows on chip for a band of `rows` output rows: each image's own.
+  int64_t bandInputRows(int64_t rows) const {
+    return rows > outHeight ? rows / outHeight * inputRows(outHeight) : inputRows(rows);
   }
   // Window taps lie next to one another in an NHWC row: without dilation
   // along the width, a kernel row's KW*C elements are one contiguous run of
