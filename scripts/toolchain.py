@@ -69,12 +69,14 @@ def build():
     subprocess.run([os.path.join(ROOT, "scripts", "build")], check=True, stdout=subprocess.DEVNULL)
 
 
-def matmul_model(path, m, k=None, n=None):
+def matmul_model(path, m, k=None, n=None, data_dir=None):
     """y = x @ w with x an m x k input, w a random k x n constant (fixed seed)
-    and y the m x n output; k and n default to m."""
+    and y the m x n output; k and n default to m. With `data_dir`, also a
+    random x and numpy's y there as input_0.pb and output_0.pb."""
     k, n = k or m, n or m
     rng = np.random.default_rng(0)
-    weights = numpy_helper.from_array(rng.standard_normal((k, n)).astype(np.float32), "w")
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    weights = numpy_helper.from_array(w, "w")
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul")], "matmul",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
@@ -82,3 +84,9 @@ def matmul_model(path, m, k=None, n=None):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, path)
+    if data_dir:
+        os.makedirs(data_dir, exist_ok=True)
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        for file, name, array in (("input_0", "x", x), ("output_0", "y", x @ w)):
+            with open(os.path.join(data_dir, f"{file}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(array, name).SerializeToString())
