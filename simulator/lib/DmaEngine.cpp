@@ -13,8 +13,7 @@ using isa::Field;
 namespace {
 
 // The rows x cols words of `words` (row-major) as cols x rows, row-major.
-std::vector<uint32_t> transposed(const std::vector<uint32_t> &words, uint64_t rows,
-                                 uint64_t cols) {
+std::vector<uint32_t> transposed(const std::vector<uint32_t> &words, uint64_t rows, uint64_t cols) {
   std::vector<uint32_t> result(words.size());
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c)

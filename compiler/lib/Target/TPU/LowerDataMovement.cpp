@@ -218,8 +218,8 @@ public:
       auto side = int64_t(std::sqrt(double(batcher.capacity())));
       int64_t runs = shape[targetAxis], runLength = shape[sourceAxis];
       int64_t tileRows = std::min({runs, limit, std::max(side, batcher.capacity() / runLength)});
-      int64_t tileCols = std::max<int64_t>(
-          1, std::min({runLength, limit, batcher.capacity() / tileRows}));
+      int64_t tileCols =
+          std::max<int64_t>(1, std::min({runLength, limit, batcher.capacity() / tileRows}));
       int64_t rowStride = source.strides[targetAxis], targetStride = target.strides[sourceAxis];
       forEachIndex(shape, source, target, {sourceAxis, targetAxis}, [&](int64_t from, int64_t to) {
         for (int64_t r0 = 0; r0 < runs; r0 += tileRows)
