@@ -60,7 +60,7 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
     // busy while it runs and the transfer cannot end before it does.
     uint64_t turnStart = start + machine_.config.dram.latency_cycles;
     uint64_t turnEnd = turnStart + cornerTurnCycles(machine_.config, rows, cols);
-    schedule.busRuns.push_back({turnStart, turnEnd});
+    machine_.profiler.busy(component_, turnStart, turnEnd);
     schedule.completion = std::max(schedule.completion, turnEnd);
   }
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
