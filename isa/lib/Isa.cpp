@@ -19,6 +19,9 @@ struct FieldProperties {
   std::string_view name;
   FieldFormat format;
   std::string_view description;
+  // Added to an existing opcode later: assembly may omit it (it is then 0)
+  // and disassembly omits it when 0, so older assembly stays valid.
+  bool optional = false;
 };
 
 // Indexed by Field.
@@ -54,6 +57,10 @@ constexpr FieldProperties kFieldProperties[] = {
      "Queue that pops the token: `load`, `compute` or `store`; differs from `from`."},
     {"bound", FieldFormat::Unsigned,
      "Rows of the table `dma.gather` reads: an index i must lie in [-bound, bound)."},
+    {"transpose", FieldFormat::Flag,
+     "1: the on-chip block is the DRAM block transposed (row c of `rows` words holds DRAM column "
+     "c); optional in assembly, omitted when 0.",
+     true},
 };
 static_assert(std::size(kFieldProperties) == kNumFields, "one entry per Field");
 
@@ -380,8 +387,9 @@ std::string disassemble(const Instruction &instruction) {
   const OpcodeInfo &info = opcodeInfo(instruction.opcode);
   std::string text(info.mnemonic);
   for (const FieldInfo &field : info.fields)
-    text += fmt::format(" {}={}", fieldName(field.field),
-                        formatValue(field.field, instruction.get(field.field)));
+    if (!properties(field.field).optional || instruction.get(field.field) != 0)
+      text += fmt::format(" {}={}", fieldName(field.field),
+                          formatValue(field.field, instruction.get(field.field)));
   return text;
 }
 
@@ -425,7 +433,7 @@ std::optional<Instruction> assembleLine(std::string_view line) {
 
   std::vector<std::string_view> missing;
   for (const FieldInfo &field : info->fields)
-    if (!seen[static_cast<unsigned>(field.field)])
+    if (!seen[static_cast<unsigned>(field.field)] && !properties(field.field).optional)
       missing.push_back(fieldName(field.field));
   if (!missing.empty())
     throw Error(fmt::format("{}: missing field(s) {}", info->mnemonic, fmt::join(missing, ", ")));

@@ -37,8 +37,11 @@ void checkDma(const Instruction &instruction, const HardwareConfig &config, uint
   uint64_t cols = instruction.get(Field::Cols);
   if (rows == 0 || cols == 0)
     throw Error("rows and cols must be at least 1");
+  // Transposed, the on-chip block has `cols` rows of `rows` words.
+  bool transpose = instruction.get(Field::Transpose) != 0;
   checkOnChipRange("", config, spaceOf(instruction, Field::Space), instruction.get(Field::SramAddr),
-                   stridedExtent(rows, cols, instruction.get(Field::SramStride)));
+                   transpose ? stridedExtent(cols, rows, instruction.get(Field::SramStride))
+                             : stridedExtent(rows, cols, instruction.get(Field::SramStride)));
   uint64_t begin = instruction.get(Field::DramAddr);
   uint64_t end =
       begin + stridedExtent(rows, cols, instruction.get(Field::DramStride)) *

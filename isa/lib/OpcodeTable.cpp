@@ -21,7 +21,8 @@ std::vector<FieldInfo> dmaFields() {
           {F::SramStride, kStrideBits},
           {F::Rows, 12},
           {F::Cols, kColsBits},
-          {F::DType, 2}};
+          {F::DType, 2},
+          {F::Transpose, 1}};
 }
 
 std::vector<FieldInfo> vectorUnaryFields() {
@@ -54,12 +55,13 @@ std::vector<OpcodeInfo> buildTable() {
       {Opcode::SyncPop, "sync.pop", Queue::Control, Unit::Controller, sync,
        "Runs on queue `to`; waits until the channel from -> to holds a token, then takes it."},
       {Opcode::DmaLoad, "dma.ld", Queue::Load, Unit::Dma, dmaFields(),
-       "For r < rows, c < cols: space[sram_addr + r*sram_stride + c] = widen(DRAM element at "
-       "dram_addr + (r*dram_stride + c)*size(dtype)); bf16 widens exactly, i8 sign-extends."},
+       "For r < rows, c < cols: space[sram_addr + r*sram_stride + c] (with transpose: "
+       "space[sram_addr + c*sram_stride + r]) = widen(DRAM element at dram_addr + (r*dram_stride "
+       "+ c)*size(dtype)); bf16 widens exactly, i8 sign-extends."},
       {Opcode::DmaStore, "dma.st", Queue::Store, Unit::Dma, dmaFields(),
        "For r < rows, c < cols: the DRAM element at dram_addr + (r*dram_stride + c)*size(dtype) = "
-       "narrow(space[sram_addr + r*sram_stride + c]); f32->bf16 rounds to nearest even, "
-       "i32->i8 saturates."},
+       "narrow(space[sram_addr + r*sram_stride + c]) (with transpose: space[sram_addr + "
+       "c*sram_stride + r]); f32->bf16 rounds to nearest even, i32->i8 saturates."},
       {Opcode::DmaGather,
        "dma.gather",
        Queue::Load,

@@ -4,9 +4,31 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tpu::sim {
 
 using isa::Field;
+
+namespace {
+
+// The rows x cols words of `words` (row-major) as cols x rows, row-major.
+std::vector<uint32_t> transposed(const std::vector<uint32_t> &words, uint64_t rows, uint64_t cols) {
+  std::vector<uint32_t> result(words.size());
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c)
+      result[c * rows + r] = words[r * cols + c];
+  return result;
+}
+
+// The corner turn of a transposed rows x cols transfer moves one on-chip row
+// segment (a DRAM column) of up to bytes_per_cycle / 4 words a cycle.
+uint64_t cornerTurnCycles(const HardwareConfig &config, uint64_t rows, uint64_t cols) {
+  auto width = std::max<uint64_t>(1, uint64_t(config.dram.bytes_per_cycle) / 4);
+  return cols * ((rows + width - 1) / width);
+}
+
+} // namespace
 
 void DmaEngine::execute(const IssuedInstruction &issued) {
   if (issued.instruction.opcode == isa::Opcode::DmaGather)
@@ -18,10 +40,12 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   WordMemory &memory = machine_.memory(space);
   uint64_t rows = instruction.get(Field::Rows);
   uint64_t cols = instruction.get(Field::Cols);
+  bool transpose = instruction.get(Field::Transpose) != 0;
   Region dramRegion{instruction.get(Field::DramAddr), rows, cols,
                     instruction.get(Field::DramStride)};
-  Region sramRegion{instruction.get(Field::SramAddr), rows, cols,
-                    instruction.get(Field::SramStride)};
+  // Transposed, DRAM column c is on-chip row c.
+  Region sramRegion{instruction.get(Field::SramAddr), transpose ? cols : rows,
+                    transpose ? rows : cols, instruction.get(Field::SramStride)};
 
   BankSet touched = banks->banksOf(space, sramRegion);
   bool onScratchpad = space == isa::Space::Scratchpad;
@@ -31,6 +55,14 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   const Clock &clock = machine_.clock;
   uint64_t start = clock.now();
   DramSchedule schedule = dram->transfer(start, rows, cols * elementBytes);
+  if (transpose) {
+    // The corner turn streams behind the first DRAM data; the engine is
+    // busy while it runs and the transfer cannot end before it does.
+    uint64_t turnStart = start + machine_.config.dram.latency_cycles;
+    uint64_t turnEnd = turnStart + cornerTurnCycles(machine_.config, rows, cols);
+    machine_.profiler.busy(component_, turnStart, turnEnd);
+    schedule.completion = std::max(schedule.completion, turnEnd);
+  }
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
   machine_.profiler.dramBytes(issued.pc, rows * cols * elementBytes, load);
   machine_.profiler.memoryAccess(space, load ? 0 : rows * cols, load ? rows * cols : 0);
@@ -40,11 +72,11 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   if (load) {
     std::vector<uint32_t> words = machine_.dram.load(dramRegion, dtype);
     clock.waitUntil(schedule.completion);
-    memory.write(sramRegion, words);
+    memory.write(sramRegion, transpose ? transposed(words, rows, cols) : words);
   } else {
     std::vector<uint32_t> words = memory.read(sramRegion);
     clock.waitUntil(schedule.completion);
-    machine_.dram.store(dramRegion, dtype, words);
+    machine_.dram.store(dramRegion, dtype, transpose ? transposed(words, cols, rows) : words);
   }
   banks->release(scratchpadBanks, accumulatorBanks);
   finish(issued, start, schedule);

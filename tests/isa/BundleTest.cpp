@@ -212,6 +212,16 @@ TEST(Bundle, RoundTripsThroughBytesAndFiles) {
   expectSameBundle(readBundle(path), bundle);
 }
 
+TEST(Bundle, RoundTripsTransposedTransfers) {
+  Bundle bundle = smallBundle();
+  // x lands transposed: 8 rows of 4 words, as dense as before.
+  bundle.program[0].set(isa::Field::Transpose, 1).set(isa::Field::SramStride, 4);
+  ASSERT_NO_THROW(bundle.validate());
+  Bundle parsed = parseBundle(serializeBundle(bundle));
+  expectSameBundle(parsed, bundle);
+  EXPECT_EQ(parsed.program[0].get(isa::Field::Transpose), 1u);
+}
+
 TEST(Bundle, RoundTripsTheOptionalWork) {
   EXPECT_FALSE(metadataOf(serializeBundle(smallBundle())).contains("work"));
   EXPECT_FALSE(parseBundle(serializeBundle(smallBundle())).work.has_value());

@@ -155,6 +155,22 @@ TEST(Isa, DisassemblyUsesSymbolicNames) {
             "sync.push from=store to=compute");
 }
 
+TEST(Isa, DmaTransposeIsOptionalInAssemblyAndPrintedOnlyWhenSet) {
+  const std::string plain = "dma.st dram_addr=0x40 dram_stride=3 space=sp sram_addr=5 "
+                            "sram_stride=2 rows=2 cols=3 dtype=f32";
+  Instruction store = *assembleLine(plain);
+  EXPECT_EQ(store.get(Field::Transpose), 0u);
+  EXPECT_EQ(disassemble(store), plain);
+  Instruction transposed = *assembleLine(plain + " transpose=1");
+  EXPECT_EQ(transposed.get(Field::Transpose), 1u);
+  EXPECT_EQ(disassemble(transposed), plain + " transpose=1");
+  // The flag is the bit after dtype: 8 + 32 + 20 + 1 + 22 + 16 + 12 + 12 + 2 = 125.
+  EncodedInstruction bytes = encode(transposed), plainBytes = encode(store);
+  EXPECT_EQ(bytes[125 / 8] ^ plainBytes[125 / 8], 1u << (125 % 8));
+  EXPECT_THAT(errorOf([&] { assembleLine(plain + " transpose=2"); }),
+              HasSubstr("field transpose = 2 does not fit in 1 bits"));
+}
+
 TEST(Isa, SyncRunsOnTheQueueItsFieldsName) {
   Instruction push = makeInstruction(Opcode::SyncPush, {{Field::From, 3}, {Field::To, 1}});
   Instruction pop = makeInstruction(Opcode::SyncPop, {{Field::From, 3}, {Field::To, 1}});

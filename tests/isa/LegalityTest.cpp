@@ -47,6 +47,22 @@ TEST(Legality, StridedOnChipRangesEndAtTheirLastRow) {
   EXPECT_EQ(fitError(load), "accumulator range [4073, 4097) exceeds 4096 words");
 }
 
+TEST(Legality, TransposedDmaChecksTheTransposedOnChipBlock) {
+  // 3 DRAM rows of 4 land as 4 on-chip rows of 3, 10 apart: words addr ..
+  // addr + 3*10 + 3; untransposed the same fields span addr + 2*10 + 4.
+  Instruction load = assembled("dma.ld dram_addr=0x0 dram_stride=4 space=sp sram_addr=16351 "
+                               "sram_stride=10 rows=3 cols=4 dtype=f32 transpose=1");
+  EXPECT_EQ(fitError(load), "");
+  load.set(Field::SramAddr, 16352);
+  EXPECT_EQ(fitError(load), "scratchpad range [16352, 16385) exceeds 16384 words");
+  load.set(Field::Transpose, 0);
+  EXPECT_EQ(fitError(load), "");
+  Instruction store = load;
+  store.opcode = isa::Opcode::DmaStore;
+  store.set(Field::Transpose, 1).set(Field::Space, 1).set(Field::SramAddr, 4064);
+  EXPECT_EQ(fitError(store), "accumulator range [4064, 4097) exceeds 4096 words");
+}
+
 TEST(Legality, DmaDramRangesCountElementBytes) {
   // 4 rows of 8 f32, 8 apart: 128 bytes; as bf16, 64.
   Instruction store = assembled("dma.st dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 "

@@ -50,6 +50,14 @@ TEST(Errors, ScratchpadAddressOutOfRange) {
   expectRejected({load, halt()}, 0, "scratchpad range [250, 258) exceeds 256 words");
 }
 
+TEST(Errors, TransposedOnChipBlockOutOfRange) {
+  // 2 DRAM rows of 4 land as 4 rows of 2, 4 apart: 14 words (untransposed, 8).
+  Instruction load = transposed(dmaLoad(0, 4, Space::Scratchpad, 243, 4, 2, 4, DType::F32));
+  expectRejected({load, halt()}, 0, "scratchpad range [243, 257) exceeds 256 words");
+  Instruction store = transposed(dmaStore(0, 4, Space::Accumulator, 243, 4, 2, 4, DType::BF16));
+  expectRejected({store, halt()}, 0, "accumulator range [243, 257) exceeds 256 words");
+}
+
 TEST(Errors, GatherRangesOutOfRange) {
   // Every row the bound allows must be in DRAM, whatever the indices.
   expectRejected({gather(0, 0, 100, 2, 4, DType::F32, 5), halt()}, 0,

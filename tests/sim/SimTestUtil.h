@@ -62,6 +62,8 @@ inline Instruction dmaStore(uint64_t dramAddr, uint64_t dramStride, Space space,
   return store;
 }
 
+inline Instruction transposed(Instruction transfer) { return transfer.set(Field::Transpose, 1); }
+
 // dma.gather of `rows` rows of a bound x cols table, indices at `indexAddr`.
 inline Instruction gather(uint64_t tableAddr, uint64_t sramAddr, uint64_t indexAddr, uint64_t rows,
                           uint64_t cols, DType dtype, uint64_t bound) {

@@ -111,6 +111,33 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(5, 1, 0.5, 3, 2), std::make_tuple(9, 20, 16.0, 7, 3),
                       std::make_tuple(12, 8, 32.0, 40, 5)));
 
+// The same DRAM rows loaded transposed: the corner turn moves one on-chip row
+// (a DRAM column) of up to W = floor(bandwidth / 4) words a cycle from the
+// first data on, so the transfer ends at max(the DRAM closed form,
+// L + cols * ceil(rows / W)).
+TEST_P(DramTransfer, TransposedEndsWithTheSlowerOfDramAndTheCornerTurn) {
+  auto [rows, cols, bandwidth, latency, outstanding] = GetParam();
+  HardwareConfig config = smallConfig();
+  config.scratchpad = {4096, 1};
+  config.dram.bytes_per_cycle = bandwidth;
+  config.dram.latency_cycles = latency;
+  config.dram.max_outstanding = outstanding;
+  std::vector<uint8_t> dram(4096);
+  Bundle bundle = makeBundle(
+      {transposed(dmaLoad(0, cols, Space::Scratchpad, 0, rows, rows, cols, DType::F32)), halt()},
+      dram.size(), config);
+  SimStats stats = simulate(bundle, dram);
+  uint64_t width = std::max<uint64_t>(1, static_cast<uint64_t>(bandwidth / 4));
+  uint64_t turn = latency + cols * ((rows + width - 1) / width);
+  uint64_t expected =
+      std::max(transferCycles(rows, cols * 4, bandwidth, latency, outstanding), turn);
+  EXPECT_EQ(stats.total_cycles, std::max<uint64_t>(expected, 2));
+  if (rows == 1) { // the bus run and the turn both start at L: busy for the longer
+    EXPECT_EQ(stats.component(Component::DmaLoad).busy,
+              std::max(turn - latency, static_cast<uint64_t>(std::ceil(cols * 4 / bandwidth))));
+  }
+}
+
 // An array of R x C with memories large enough for every shape below.
 HardwareConfig arrayConfig(uint32_t rows, uint32_t cols) {
   HardwareConfig config = smallConfig();

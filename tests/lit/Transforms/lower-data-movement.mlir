@@ -11,21 +11,45 @@
     energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #target} {
-// A transpose: the DMA moves rows of contiguous elements, so a column of
-// the input (a strided run, one element per DRAM row) becomes a row of the
-// result; a batch's loads, one token, its stores.
+// A transpose: the input's rows (contiguous along the result's columns) load
+// transposed, so the staging holds the result's rows, which store as they
+// are; a batch's loads, one token, its stores.
 // CHECK-LABEL: func.func @transpose
 // CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.depend store -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=0 sram_stride=1 rows=4 cols=1 dtype=f32
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x4 dram_stride=2 space=sp sram_addr=4 sram_stride=1 rows=4 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=0 sram_stride=4 rows=4 cols=2 dtype=f32 transpose=1
 // CHECK-NEXT: tpu.depend load -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 dram_stride=4 space=sp sram_addr=0 sram_stride=4 rows=1 cols=4 dtype=f32
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x50 dram_stride=4 space=sp sram_addr=4 sram_stride=4 rows=1 cols=4 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 dram_stride=4 space=sp sram_addr=0 sram_stride=4 rows=2 cols=4 dtype=f32{{$}}
 // CHECK-NEXT: tpu.stored 0x40 from %arg0
   func.func @transpose(%x: tensor<4x2xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {
     %t = tpu.transpose %x {perms = array<i64: 1, 0>, tpu.dram_address = 64 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16384>} : tensor<4x2xf32> -> tensor<2x4xf32>
     return %t : tensor<2x4xf32>
+  }
+// A weight [O, K] = [40, 24] to [K, O] through a 256-word staging: 16 x 16
+// blocks (square, so runs are 16 long on both DRAM sides), one per batch; the
+// last column of blocks is 8 wide (24 = 16 + 8).
+// CHECK-LABEL: func.func @weight_transpose
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=24 space=sp sram_addr=0 sram_stride=16 rows=16 cols=16 dtype=f32 transpose=1
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x1000 dram_stride=40 space=sp sram_addr=0 sram_stride=16 rows=16 cols=16 dtype=f32{{$}}
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=24 space=sp sram_addr=0 sram_stride=16 rows=16 cols=8 dtype=f32 transpose=1
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x1a00 dram_stride=40 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32{{$}}
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x600 dram_stride=24 space=sp sram_addr=0 sram_stride=16 rows=16 cols=16 dtype=f32 transpose=1
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x1040 dram_stride=40 space=sp sram_addr=0 sram_stride=16 rows=16 cols=16 dtype=f32{{$}}
+// CHECK-COUNT-3: transpose=1
+// CHECK-NOT: transpose=1
+// CHECK: tpu.stored 0x1000 from %arg0
+  func.func @weight_transpose(%w: tensor<40x24xf32> {tpu.dram_address = 0 : i64}) -> tensor<24x40xf32> {
+    %t = tpu.transpose %w {perms = array<i64: 1, 0>, tpu.dram_address = 4096 : i64, tpu.tiling = #tpu.copy_tiling<staging = 256>} : tensor<40x24xf32> -> tensor<24x40xf32>
+    return %t : tensor<24x40xf32>
   }
 // A pad: the fill row comes into the top of the scratchpad, is stored
 // (sram_stride=0) over every row of the result, then the input into its box

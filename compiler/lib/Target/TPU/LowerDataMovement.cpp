@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERDATAMOVEMENT
 #include "tpu/Target/TPU/Passes.h.inc"
@@ -54,7 +56,7 @@ public:
   };
 
   isa::Instruction dmaTransfer(Opcode opcode, const Transfer &transfer, uint64_t sramAddress,
-                               uint64_t sramStride) const {
+                               uint64_t sramStride, bool transpose = false) const {
     if (transfer.rows > 1 && transfer.stride >= (int64_t(1) << 20))
       throw Error(fmt::format("a DRAM stride of {} elements exceeds the DMA's 20-bit field",
                               transfer.stride));
@@ -66,7 +68,8 @@ public:
                  {Field::SramStride, sramStride},
                  {Field::Rows, uint64_t(transfer.rows)},
                  {Field::Cols, uint64_t(transfer.cols)},
-                 {Field::DType, uint64_t(isa::DType::F32)}});
+                 {Field::DType, uint64_t(isa::DType::F32)},
+                 {Field::Transpose, uint64_t(transpose)}});
   }
 
   // Collects the transfers of one copy (or fill) and issues them in batches
@@ -79,11 +82,14 @@ public:
         : builder(builder), movement(movement), scratchWords(scratchWords) {}
     int64_t capacity() const { return scratchWords; }
 
-    void copy(const Transfer &load, const Transfer &store) {
+    // With `transposeLoad`, the load lands transposed: `load.cols` rows of
+    // `load.rows` words, the block the store reads.
+    void copy(const Transfer &load, const Transfer &store, bool transposeLoad = false) {
       int64_t words = load.rows * load.cols;
       if (used + words > scratchWords)
         flush();
-      loads.push_back(movement.dmaTransfer(Opcode::DmaLoad, load, used, load.cols));
+      loads.push_back(movement.dmaTransfer(Opcode::DmaLoad, load, used,
+                                           transposeLoad ? load.rows : load.cols, transposeLoad));
       stores.push_back(movement.dmaTransfer(Opcode::DmaStore, store, used, store.cols));
       used += words;
     }
@@ -164,8 +170,10 @@ public:
 
   // Copies the `shape` elements of `source` to `target` through the
   // scratchpad. When the last axis is contiguous on both sides, each transfer
-  // is a block of those runs over the next axis. Otherwise the DMA, which
-  // cannot transpose, moves one run per transfer along an axis contiguous on
+  // is a block of those runs over the next axis. When the sides are
+  // contiguous along different axes, each block of those two axes is loaded
+  // transposed (source runs in, target runs on chip) and stored as target
+  // runs. Otherwise one run per transfer moves along an axis contiguous on
   // one side, with one element per DRAM row on the other side.
   void emitStridedCopy(llvm::ArrayRef<int64_t> shapeIn, StridedView source, StridedView target,
                        CopyBatcher &batcher) const {
@@ -195,8 +203,38 @@ public:
       });
       return;
     }
-    // The run axis: the longest axis contiguous in the source or the target,
-    // else the last (one element per DRAM row on both sides).
+    auto contiguousAxis = [&](const StridedView &view) -> int64_t {
+      for (int64_t d = 0; d <= last; ++d)
+        if (view.strides[d] == 1)
+          return d;
+      return -1;
+    };
+    int64_t sourceAxis = contiguousAxis(source), targetAxis = contiguousAxis(target);
+    if (sourceAxis >= 0 && targetAxis >= 0) {
+      // A load of `rows` source runs (along targetAxis) by `cols` (along
+      // sourceAxis) lands as `cols` target runs of `rows`. Square-ish blocks
+      // keep both sides' runs long within the staging.
+      int64_t limit = std::min(kMaxDmaRows, kMaxCols);
+      auto side = int64_t(std::sqrt(double(batcher.capacity())));
+      int64_t runs = shape[targetAxis], runLength = shape[sourceAxis];
+      int64_t tileRows = std::min({runs, limit, std::max(side, batcher.capacity() / runLength)});
+      int64_t tileCols =
+          std::max<int64_t>(1, std::min({runLength, limit, batcher.capacity() / tileRows}));
+      int64_t rowStride = source.strides[targetAxis], targetStride = target.strides[sourceAxis];
+      forEachIndex(shape, source, target, {sourceAxis, targetAxis}, [&](int64_t from, int64_t to) {
+        for (int64_t r0 = 0; r0 < runs; r0 += tileRows)
+          for (int64_t c0 = 0; c0 < runLength; c0 += tileCols) {
+            int64_t rows = std::min(tileRows, runs - r0);
+            int64_t cols = std::min(tileCols, runLength - c0);
+            batcher.copy({at(source, from + r0 * rowStride + c0), rowStride, rows, cols},
+                         {at(target, to + c0 * targetStride + r0), targetStride, cols, rows},
+                         /*transposeLoad=*/true);
+          }
+      });
+      return;
+    }
+    // At most one side has a contiguous axis: the run axis is the longest
+    // axis contiguous in the source or the target, else the last.
     int64_t runAxis = -1;
     for (int64_t d = 0; d <= last; ++d)
       if ((source.strides[d] == 1 || target.strides[d] == 1) &&

@@ -101,6 +101,7 @@ enum class Field : uint8_t {
   From,       // Queue that pushes the token
   To,         // Queue that pops it
   Bound,      // rows of the table dma.gather indexes
+  Transpose,  // 1: the DMA's on-chip block is the DRAM block transposed
   Count_
 };
 constexpr unsigned kNumFields = static_cast<unsigned>(Field::Count_);
