@@ -462,8 +462,8 @@ int64_t WindowReduceOp::getOutputWidth() {
 LogicalResult WindowReduceOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();
   int64_t channels = input[3];
-  if (failed(verifyWindow(*this, input, getKernel(), getStride(), getDilation(), getPad(),
-                          getFill())))
+  if (failed(
+          verifyWindow(*this, input, getKernel(), getStride(), getDilation(), getPad(), getFill())))
     return failure();
   // The DMA engine fills each padding pixel with one row of C values.
   if (getFill() && getFill().getType().getShape()[1] != channels)
@@ -492,8 +492,8 @@ LogicalResult WindowReduceOp::verify() {
   }
   if (getScale() && (!sum || !(shapeIs(getScale(), 1, 1) ||
                                shapeIs(getScale(), outputHeight * outputWidth, channels))))
-    return emitOpError() << "scale needs kind sum and must be 1x1 or "
-                         << outputHeight * outputWidth << "x" << channels;
+    return emitOpError() << "scale needs kind sum and must be 1x1 or " << outputHeight * outputWidth
+                         << "x" << channels;
   return success();
 }
 

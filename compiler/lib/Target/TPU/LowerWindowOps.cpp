@@ -56,9 +56,10 @@ Value biasRow(PatternRewriter &rewriter, Location loc, Value bias) {
 // The window reduction of `layout` (onChipLayout) over `input`, padded with
 // `padValue`; `weights` and `bias` for a depthwise convolution, `scale` for
 // an average.
-Value windowReduce(PatternRewriter &rewriter, Location loc, const ::tpu::codegen::WindowLayout &layout,
-                   ReduceKind kind, Value input, float padValue, Value weights, Value bias,
-                   Value scale, RankedTensorType result) {
+Value windowReduce(PatternRewriter &rewriter, Location loc,
+                   const ::tpu::codegen::WindowLayout &layout, ReduceKind kind, Value input,
+                   float padValue, Value weights, Value bias, Value scale,
+                   RankedTensorType result) {
   const ::tpu::codegen::ConvShape &shape = layout.shape;
   bool padded = llvm::any_of(shape.pad, [](int64_t p) { return p > 0; });
   return rewriter.create<WindowReduceOp>(
@@ -248,10 +249,9 @@ struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
       std::vector<float> perChannel;
       for (float reciprocal : reciprocals)
         perChannel.insert(perChannel.end(), size_t(shape[3]), reciprocal);
-      Value scale =
-          uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
-                  : constantMatrix(rewriter, loc,
-                                   {int64_t(reciprocals.size()), shape[3]}, perChannel);
+      Value scale = uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
+                            : constantMatrix(rewriter, loc, {int64_t(reciprocals.size()), shape[3]},
+                                             perChannel);
       replaceWithView(rewriter, op,
                       windowReduce(rewriter, loc, *layout, ReduceKind::sum, op.getInput(), 0.0f,
                                    Value(), Value(), scale, resultType));

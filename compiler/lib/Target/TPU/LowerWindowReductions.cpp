@@ -76,10 +76,9 @@ private:
     const int64_t C = shape.channels;
     if (op.getWeights()) {
       Matrix weights = matrixOf(op.getWeights()), bias = matrixOf(op.getBias());
-      loadRows(builder, weights, weights.address, C, operand(layout.weightsWord()), C,
-               weights.rows, C);
-      builder.load(bias, 0, 0, 1, bias.cols, isa::Space::Scratchpad,
-                   operand(layout.biasWord()));
+      loadRows(builder, weights, weights.address, C, operand(layout.weightsWord()), C, weights.rows,
+               C);
+      builder.load(bias, 0, 0, 1, bias.cols, isa::Space::Scratchpad, operand(layout.biasWord()));
     } else if (scale && !layout.scalePerPosition) {
       builder.load(*scale, 0, 0, 1, 1, isa::Space::Scratchpad, operand(0));
     }

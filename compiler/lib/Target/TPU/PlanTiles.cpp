@@ -187,8 +187,8 @@ private:
       throw ::tpu::Error(fmt::format("config '{}' has too little scratchpad for one output row "
                                      "of this window reduction",
                                      hardware.name));
-    return mlir::tpu::WindowTilingAttr::get(&getContext(), plan->band, plan->inputs,
-                                            plan->outputs, plan->operands);
+    return mlir::tpu::WindowTilingAttr::get(&getContext(), plan->band, plan->inputs, plan->outputs,
+                                            plan->operands);
   }
 
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {

@@ -71,8 +71,7 @@ uint64_t neededBytes(mlir::Operation &op, Value operand) {
                          window.getStride()[1], window.getDilation()[1], window.getPad()[2]);
     return all / uint64_t(shape[1] * shape[2]) * uint64_t(rows * cols);
   };
-  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op);
-      im2col && operand == im2col.getInput())
+  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op); im2col && operand == im2col.getInput())
     return windowed(im2col);
   if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op);
       window && operand == window.getInput())

@@ -12,9 +12,7 @@ namespace tpu::codegen {
 
 int64_t WindowLayout::phases() const { return shape.outWidth > 1 ? shape.stride[1] : 1; }
 
-int64_t WindowLayout::phaseWidth() const {
-  return (shape.paddedWidth() + phases() - 1) / phases();
-}
+int64_t WindowLayout::phaseWidth() const { return (shape.paddedWidth() + phases() - 1) / phases(); }
 
 bool WindowLayout::global() const {
   return !weighted && shape.outHeight == 1 && shape.outWidth == 1 &&
@@ -57,10 +55,9 @@ std::vector<float> reciprocalCounts(const ConvShape &shape) {
   for (int64_t oh = 0; oh < shape.outHeight; ++oh)
     for (int64_t ow = 0; ow < shape.outWidth; ++ow)
       reciprocals.push_back(
-          1.0f / float(windowCount(oh, shape.stride[0], shape.pad[0], shape.kernel[0],
-                                   shape.height) *
-                       windowCount(ow, shape.stride[1], shape.pad[2], shape.kernel[1],
-                                   shape.width)));
+          1.0f /
+          float(windowCount(oh, shape.stride[0], shape.pad[0], shape.kernel[0], shape.height) *
+                windowCount(ow, shape.stride[1], shape.pad[2], shape.kernel[1], shape.width)));
   return reciprocals;
 }
 
@@ -81,9 +78,9 @@ std::optional<WindowLayout> windowLayoutOf(mlir::Operation *op) {
     llvm::ArrayRef<int64_t> weights = shape(depthwise.getWeight()); // KH, KW, C, M
     if (weights[3] != 1)
       return std::nullopt; // the M sums interleave: im2col and a concat of columns
-    layout.shape = shapeOf(shape(depthwise.getInput()), weights.take_front(2),
-                           depthwise.getStride(), depthwise.getDilation(), depthwise.getPad(),
-                           output);
+    layout.shape =
+        shapeOf(shape(depthwise.getInput()), weights.take_front(2), depthwise.getStride(),
+                depthwise.getDilation(), depthwise.getPad(), output);
     layout.weighted = true;
   } else {
     return std::nullopt;
@@ -104,12 +101,11 @@ std::optional<WindowLayout> onChipLayout(mlir::Operation *tosaOp) {
 
 WindowLayout windowLayoutOf(mlir::tpu::WindowReduceOp op) {
   WindowLayout layout;
-  layout.shape = shapeOf(op.getInput().getType().getShape(), op.getKernel(), op.getStride(),
-                         op.getDilation(), op.getPad(),
-                         {op.getOutputHeight(), op.getOutputWidth()});
+  layout.shape =
+      shapeOf(op.getInput().getType().getShape(), op.getKernel(), op.getStride(), op.getDilation(),
+              op.getPad(), {op.getOutputHeight(), op.getOutputWidth()});
   layout.weighted = bool(op.getWeights());
-  layout.scalePerPosition =
-      op.getScale() && op.getScale().getType().getNumElements() > 1;
+  layout.scalePerPosition = op.getScale() && op.getScale().getType().getNumElements() > 1;
   return layout;
 }
 
@@ -120,8 +116,8 @@ std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareC
   const int64_t maxRows = int64_t(isa::fieldMaximum(isa::Opcode::VAdd, isa::Field::Rows));
   int64_t vectorRows = layout.global() ? shape.height * shape.width / 2 : shape.outWidth;
   if (vectorRows > maxRows ||
-      shape.stride[1] * shape.channels > int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad,
-                                                                   isa::Field::DramStride)))
+      shape.stride[1] * shape.channels >
+          int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::DramStride)))
     return std::nullopt;
   const int64_t words = int64_t(config.scratchpad.words());
   const int64_t preferred = (shape.outHeight + 3) / 4;
@@ -129,8 +125,7 @@ std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareC
     for (int64_t band = preferred; band >= 1; --band) {
       int64_t in = layout.inputWords(band), out = layout.outputWords(band);
       // The scale and the bias apply to a whole band at once.
-      if (layout.operandWords() + buffers * (in + out) > words ||
-          band * shape.outWidth > maxRows)
+      if (layout.operandWords() + buffers * (in + out) > words || band * shape.outWidth > maxRows)
         continue;
       WindowPlan plan;
       plan.band = band;

@@ -44,9 +44,7 @@ struct WindowLayout {
   bool global() const;
   // An input buffer: the band's input rows, then its part of the scale.
   int64_t inputWords(int64_t band) const;
-  int64_t outputWords(int64_t band) const {
-    return band * shape.outWidth * shape.channels;
-  }
+  int64_t outputWords(int64_t band) const { return band * shape.outWidth * shape.channels; }
   // What is loaded once: the weights, then the bias; then the product row
   // (else one word for a scalar scale).
   int64_t weightsWord() const { return 0; }
