@@ -116,14 +116,16 @@ struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
   }
 };
 
-// depthwise_conv2d on the vector unit: for each channel multiplier m, the
-// sum over the KH*KW taps of each tap's [P, C] window columns times that
-// tap's weight row w[kh, kw, :, m]; output channel c*M + m, so the M sums
-// (each viewed as a [P*C, 1] column) are joined as the columns of a
-// [P*C, M] matrix, which is [P, C*M]; then the bias row. The weight rows are
-// constants, or rows of the run-time weights (a training step's parameters,
-// the flipped kernel of an input gradient, the dy its weight gradient
-// correlates): [KH*KW*C, M] column m viewed as [KH*KW, C].
+// depthwise_conv2d: a window reduction where onChipLayout takes it (no
+// channel multiplier, a band fits); else on the vector unit over im2col
+// rows: for each channel multiplier m, the sum over the KH*KW taps of each
+// tap's [P, C] window columns times that tap's weight row w[kh, kw, :, m];
+// output channel c*M + m, so the M sums (each viewed as a [P*C, 1] column)
+// are joined as the columns of a [P*C, M] matrix, which is [P, C*M]; then
+// the bias row. The weight rows are constants, or rows of the run-time
+// weights (a training step's parameters, the flipped kernel of an input
+// gradient, the dy its weight gradient correlates): [KH*KW*C, M] column m
+// viewed as [KH*KW, C].
 struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::DepthwiseConv2DOp op,
@@ -204,8 +206,9 @@ struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   }
 };
 
-// max_pool2d: im2col padded with the lowest float, then the maximum over the
-// taps on the vector unit.
+// max_pool2d: a window reduction padded with the lowest float where a band
+// fits; else im2col so padded, then the maximum over the taps on the vector
+// unit.
 struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::MaxPool2dOp op, PatternRewriter &rewriter) const override {
@@ -231,9 +234,10 @@ struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
   }
 };
 
-// avg_pool2d: the sum over the taps of zero-padded im2col rows, times one
-// over each position's count of inputs: one scalar without padding, else a
-// column with one value per output row.
+// avg_pool2d: the sum over the taps, times one over each position's count of
+// inputs: one scalar when every count is the same; else, for a window
+// reduction, a factor per position and channel, or, for the zero-padded
+// im2col rows where no band fits, a column with one value per output row.
 struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::AvgPool2dOp op, PatternRewriter &rewriter) const override {
