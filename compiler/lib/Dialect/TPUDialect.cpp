@@ -410,22 +410,35 @@ int64_t Im2ColOp::getOutputWidth() {
                        getStride()[1], getDilation()[1]);
 }
 
-LogicalResult Im2ColOp::verify() {
+namespace {
+// What im2col and a window reduction check alike: the window's sizes, that
+// it fits the padded input, and a fill row exactly where there is padding.
+LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
+                           ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation,
+                           ArrayRef<int64_t> pad, Value fill) {
   auto positive = [](ArrayRef<int64_t> values) {
     return values.size() == 2 && llvm::all_of(values, [](int64_t v) { return v >= 1; });
   };
-  if (!positive(getKernel()) || !positive(getStride()) || !positive(getDilation()))
-    return emitOpError("kernel, stride and dilation must be two positive sizes each");
-  if (getPad().size() != 4 || llvm::any_of(getPad(), [](int64_t v) { return v < 0; }))
-    return emitOpError("pad must be four non-negative sizes (top, bottom, left, right)");
-  int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
-  if (outputHeight < 1 || outputWidth < 1)
-    return emitOpError("the window does not fit the padded input");
-  bool padded = llvm::any_of(getPad(), [](int64_t v) { return v > 0; });
-  if (padded != bool(getFill()))
-    return emitOpError(padded ? "with padding needs a fill row" : "without padding takes no fill");
-  if (getFill() && failed(verifyFill(*this, getFill(), getInput().getType().getShape()[3])))
+  if (!positive(kernel) || !positive(stride) || !positive(dilation))
+    return op->emitOpError("kernel, stride and dilation must be two positive sizes each");
+  if (pad.size() != 4 || llvm::any_of(pad, [](int64_t v) { return v < 0; }))
+    return op->emitOpError("pad must be four non-negative sizes (top, bottom, left, right)");
+  if (convolvedSize(input[1], pad[0], pad[1], kernel[0], stride[0], dilation[0]) < 1 ||
+      convolvedSize(input[2], pad[2], pad[3], kernel[1], stride[1], dilation[1]) < 1)
+    return op->emitOpError("the window does not fit the padded input");
+  bool padded = llvm::any_of(pad, [](int64_t v) { return v > 0; });
+  if (padded != bool(fill))
+    return op->emitOpError(padded ? "with padding needs a fill row"
+                                  : "without padding takes no fill");
+  return fill ? verifyFill(op, fill, input[3]) : success();
+}
+} // namespace
+
+LogicalResult Im2ColOp::verify() {
+  if (failed(verifyWindow(*this, getInput().getType().getShape(), getKernel(), getStride(),
+                          getDilation(), getPad(), getFill())))
     return failure();
+  int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
   ArrayRef<int64_t> input = getInput().getType().getShape();
   ArrayRef<int64_t> result = getResult().getType().getShape();
   int64_t rows = input[0] * outputHeight * outputWidth;
@@ -433,6 +446,54 @@ LogicalResult Im2ColOp::verify() {
   if (result[0] != rows || result[1] != cols)
     return emitOpError() << "result must be " << rows << "x" << cols << ", got " << result[0] << "x"
                          << result[1];
+  return success();
+}
+
+int64_t WindowReduceOp::getOutputHeight() {
+  return convolvedSize(getInput().getType().getShape()[1], getPad()[0], getPad()[1], getKernel()[0],
+                       getStride()[0], getDilation()[0]);
+}
+
+int64_t WindowReduceOp::getOutputWidth() {
+  return convolvedSize(getInput().getType().getShape()[2], getPad()[2], getPad()[3], getKernel()[1],
+                       getStride()[1], getDilation()[1]);
+}
+
+LogicalResult WindowReduceOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  int64_t channels = input[3];
+  if (failed(
+          verifyWindow(*this, input, getKernel(), getStride(), getDilation(), getPad(), getFill())))
+    return failure();
+  // The DMA engine fills each padding pixel with one row of C values.
+  if (getFill() && getFill().getType().getShape()[1] != channels)
+    return emitOpError() << "fill must be one row of " << channels << " values";
+  int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t rows = input[0] * outputHeight * outputWidth;
+  if (result[0] != rows || result[1] != channels)
+    return emitOpError() << "result must be " << rows << "x" << channels << ", got " << result[0]
+                         << "x" << result[1];
+  auto shapeIs = [](Value value, int64_t rows, int64_t cols) {
+    ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(value.getType()).getShape();
+    return shape[0] == rows && shape[1] == cols;
+  };
+  bool sum = getKind() == ReduceKind::sum;
+  if (getWeights()) {
+    int64_t taps = getKernel()[0] * getKernel()[1];
+    if (!sum || getScale())
+      return emitOpError("weights need kind sum and no scale");
+    if (!shapeIs(getWeights(), taps, channels))
+      return emitOpError() << "weights must be " << taps << "x" << channels;
+    if (!getBias() || !(shapeIs(getBias(), 1, channels) || shapeIs(getBias(), 1, 1)))
+      return emitOpError() << "weights need a bias of 1x" << channels << " or 1x1";
+  } else if (getBias()) {
+    return emitOpError("a bias needs weights");
+  }
+  if (getScale() && (!sum || !(shapeIs(getScale(), 1, 1) ||
+                               shapeIs(getScale(), outputHeight * outputWidth, channels))))
+    return emitOpError() << "scale needs kind sum and must be 1x1 or " << outputHeight * outputWidth
+                         << "x" << channels;
   return success();
 }
 

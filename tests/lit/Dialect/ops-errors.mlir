@@ -207,3 +207,67 @@ func.func @gather_result(%t: tensor<2x4x3xf32>, %i: tensor<1x5xi32>) -> tensor<2
   %g = tpu.gather %t, %i : tensor<2x4x3xf32>, tensor<1x5xi32> -> tensor<2x5x4xf32>
   return %g : tensor<2x5x4xf32>
 }
+
+// -----
+
+func.func @window_reduce_result(%x: tensor<1x4x4x2xf32>) -> tensor<9x4xf32> {
+  // expected-error @+1 {{result must be 9x2, got 9x4}}
+  %r = tpu.window_reduce max %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x4xf32>
+  return %r : tensor<9x4xf32>
+}
+
+// -----
+
+func.func @window_reduce_no_fill(%x: tensor<1x4x4x2xf32>) -> tensor<16x2xf32> {
+  // expected-error @+1 {{with padding needs a fill row}}
+  %r = tpu.window_reduce max %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x2xf32> -> tensor<16x2xf32>
+  return %r : tensor<16x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_short_fill(%x: tensor<1x4x4x2xf32>, %fill: tensor<1x1xf32>) -> tensor<16x2xf32> {
+  // expected-error @+1 {{fill must be one row of 2 values}}
+  %r = tpu.window_reduce max %x fill %fill : tensor<1x1xf32> {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x2xf32> -> tensor<16x2xf32>
+  return %r : tensor<16x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_max_weights(%x: tensor<1x4x4x2xf32>, %w: tensor<4x2xf32>, %b: tensor<1x2xf32>) -> tensor<9x2xf32> {
+  // expected-error @+1 {{weights need kind sum and no scale}}
+  %r = tpu.window_reduce max %x weights %w : tensor<4x2xf32> bias %b : tensor<1x2xf32> {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x2xf32>
+  return %r : tensor<9x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_weights_shape(%x: tensor<1x4x4x2xf32>, %w: tensor<2x4xf32>, %b: tensor<1x2xf32>) -> tensor<9x2xf32> {
+  // expected-error @+1 {{weights must be 4x2}}
+  %r = tpu.window_reduce sum %x weights %w : tensor<2x4xf32> bias %b : tensor<1x2xf32> {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x2xf32>
+  return %r : tensor<9x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_no_bias(%x: tensor<1x4x4x2xf32>, %w: tensor<4x2xf32>) -> tensor<9x2xf32> {
+  // expected-error @+1 {{weights need a bias of 1x2 or 1x1}}
+  %r = tpu.window_reduce sum %x weights %w : tensor<4x2xf32> {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x2xf32>
+  return %r : tensor<9x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_bias_alone(%x: tensor<1x4x4x2xf32>, %b: tensor<1x2xf32>) -> tensor<9x2xf32> {
+  // expected-error @+1 {{a bias needs weights}}
+  %r = tpu.window_reduce sum %x bias %b : tensor<1x2xf32> {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x2xf32>
+  return %r : tensor<9x2xf32>
+}
+
+// -----
+
+func.func @window_reduce_scale(%x: tensor<1x4x4x2xf32>, %s: tensor<9x1xf32>) -> tensor<9x2xf32> {
+  // expected-error @+1 {{scale needs kind sum and must be 1x1 or 9x2}}
+  %r = tpu.window_reduce sum %x scale %s : tensor<9x1xf32> {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x2xf32> -> tensor<9x2xf32>
+  return %r : tensor<9x2xf32>
+}

@@ -181,16 +181,14 @@ func.func @reverse_kernel(%w: tensor<2x3x2x1xf32>) -> tensor<2x3x2x1xf32> {
   return %r : tensor<2x3x2x1xf32>
 }
 
-// depthwise_conv2d: per tap, the tap's columns of the im2col rows times the
-// tap's weight row, summed on the vector unit, plus the bias row.
+// depthwise_conv2d: a window reduction over the input held on chip, the
+// sum of each tap times its weight row ([KH*KW, C]: the HWCM weights
+// without a multiplier), plus the bias row; no im2col.
 // CHECK-LABEL: func.func @depthwise
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} {{.*}}kernel = array<i64: 2, 1>{{.*}} : tensor<1x4x2x3xf32>{{.*}} -> tensor<6x6xf32>
-// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<6x6xf32> -> tensor<6x3xf32>
-// CHECK: %[[P0:.*]] = tpu.binary mul %[[T0]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
-// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<6x6xf32> -> tensor<6x3xf32>
-// CHECK: %[[P1:.*]] = tpu.binary mul %[[T1]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
-// CHECK: %[[S:.*]] = tpu.binary add %[[P0]], %[[P1]]
-// CHECK: tpu.binary add %[[S]], %{{.*}} : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<5.000000e-01> : tensor<1x3xf32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<1.000000e+00> : tensor<2x3xf32>
+// CHECK-NOT: tpu.im2col
+// CHECK: tpu.window_reduce sum %arg0 weights %[[W]] : tensor<2x3xf32> bias %[[B]] : tensor<1x3xf32> {dilation = array<i64: 1, 1>, kernel = array<i64: 2, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : tensor<1x4x2x3xf32> -> tensor<6x3xf32>
 func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
   %w = "tosa.const"() {value = dense<1.0> : tensor<2x1x3x1xf32>} : () -> tensor<2x1x3x1xf32>
   %b = "tosa.const"() {value = dense<0.5> : tensor<3xf32>} : () -> tensor<3xf32>
@@ -198,15 +196,11 @@ func.func @depthwise(%x: tensor<1x4x2x3xf32>) -> tensor<1x3x2x3xf32> {
   return %y : tensor<1x3x2x3xf32>
 }
 
-// depthwise_conv2d with run-time weights (a training step's): each tap's
-// weight row is a row of the weights viewed as [KH*KW, C].
+// depthwise_conv2d with run-time weights (a training step's): the weights
+// viewed as [KH*KW, C].
 // CHECK-LABEL: func.func @depthwise_runtime_weights
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}} -> tensor<6x6xf32>
 // CHECK: %[[W:.*]] = tpu.view %arg1 : tensor<2x1x3x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[W0:.*]] = tpu.slice %[[W]] {start = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<1x3xf32>
-// CHECK: tpu.binary mul %{{.*}}, %[[W0]] : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
-// CHECK: %[[W1:.*]] = tpu.slice %[[W]] {start = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<1x3xf32>
-// CHECK: tpu.binary mul %{{.*}}, %[[W1]] : tensor<6x3xf32>, tensor<1x3xf32> -> tensor<6x3xf32>
+// CHECK: tpu.window_reduce sum %arg0 weights %[[W]] : tensor<2x3xf32> bias %{{.*}} : tensor<1x3xf32> {{.*}} -> tensor<6x3xf32>
 func.func @depthwise_runtime_weights(%x: tensor<1x4x2x3xf32>, %w: tensor<2x1x3x1xf32>) -> tensor<1x3x2x3xf32> {
   %b = "tosa.const"() {value = dense<0.5> : tensor<3xf32>} : () -> tensor<3xf32>
   %y = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x2x3xf32>, tensor<2x1x3x1xf32>, tensor<3xf32>) -> tensor<1x3x2x3xf32>
@@ -236,23 +230,22 @@ func.func @depthwise_multiplier(%x: tensor<1x4x2x3xf32>, %w: tensor<2x1x3x2xf32>
   return %y : tensor<1x3x2x6xf32>
 }
 
-// max_pool2d: im2col padded with the lowest float, the maximum of the taps.
+// max_pool2d: the maximum of the taps over the input held on chip, padded
+// with the lowest float (a fill row of C values).
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[LOWEST:.*]] = arith.constant dense<-3.40282347E+38> : tensor<1x3xf32>
-// CHECK: %[[X:.*]] = tpu.im2col %{{.*}}, %[[LOWEST]] {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32>, tensor<1x3xf32> -> tensor<4x6xf32>
-// CHECK: %[[T0:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 0>} : tensor<4x6xf32> -> tensor<4x3xf32>
-// CHECK: %[[T1:.*]] = tpu.slice %[[X]] {start = array<i64: 0, 3>} : tensor<4x6xf32> -> tensor<4x3xf32>
-// CHECK: tpu.binary max %[[T0]], %[[T1]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK-NOT: tpu.im2col
+// CHECK: tpu.window_reduce max %arg0 fill %[[LOWEST]] : tensor<1x3xf32> {dilation = array<i64: 1, 1>, kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : tensor<1x2x4x3xf32> -> tensor<4x3xf32>
 func.func @max_pool(%x: tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32> {
   %y = tosa.max_pool2d %x {kernel = array<i64: 1, 2>, pad = array<i64: 0, 0, 1, 0>, stride = array<i64: 1, 2>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32>
   return %y : tensor<1x2x2x3xf32>
 }
 
-// avg_pool2d without padding: the sum of the taps times 1/(KH*KW).
+// avg_pool2d without padding (here a global one): the sum of the taps
+// times 1/(KH*KW), one scalar.
 // CHECK-LABEL: func.func @avg_pool
-// CHECK: tpu.im2col %{{.*}} {{.*}}: tensor<1x2x2x3xf32> -> tensor<1x12xf32>
-// CHECK-COUNT-3: tpu.binary add
-// CHECK: tpu.binary mul %{{.*}}, %{{.*}} : tensor<1x3xf32>, tensor<1x1xf32> -> tensor<1x3xf32>
+// CHECK: %[[QUARTER:.*]] = arith.constant dense<2.500000e-01> : tensor<1x1xf32>
+// CHECK: tpu.window_reduce sum %arg0 scale %[[QUARTER]] : tensor<1x1xf32> {{.*}}kernel = array<i64: 2, 2>{{.*}} : tensor<1x2x2x3xf32> -> tensor<1x3xf32>
 func.func @avg_pool(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32> {
   %y = tosa.avg_pool2d %x {acc_type = f32, kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x2x2x3xf32>) -> tensor<1x1x1x3xf32>
   return %y : tensor<1x1x1x3xf32>

@@ -169,6 +169,23 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
                         TPU_AddressesParameter:$accumulators);
 }
 
+def TPU_WindowTilingAttr : TPU_Attr<"WindowTiling", "window_tiling"> {
+  let summary = "How a window reduction runs on its NHWC input held on chip";
+  let description = [{
+    On a `tpu.window_reduce`: per band of `band` output rows of an image,
+    the input rows they read (halo and padding included, each row split
+    into its column phases for a strided window) are loaded into one of the
+    `inputs` buffers (with the band's part of a per-position scale), every
+    tap runs on the vector unit into one of the `outputs` buffers, which is
+    stored. `operands` is the word address of what is loaded once (the
+    weights, the bias, a scalar scale) and of a depthwise convolution's
+    product row. Two equal addresses of a role make one buffer. Set by
+    `tpu-plan-tiles`.
+  }];
+  let parameters = (ins "int64_t":$band, TPU_AddressesParameter:$inputs,
+                        TPU_AddressesParameter:$outputs, "int64_t":$operands);
+}
+
 def TPU_VectorTilingAttr : TPU_Attr<"VectorTiling", "vector_tiling"> {
   let summary = "How one vector-unit operation runs on tiles in the scratchpad";
   let description = [{

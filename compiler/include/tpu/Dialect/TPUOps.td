@@ -280,6 +280,53 @@ def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
   }];
 }
 
+def TPU_WindowReduceOp : TPU_Op<"window_reduce", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Pool or depthwise convolution over an NHWC input held on chip";
+  let description = [{
+    For an `N x H x W x C` input and a `KH x KW` window with `stride`,
+    `dilation` and `pad` (top, bottom, left, right), row `(n, oh, ow)` of
+    the `[N*OH*OW, C]` result combines the window's taps
+    `input[n, oh*sh + kh*dh - top, ow*sw + kw*dw - left, :]` by `kind`:
+    their maximum, or their sum; with `weights` (`[KH*KW, C]`, row `tap`
+    the tap's per-channel weights) the sum of each tap times its weights,
+    then `bias` (`[1, C]`, or `[1, 1]` for all channels) is added (a
+    depthwise convolution); with `scale` the sum is multiplied by it, one
+    value for all (`[1, 1]`) or per output position and channel
+    (`[OH*OW, C]`, the same for each image: an average's reciprocal
+    counts). Padding positions hold the value of `fill` (`[1, C]`), which
+    the DMA engine stores there; without padding there is no `fill`. The
+    lowering loads the input rows of each band of output rows into the
+    scratchpad once, split by column phase for a strided window, and runs
+    every tap on the vector unit (`#tpu.window_tiling`).
+
+    ```mlir
+    %lowest = arith.constant dense<-3.4e38> : tensor<1x4xf32>
+    %y = tpu.window_reduce max %in fill %lowest : tensor<1x4xf32>
+           {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+            dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>}
+           : tensor<1x8x8x4xf32> -> tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins TPU_ReduceKind:$kind, 4DTensorOf<[F32]>:$input,
+                       Optional<TPU_Matrix>:$fill, Optional<TPU_Matrix>:$weights,
+                       Optional<TPU_Matrix>:$bias, Optional<TPU_Matrix>:$scale,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$pad);
+  let results = (outs TPU_Matrix:$result);
+  let assemblyFormat = [{
+    $kind $input (`fill` $fill^ `:` type($fill))? (`weights` $weights^ `:` type($weights))?
+    (`bias` $bias^ `:` type($bias))? (`scale` $scale^ `:` type($scale))? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    // Output rows and columns of the window (0 when it does not fit the
+    // padded input).
+    int64_t getOutputHeight();
+    int64_t getOutputWidth();
+  }];
+}
+
 def TPU_SliceOp : TPU_Op<"slice", [Pure]> {
   let summary = "Copy a box of a tensor with strided DMA transfers";
   let description = [{

@@ -7,6 +7,7 @@
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
+#include "tpu/Target/TPU/WindowPlan.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
@@ -35,13 +36,18 @@ bool isRowReduction(Operation *op) {
 }
 
 // Ops over convolution windows that become vector ops on the rows of their
-// window matrix (tpu.im2col, which must read its input from memory). A
-// depthwise convolution with a channel multiplier interleaves its M sums
-// with a concat of columns, which is not row-local: it stays alone.
+// window matrix (tpu.im2col, which must read its input from memory): those
+// that do not run as a window reduction over their input on chip (which
+// loads its own bands and stays alone). A depthwise convolution with a
+// channel multiplier interleaves its M sums with a concat of columns,
+// which is not row-local: it stays alone.
 bool isWindowed(Operation *op) {
+  if (!llvm::isa<tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op) ||
+      ::tpu::codegen::onChipLayout(op))
+    return false;
   if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op))
     return depthwise.getWeight().getType().getShape()[3] == 1;
-  return llvm::isa<tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op);
+  return true;
 }
 
 // M, K and N of the matmul a head runs as.

@@ -73,48 +73,6 @@ public:
                  planOf<mlir::tpu::MatMulTilingAttr>(matmul), epilogue);
   }
 
-  // Buffers that one queue fills and another drains, used in turn, so that
-  // the producer fills the next one while the consumer works on this one
-  // (a plan gives one buffer as two equal addresses: each fill then waits
-  // for the consumer to release the last).
-  // Each fill is announced with a token producer -> consumer; the consumer
-  // releases a buffer with a token consumer -> producer, which the next fill
-  // of the same buffer waits for.
-  class BufferRing {
-  public:
-    BufferRing(llvm::ArrayRef<int64_t> addresses, Queue producer, Queue consumer)
-        : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer) {
-      addresses_.erase(std::unique(addresses_.begin(), addresses_.end()), addresses_.end());
-      releases_.resize(addresses_.size());
-    }
-
-    // Before filling: the buffer's previous contents have been released.
-    uint64_t startFill(ProgramBuilder &builder) {
-      current_ = next_;
-      next_ = (next_ + 1) % addresses_.size();
-      if (releases_[current_])
-        builder.await(releases_[current_]);
-      return addresses_[current_];
-    }
-    // After the fill's instructions: announces it; returns the fill's token.
-    Value endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
-    // Before the consumer first reads a fill.
-    void use(ProgramBuilder &builder, Value fillToken) { builder.await(fillToken); }
-    // Where the next fill will go.
-    uint64_t nextAddress() const { return addresses_[next_]; }
-    // After the consumer's last read of the buffer at `address`.
-    void release(ProgramBuilder &builder, uint64_t address) {
-      size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
-      releases_[slot] = builder.signal(consumer_, producer_);
-    }
-
-  private:
-    std::vector<uint64_t> addresses_;
-    std::vector<Value> releases_; // the tokens that free each buffer, once there is one
-    Queue producer_, consumer_;
-    size_t next_ = 0, current_ = 0;
-  };
-
   // One activation block of one output tile: rows m0.., columns n0.. of the
   // output, K from kb0 (for a convolution, its weight panel `panelIndex`);
   // the buffers its fills went to and their tokens.
@@ -245,21 +203,6 @@ public:
         }
     });
 
-    // A DMA load of `rows` rows of `cols` elements (the fill row's, with a
-    // DRAM stride of 0).
-    auto loadRows = [&](const Matrix &from, uint64_t dram, int64_t dramStride, uint64_t sram,
-                        int64_t sramStride, int64_t rows, int64_t cols) {
-      for (int64_t r0 = 0; r0 < rows; r0 += kMaxDmaRows)
-        builder.emit(isa::makeInstruction(
-            Opcode::DmaLoad, {{Field::DramAddr, dram + uint64_t(r0 * dramStride) * kWordBytes},
-                              {Field::DramStride, uint64_t(dramStride)},
-                              {Field::Space, uint64_t(isa::Space::Scratchpad)},
-                              {Field::SramAddr, sram + uint64_t(r0 * sramStride)},
-                              {Field::SramStride, uint64_t(sramStride)},
-                              {Field::Rows, uint64_t(std::min(kMaxDmaRows, rows - r0))},
-                              {Field::Cols, uint64_t(cols)},
-                              {Field::DType, uint64_t(from.dtype)}}));
-    };
     llvm::SmallDenseSet<uint64_t, 2> bordered;
     Source source;
     source.loadBlock = [&](const Step &step, uint64_t buffer) {
@@ -267,7 +210,7 @@ public:
       if (fill && bordered.insert(buffer).second)
         for (int64_t x = 0; x < Wp; ++x)
           if (x < shape.pad[2] || x >= shape.pad[2] + W)
-            loadRows(*fill, fill->address, 0, buffer + uint64_t(x * C), rowWords,
+            loadRows(builder, *fill, fill->address, 0, buffer + uint64_t(x * C), rowWords,
                      shape.bandInputRows(plan.getBand()), C);
       // Each image's part of the band: its output rows' input rows, one
       // image's input rows apart.
@@ -281,7 +224,7 @@ public:
           uint64_t sram = part + uint64_t((p - p0) * rowWords);
           if (ih < 0 || ih >= shape.height) { // padding rows, up to the image or the band's end
             int64_t end = std::min(p0 + rows, ih < 0 ? shape.pad[0] : p0 + rows);
-            loadRows(*fill, fill->address, 0, sram, C, (end - p) * Wp, C);
+            loadRows(builder, *fill, fill->address, 0, sram, C, (end - p) * Wp, C);
             p = end;
             continue;
           }
@@ -290,10 +233,10 @@ public:
               input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
           sram += uint64_t(shape.pad[2] * C);
           if (W * C <= kMaxCols)
-            loadRows(input, dram, W * C, sram, rowWords, count, W * C);
+            loadRows(builder, input, dram, W * C, sram, rowWords, count, W * C);
           else
             for (int64_t r = 0; r < count; ++r)
-              loadRows(input, dram + uint64_t(r * W * C) * kWordBytes, C,
+              loadRows(builder, input, dram + uint64_t(r * W * C) * kWordBytes, C,
                        sram + uint64_t(r * rowWords), C, W, C);
           p += count;
         }

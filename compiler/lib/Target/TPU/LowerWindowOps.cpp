@@ -1,6 +1,9 @@
-// tpu-lower-tosa, the window operations: convolutions as im2col and a matmul
-// (or taps on the vector unit for depthwise), pools as taps on the vector unit.
+// tpu-lower-tosa, the window operations: convolutions as im2col and a matmul;
+// pools and depthwise convolutions as window reductions over their input held
+// on chip (tpu.window_reduce), or, where that does not fit, as taps of im2col
+// rows on the vector unit.
 #include "TosaLowering.h"
+#include "tpu/Target/TPU/WindowPlan.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
@@ -50,6 +53,22 @@ Value biasRow(PatternRewriter &rewriter, Location loc, Value bias) {
   return viewAs(rewriter, loc, bias, RankedTensorType::get({1, size}, rewriter.getF32Type()));
 }
 
+// The window reduction of `layout` (onChipLayout) over `input`, padded with
+// `padValue`; `weights` and `bias` for a depthwise convolution, `scale` for
+// an average.
+Value windowReduce(PatternRewriter &rewriter, Location loc,
+                   const ::tpu::codegen::WindowLayout &layout, ReduceKind kind, Value input,
+                   float padValue, Value weights, Value bias, Value scale,
+                   RankedTensorType result) {
+  const ::tpu::codegen::ConvShape &shape = layout.shape;
+  bool padded = llvm::any_of(shape.pad, [](int64_t p) { return p > 0; });
+  return rewriter.create<WindowReduceOp>(
+      loc, matrixType(result), kind, input,
+      padded ? fillRow(rewriter, loc, shape.channels, padValue) : Value(), weights, bias, scale,
+      rewriter.getDenseI64ArrayAttr(shape.kernel), rewriter.getDenseI64ArrayAttr(shape.stride),
+      rewriter.getDenseI64ArrayAttr(shape.dilation), rewriter.getDenseI64ArrayAttr(shape.pad));
+}
+
 // The [KH*KW*C, O] matrix of OHWI convolution weights: a constant when the
 // weights are constants, else the run-time weights (a training step's
 // parameters, or the tensors a convolution's gradients correlate) viewed as
@@ -97,14 +116,16 @@ struct LowerConv2D : CountedLowering<tosa::Conv2DOp> {
   }
 };
 
-// depthwise_conv2d on the vector unit: for each channel multiplier m, the
-// sum over the KH*KW taps of each tap's [P, C] window columns times that
-// tap's weight row w[kh, kw, :, m]; output channel c*M + m, so the M sums
-// (each viewed as a [P*C, 1] column) are joined as the columns of a
-// [P*C, M] matrix, which is [P, C*M]; then the bias row. The weight rows are
-// constants, or rows of the run-time weights (a training step's parameters,
-// the flipped kernel of an input gradient, the dy its weight gradient
-// correlates): [KH*KW*C, M] column m viewed as [KH*KW, C].
+// depthwise_conv2d: a window reduction where onChipLayout takes it (no
+// channel multiplier, a band fits); else on the vector unit over im2col
+// rows: for each channel multiplier m, the sum over the KH*KW taps of each
+// tap's [P, C] window columns times that tap's weight row w[kh, kw, :, m];
+// output channel c*M + m, so the M sums (each viewed as a [P*C, 1] column)
+// are joined as the columns of a [P*C, M] matrix, which is [P, C*M]; then
+// the bias row. The weight rows are constants, or rows of the run-time
+// weights (a training step's parameters, the flipped kernel of an input
+// gradient, the dy its weight gradient correlates): [KH*KW*C, M] column m
+// viewed as [KH*KW, C].
 struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::DepthwiseConv2DOp op,
@@ -119,6 +140,17 @@ struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
     std::vector<float> hwcm;
     if (matchPattern(op.getWeight(), m_Constant(&constant)))
       hwcm.assign(constant.getValues<float>().begin(), constant.getValues<float>().end());
+    if (std::optional<::tpu::codegen::WindowLayout> layout = ::tpu::codegen::onChipLayout(op)) {
+      // Without a multiplier, the HWCM weights are the [KH*KW, C] rows.
+      auto rowsType = RankedTensorType::get({taps, channels}, f32);
+      Value weights = hwcm.empty() ? viewAs(rewriter, loc, op.getWeight(), rowsType)
+                                   : constantMatrix(rewriter, loc, {taps, channels}, hwcm);
+      replaceWithView(rewriter, op,
+                      windowReduce(rewriter, loc, *layout, ReduceKind::sum, op.getInput(), 0.0f,
+                                   weights, biasRow(rewriter, loc, op.getBias()), Value(),
+                                   resultType));
+      return success();
+    }
     // Weight row (tap, m): [1, C].
     auto weightRow = [&](Value byMultiplier, int64_t tap, int64_t m) -> Value {
       if (!byMultiplier) {
@@ -174,16 +206,24 @@ struct LowerDepthwiseConv2D : CountedLowering<tosa::DepthwiseConv2DOp> {
   }
 };
 
-// max_pool2d: im2col padded with the lowest float, then the maximum over the
-// taps on the vector unit.
+// max_pool2d: a window reduction padded with the lowest float where a band
+// fits; else im2col so padded, then the maximum over the taps on the vector
+// unit.
 struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::MaxPool2dOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
     int64_t channels = resultType.getShape()[3];
+    const float lowest = std::numeric_limits<float>::lowest();
+    if (std::optional<::tpu::codegen::WindowLayout> layout = ::tpu::codegen::onChipLayout(op)) {
+      replaceWithView(rewriter, op,
+                      windowReduce(rewriter, loc, *layout, ReduceKind::max, op.getInput(), lowest,
+                                   Value(), Value(), Value(), resultType));
+      return success();
+    }
     Value rows = windowRows(rewriter, loc, op.getInput(), op.getKernel(), op.getStride(), {1, 1},
-                            op.getPad(), std::numeric_limits<float>::lowest(), resultType);
+                            op.getPad(), lowest, resultType);
     RankedTensorType matrix = matrixType(resultType);
     Value result = windowTap(rewriter, loc, rows, 0, channels);
     for (int64_t tap = 1; tap < op.getKernel()[0] * op.getKernel()[1]; ++tap)
@@ -194,23 +234,33 @@ struct LowerMaxPool : CountedLowering<tosa::MaxPool2dOp> {
   }
 };
 
-// How many of the window's positions fall inside an input of `size` for
-// output `o` (TOSA's average counts only those).
-int64_t windowCount(int64_t o, int64_t stride, int64_t padBefore, int64_t kernel, int64_t size) {
-  int64_t first = o * stride - padBefore;
-  return std::min(first + kernel, size) - std::max<int64_t>(first, 0);
-}
-
-// avg_pool2d: the sum over the taps of zero-padded im2col rows, times one
-// over each position's count of inputs: one scalar without padding, else a
-// column with one value per output row.
+// avg_pool2d: the sum over the taps, times one over each position's count of
+// inputs: one scalar when every count is the same; else, for a window
+// reduction, a factor per position and channel, or, for the zero-padded
+// im2col rows where no band fits, a column with one value per output row.
 struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
   using CountedLowering::CountedLowering;
   LogicalResult matchAndRewrite(tosa::AvgPool2dOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
-    ArrayRef<int64_t> shape = resultType.getShape(), in = op.getInput().getType().getShape();
+    ArrayRef<int64_t> shape = resultType.getShape();
     ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(), pad = op.getPad();
+    std::vector<float> reciprocals =
+        ::tpu::codegen::reciprocalCounts(::tpu::codegen::windowLayoutOf(op)->shape);
+    bool uniform = llvm::all_equal(reciprocals);
+    if (std::optional<::tpu::codegen::WindowLayout> layout = ::tpu::codegen::onChipLayout(op)) {
+      // Per position and channel, the same for every image.
+      std::vector<float> perChannel;
+      for (float reciprocal : reciprocals)
+        perChannel.insert(perChannel.end(), size_t(shape[3]), reciprocal);
+      Value scale = uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
+                            : constantMatrix(rewriter, loc, {int64_t(reciprocals.size()), shape[3]},
+                                             perChannel);
+      replaceWithView(rewriter, op,
+                      windowReduce(rewriter, loc, *layout, ReduceKind::sum, op.getInput(), 0.0f,
+                                   Value(), Value(), scale, resultType));
+      return success();
+    }
     Value rows =
         windowRows(rewriter, loc, op.getInput(), kernel, stride, {1, 1}, pad, 0.0f, resultType);
     RankedTensorType matrix = matrixType(resultType);
@@ -218,15 +268,12 @@ struct LowerAvgPool : CountedLowering<tosa::AvgPool2dOp> {
     for (int64_t tap = 1; tap < kernel[0] * kernel[1]; ++tap)
       sum = rewriter.create<BinaryOp>(loc, matrix, BinaryKind::add, sum,
                                       windowTap(rewriter, loc, rows, tap, shape[3]));
-    std::vector<float> reciprocals;
+    // The same for every image.
+    std::vector<float> perRow;
     for (int64_t n = 0; n < shape[0]; ++n)
-      for (int64_t oh = 0; oh < shape[1]; ++oh)
-        for (int64_t ow = 0; ow < shape[2]; ++ow)
-          reciprocals.push_back(1.0f / float(windowCount(oh, stride[0], pad[0], kernel[0], in[1]) *
-                                             windowCount(ow, stride[1], pad[2], kernel[1], in[2])));
-    bool uniform = llvm::all_equal(reciprocals);
+      perRow.insert(perRow.end(), reciprocals.begin(), reciprocals.end());
     Value scale = uniform ? constantMatrix(rewriter, loc, {1, 1}, reciprocals.front())
-                          : constantMatrix(rewriter, loc, {matrix.getShape()[0], 1}, reciprocals);
+                          : constantMatrix(rewriter, loc, {matrix.getShape()[0], 1}, perRow);
     replaceWithView(rewriter, op,
                     rewriter.create<BinaryOp>(loc, matrix, BinaryKind::mul, sum, scale));
     return success();

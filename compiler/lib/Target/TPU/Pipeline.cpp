@@ -17,6 +17,7 @@ void buildTPULoweringPipeline(OpPassManager &pm, llvm::StringRef dramDType) {
 void buildInstructionLoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createRecordWork());
   pm.addNestedPass<func::FuncOp>(createLowerMatMuls());
+  pm.addNestedPass<func::FuncOp>(createLowerWindowReductions());
   pm.addNestedPass<func::FuncOp>(createLowerVectorOps());
   pm.addNestedPass<func::FuncOp>(createLowerDataMovement());
 }
@@ -30,7 +31,7 @@ void registerTPUTargetPipelines() {
   PassPipelineRegistration<>(
       "tpu-lower-to-isa",
       "The planned TPU dialect to instructions: tpu-record-work, tpu-lower-matmuls, "
-      "tpu-lower-vector-ops and tpu-lower-data-movement",
+      "tpu-lower-window-reductions, tpu-lower-vector-ops and tpu-lower-data-movement",
       buildInstructionLoweringPipeline);
   PassPipelineRegistration<TargetPipelineOptions>(
       "tpu-lower",

@@ -41,7 +41,7 @@ bool onlyArrayReads(Value value) {
 bool storesAnyDType(Operation &op) {
   return llvm::isa<mlir::tpu::FusedOp, mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp,
                    mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
-                   mlir::tpu::RowReduceOp>(op);
+                   mlir::tpu::RowReduceOp, mlir::tpu::WindowReduceOp>(op);
 }
 
 // What running `op` reads: its operands, and for a fusion group the values

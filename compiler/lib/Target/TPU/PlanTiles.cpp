@@ -1,7 +1,7 @@
 // tpu-plan-tiles: how every operation runs on the array and the on-chip
 // memories of the target, recorded as its `tpu.tiling` for the lowering to
 // instructions: matmuls (MatMulPlan.h), vector-unit ops and row groups
-// (VectorPlan.h), and the staging of copies.
+// (VectorPlan.h), window reductions (WindowPlan.h), and the staging of copies.
 #include "tpu/Dialect/FusionRegions.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/IsaLimits.h"
@@ -9,6 +9,7 @@
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/Target/TPU/VectorPlan.h"
+#include "tpu/Target/TPU/WindowPlan.h"
 #include "tpu/isa/Error.h"
 
 #include <fmt/format.h>
@@ -161,6 +162,8 @@ private:
       return {}; // in an epilogue, which runs on the matmul's tiles
     if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
       return plan;
+    if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op))
+      return planWindow(window, hardware);
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
       // A convolution's: planned with its matmul, which may read the input
       // in place instead.
@@ -174,6 +177,18 @@ private:
                   mlir::tpu::GatherOp>(op))
       return planCopies(context, Value(), hardware);
     return {};
+  }
+
+  // tpu-lower-tosa made a window reduction only where a band fits.
+  Attribute planWindow(mlir::tpu::WindowReduceOp op, const ::tpu::HardwareConfig &hardware) {
+    std::optional<::tpu::codegen::WindowPlan> plan =
+        ::tpu::codegen::planWindow(::tpu::codegen::windowLayoutOf(op), hardware);
+    if (!plan)
+      throw ::tpu::Error(fmt::format("config '{}' has too little scratchpad for one output row "
+                                     "of this window reduction",
+                                     hardware.name));
+    return mlir::tpu::WindowTilingAttr::get(&getContext(), plan->band, plan->inputs, plan->outputs,
+                                            plan->operands);
   }
 
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {

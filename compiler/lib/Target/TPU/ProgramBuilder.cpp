@@ -1,5 +1,6 @@
 // What the lowering passes to the ISA level share (ProgramBuilder.h).
 #include "tpu/Target/TPU/ProgramBuilder.h"
+#include "tpu/Target/TPU/IsaLimits.h"
 
 #include "tpu/isa/Error.h"
 
@@ -136,6 +137,21 @@ void ProgramBuilder::load(const Matrix &source, int64_t row, int64_t col, int64_
 void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
                            int64_t cols, isa::Space space, uint64_t sramAddress) {
   emit(dma(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress));
+}
+
+void loadRows(ProgramBuilder &builder, const Matrix &from, uint64_t dram, int64_t dramStride,
+              uint64_t sram, int64_t sramStride, int64_t rows, int64_t cols) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kMaxDmaRows)
+    builder.emit(isa::makeInstruction(
+        Opcode::DmaLoad,
+        {{Field::DramAddr, dram + uint64_t(r0 * dramStride) * isa::dtypeBytes(from.dtype)},
+         {Field::DramStride, uint64_t(dramStride)},
+         {Field::Space, uint64_t(isa::Space::Scratchpad)},
+         {Field::SramAddr, sram + uint64_t(r0 * sramStride)},
+         {Field::SramStride, uint64_t(sramStride)},
+         {Field::Rows, uint64_t(std::min(kMaxDmaRows, rows - r0))},
+         {Field::Cols, uint64_t(cols)},
+         {Field::DType, uint64_t(from.dtype)}}));
 }
 
 //===----------------------------------------------------------------------===//

@@ -61,17 +61,21 @@ uint64_t neededBytes(mlir::Operation &op, Value operand) {
   if (auto gather = llvm::dyn_cast<mlir::tpu::GatherOp>(op);
       gather && operand == gather.getValues())
     return std::min(all, elementsOf(gather.getResult()) * elementBytes);
-  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op);
-      im2col && operand == im2col.getInput()) {
-    llvm::ArrayRef<int64_t> shape = im2col.getInput().getType().getShape();
+  auto windowed = [&](auto window) {
+    llvm::ArrayRef<int64_t> shape = window.getInput().getType().getShape();
     int64_t rows =
-        coveredPositions(shape[1], im2col.getOutputHeight(), im2col.getKernel()[0],
-                         im2col.getStride()[0], im2col.getDilation()[0], im2col.getPad()[0]);
+        coveredPositions(shape[1], window.getOutputHeight(), window.getKernel()[0],
+                         window.getStride()[0], window.getDilation()[0], window.getPad()[0]);
     int64_t cols =
-        coveredPositions(shape[2], im2col.getOutputWidth(), im2col.getKernel()[1],
-                         im2col.getStride()[1], im2col.getDilation()[1], im2col.getPad()[2]);
+        coveredPositions(shape[2], window.getOutputWidth(), window.getKernel()[1],
+                         window.getStride()[1], window.getDilation()[1], window.getPad()[2]);
     return all / uint64_t(shape[1] * shape[2]) * uint64_t(rows * cols);
-  }
+  };
+  if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op); im2col && operand == im2col.getInput())
+    return windowed(im2col);
+  if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op);
+      window && operand == window.getInput())
+    return windowed(window);
   return all;
 }
 
@@ -107,6 +111,12 @@ public:
       vector(elementsOf(toFloat.getResult()), isa::Opcode::VCvtI2F);
     } else if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
       vector(elementsOf(reduce.getInput()), isa::Opcode::VRowSum);
+    } else if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op)) {
+      // Per output element: combining KH*KW taps takes KH*KW - 1 ops, and
+      // weights one multiply per tap and the bias, or the scale.
+      uint64_t taps = uint64_t(window.getKernel()[0] * window.getKernel()[1]);
+      uint64_t ops = taps - 1 + (window.getWeights() ? taps + 1 : 0) + (window.getScale() ? 1 : 0);
+      vector(elementsOf(window.getResult()) * ops, isa::Opcode::VAdd);
     }
   }
 

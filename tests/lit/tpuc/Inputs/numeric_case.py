@@ -93,6 +93,42 @@ def pool():
     return nodes, {"x": x, "y": y, "z": z}, outputs, initializers
 
 
+def windows():
+    """Window reductions of the shape classes the other cases leave out, on
+    a batch of two 4x9x10 images: max and average pooling padded on all
+    sides with stride 2, ceil-mode max and average pooling, a dilated
+    depthwise convolution padded on all sides with stride 2, one with
+    stride 3 along the width (three column phases), and a global average."""
+    x = (RNG.standard_normal((2, 4, 9, 10)) - 3.0).astype(np.float32)
+    wd = RNG.standard_normal((4, 1, 3, 3)).astype(np.float32)
+    bd = RNG.standard_normal(4).astype(np.float32)
+    w3 = RNG.standard_normal((4, 1, 2, 3)).astype(np.float32)
+    b3 = RNG.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("MaxPool", ["x"], ["max_padded"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 2, 2, 1]),
+             helper.make_node("AveragePool", ["x"], ["avg_padded"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["x"], ["max_ceil"], kernel_shape=[3, 3],
+                              strides=[2, 2], ceil_mode=1),
+             helper.make_node("AveragePool", ["x"], ["avg_ceil"], kernel_shape=[2, 2],
+                              strides=[2, 2], ceil_mode=1),
+             helper.make_node("Conv", ["x", "wd", "bd"], ["depthwise_dilated"], pads=[2, 2, 2, 2],
+                              strides=[2, 2], dilations=[2, 2], group=4),
+             helper.make_node("Conv", ["x", "w3", "b3"], ["depthwise_stride3"], pads=[0, 1, 1, 2],
+                              strides=[1, 3], group=4),
+             helper.make_node("GlobalAveragePool", ["x"], ["global"])]
+    outputs = {
+        "max_padded": ref.max_pool(x, (3, 3), (2, 2), (1, 2, 2, 1)),
+        "avg_padded": ref.avg_pool(x, (3, 3), (2, 2), (1, 1, 1, 1)),
+        "max_ceil": ref.max_pool(x, (3, 3), (2, 2), ceil_mode=True),
+        "avg_ceil": ref.avg_pool(x, (2, 2), (2, 2), ceil_mode=True),
+        "depthwise_dilated": ref.conv2d(x, wd, bd, strides=(2, 2), pads=(2, 2, 2, 2),
+                                        dilations=(2, 2), group=4),
+        "depthwise_stride3": ref.conv2d(x, w3, b3, strides=(1, 3), pads=(0, 1, 1, 2), group=4),
+        "global": ref.global_avg_pool(x)}
+    return nodes, {"x": x}, outputs, [("wd", wd), ("bd", bd), ("w3", w3), ("b3", b3)]
+
+
 TOSA_PAD = """func.func @main(%x: tensor<1x3x3x4xf32>) -> tensor<1x6x4x4xf32> {
   %p = "tosa.const"() {value = dense<[[0, 0], [1, 2], [1, 0], [0, 0]]> : tensor<4x2xi32>} : () -> tensor<4x2xi32>
   %v = "tosa.const"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
@@ -180,8 +216,9 @@ def argmax_fused():
     return nodes, {"x": x}, outputs, [("w", w), ("b", b)]
 
 
-CASES = {"transpose": transpose, "conv": conv, "pool": pool, "tosa_pad": tosa_pad, "erf": erf,
-         "transcendentals": transcendentals, "select": select, "argmax_fused": argmax_fused}
+CASES = {"transpose": transpose, "conv": conv, "pool": pool, "windows": windows,
+         "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
+         "argmax_fused": argmax_fused}
 
 
 def main():

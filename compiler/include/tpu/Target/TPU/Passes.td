@@ -237,6 +237,26 @@ def LowerMatMuls : Pass<"tpu-lower-matmuls", "mlir::func::FuncOp"> {
   }];
 }
 
+def LowerWindowReductions : Pass<"tpu-lower-window-reductions", "mlir::func::FuncOp"> {
+  let summary = "Lower window reductions (pools, depthwise convolutions) to DMA and vector ops";
+  let description = [{
+    Writes the instructions of each `tpu.window_reduce` before it, as its
+    `#tpu.window_tiling` plans it, and replaces its result by the tensor the
+    program stored. Per band of output rows of an image, the input rows the
+    band reads are loaded into the scratchpad once: each row split into its
+    column phases for a strided window (one `dma.ld` per row and phase, DRAM
+    stride `sw*C`), padding written from the fill row with a DRAM stride of
+    0 (left and right columns once per buffer, top and bottom rows with the
+    bands that reach them). Per output row and tap, one vector op combines
+    the tap's dense `[OW, C]` pixels into the band's output (`v.max`;
+    `v.add`; for weights `v.mul` by the tap's row, then `v.add`); then the
+    bias or the scale over the whole band, and one store. A global pool
+    halves its `[H*W, C]` pixels in place instead. Input and output buffers
+    are double-buffered when the plan gives two, so loads, the vector unit
+    and stores overlap.
+  }];
+}
+
 def LowerVectorOps : Pass<"tpu-lower-vector-ops", "mlir::func::FuncOp"> {
   let summary = "Lower elementwise ops, row reductions and row groups to the vector unit";
   let description = [{

@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -95,6 +96,54 @@ public:
 private:
   mlir::OpBuilder &builder;
   mlir::Location location;
+};
+
+// A DMA load of `rows` rows of `cols` elements of `from` into the
+// scratchpad, starting at byte `dram` (a DRAM stride of 0 repeats one row:
+// a fill row into padding), split into transfers of at most kMaxDmaRows.
+void loadRows(ProgramBuilder &builder, const Matrix &from, uint64_t dram, int64_t dramStride,
+              uint64_t sram, int64_t sramStride, int64_t rows, int64_t cols);
+
+// Buffers that one queue fills and another drains, used in turn, so that
+// the producer fills the next one while the consumer works on this one
+// (a plan gives one buffer as two equal addresses: each fill then waits
+// for the consumer to release the last).
+// Each fill is announced with a token producer -> consumer; the consumer
+// releases a buffer with a token consumer -> producer, which the next fill
+// of the same buffer waits for.
+class BufferRing {
+public:
+  BufferRing(llvm::ArrayRef<int64_t> addresses, isa::Queue producer, isa::Queue consumer)
+      : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer) {
+    addresses_.erase(std::unique(addresses_.begin(), addresses_.end()), addresses_.end());
+    releases_.resize(addresses_.size());
+  }
+
+  // Before filling: the buffer's previous contents have been released.
+  uint64_t startFill(ProgramBuilder &builder) {
+    current_ = next_;
+    next_ = (next_ + 1) % addresses_.size();
+    if (releases_[current_])
+      builder.await(releases_[current_]);
+    return addresses_[current_];
+  }
+  // After the fill's instructions: announces it; returns the fill's token.
+  mlir::Value endFill(ProgramBuilder &builder) { return builder.signal(producer_, consumer_); }
+  // Before the consumer first reads a fill.
+  void use(ProgramBuilder &builder, mlir::Value fillToken) { builder.await(fillToken); }
+  // Where the next fill will go.
+  uint64_t nextAddress() const { return addresses_[next_]; }
+  // After the consumer's last read of the buffer at `address`.
+  void release(ProgramBuilder &builder, uint64_t address) {
+    size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
+    releases_[slot] = builder.signal(consumer_, producer_);
+  }
+
+private:
+  std::vector<uint64_t> addresses_;
+  std::vector<mlir::Value> releases_; // the tokens that free each buffer, once there is one
+  isa::Queue producer_, consumer_;
+  size_t next_ = 0, current_ = 0;
 };
 
 // A vector op on dense rows x cols tiles in the scratchpad; with a second

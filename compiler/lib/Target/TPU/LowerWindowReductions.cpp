@@ -1,0 +1,242 @@
+// tpu-lower-window-reductions: pools and depthwise convolutions
+// (tpu.window_reduce) to DMA loads of their input rows and vector ops on
+// them, as tpu-plan-tiles banded them (WindowPlan.h; docs/compiler.md,
+// "Pools and depthwise convolutions").
+#include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
+#include "tpu/Target/TPU/WindowPlan.h"
+
+#include <optional>
+#include <set>
+
+namespace mlir::tpu {
+#define GEN_PASS_DEF_LOWERWINDOWREDUCTIONS
+#include "tpu/Target/TPU/Passes.h.inc"
+} // namespace mlir::tpu
+
+namespace tpu::codegen {
+namespace {
+
+using isa::Broadcast;
+using isa::Opcode;
+using isa::Queue;
+
+class WindowLowering {
+public:
+  WindowLowering(ProgramBuilder &builder, mlir::tpu::WindowReduceOp op)
+      : builder(builder), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
+        plan(planOf<mlir::tpu::WindowTilingAttr>(op)), input(matrixOf(op.getInput())),
+        output(matrixOf(op.getResult())) {
+    if (op.getFill())
+      fill = matrixOf(op.getFill());
+    if (op.getScale())
+      scale = matrixOf(op.getScale());
+  }
+
+  void emit() {
+    const int64_t C = shape.channels, OW = shape.outWidth, OH = shape.outHeight;
+    BufferRing inputs(plan.getInputs(), Queue::Load, Queue::Compute);
+    BufferRing outputs(plan.getOutputs(), Queue::Compute, Queue::Store);
+    // The previous op's stores have landed before these loads read DRAM,
+    // and its units are done with the scratchpad.
+    builder.beforeLoad();
+    loadOperands();
+    bool first = true;
+    for (int64_t image = 0; image < shape.batch; ++image)
+      for (int64_t oh0 = 0; oh0 < OH; oh0 += plan.getBand()) {
+        const int64_t band = std::min(plan.getBand(), OH - oh0);
+        uint64_t in = inputs.startFill(builder);
+        loadBand(image, oh0, band, in);
+        mlir::Value filled = inputs.endFill(builder);
+        inputs.use(builder, filled);
+        if (first) // the output buffers were the previous op's to store
+          builder.dependsOn(Queue::Store, Queue::Compute);
+        first = false;
+        uint64_t out = outputs.startFill(builder);
+        if (layout.global())
+          reduceGlobal(in, out);
+        else
+          reduceBand(band, in, out);
+        inputs.release(builder, in);
+        outputs.use(builder, outputs.endFill(builder));
+        const int64_t row0 = (image * OH + oh0) * OW;
+        for (int64_t r = 0; r < band * OW; r += kMaxDmaRows)
+          builder.store(output, row0 + r, 0, std::min(kMaxDmaRows, band * OW - r), C,
+                        isa::Space::Scratchpad, out + uint64_t(r * C));
+        outputs.release(builder, out);
+      }
+  }
+
+private:
+  uint64_t operand(int64_t word) const { return uint64_t(plan.getOperands() + word); }
+
+  // What every band reads: the weights and the bias, or a scalar scale.
+  void loadOperands() {
+    const int64_t C = shape.channels;
+    if (op.getWeights()) {
+      Matrix weights = matrixOf(op.getWeights()), bias = matrixOf(op.getBias());
+      loadRows(builder, weights, weights.address, C, operand(layout.weightsWord()), C, weights.rows,
+               C);
+      builder.load(bias, 0, 0, 1, bias.cols, isa::Space::Scratchpad, operand(layout.biasWord()));
+    } else if (scale && !layout.scalePerPosition) {
+      builder.load(*scale, 0, 0, 1, 1, isa::Space::Scratchpad, operand(0));
+    }
+  }
+
+  // The input rows of `band` output rows from oh0 (padded rows p0...) into
+  // `buffer`, each row's pixels by column phase, and the band's scale after
+  // them.
+  void loadBand(int64_t image, int64_t oh0, int64_t band, uint64_t buffer) {
+    const int64_t C = shape.channels, W = shape.width, Wp = shape.paddedWidth();
+    const int64_t left = shape.pad[2], rowWords = layout.rowWords();
+    const int64_t phases = layout.phases();
+    // The left and right padding columns, which no band overwrites.
+    if (fill && bordered.insert(buffer).second)
+      for (int64_t x = 0; x < Wp; ++x)
+        if (x < left || x >= left + W)
+          loadRows(builder, *fill, fill->address, 0, buffer + uint64_t(layout.columnWord(x)),
+                   rowWords, shape.inputRows(plan.getBand()), C);
+    const int64_t p0 = oh0 * shape.stride[0], rows = shape.inputRows(band);
+    for (int64_t p = p0; p < p0 + rows;) {
+      const int64_t ih = p - shape.pad[0];
+      const uint64_t row = buffer + uint64_t((p - p0) * rowWords);
+      const bool padding = ih < 0 || ih >= shape.height;
+      if (!padding && phases == 1 && W * C <= kMaxCols) {
+        // Consecutive image rows in one transfer.
+        int64_t count = std::min(p0 + rows - p, shape.height - ih);
+        loadRows(builder, input, input.at((image * shape.height + ih) * W, 0), W * C,
+                 row + uint64_t(left * C), rowWords, count, W * C);
+        p += count;
+        continue;
+      }
+      // Per phase, its pixels of the image's columns: from the image row,
+      // every phases-th pixel, or the fill row's one (DRAM stride 0).
+      for (int64_t phase = 0; phase < phases; ++phase) {
+        int64_t x = left + ((phase - left % phases) % phases + phases) % phases;
+        if (x >= left + W)
+          continue;
+        int64_t count = (left + W - x + phases - 1) / phases;
+        uint64_t sram = row + uint64_t(layout.columnWord(x));
+        if (padding)
+          loadRows(builder, *fill, fill->address, 0, sram, C, count, C);
+        else
+          loadRows(builder, input, input.at((image * shape.height + ih) * W + x - left, 0),
+                   phases * C, sram, C, count, C);
+      }
+      ++p;
+    }
+    if (layout.scalePerPosition) {
+      int64_t first = oh0 * shape.outWidth, count = band * shape.outWidth;
+      loadRows(builder, *scale, scale->at(first, 0), C,
+               buffer + uint64_t(shape.inputRows(plan.getBand()) * rowWords), C, count, C);
+    }
+  }
+
+  // Every tap of each output row of the band, then the bias or the scale.
+  void reduceBand(int64_t band, uint64_t in, uint64_t out) {
+    const int64_t C = shape.channels, OW = shape.outWidth, rowWords = layout.rowWords();
+    const bool weighted = bool(op.getWeights());
+    const Opcode combine = op.getKind() == mlir::tpu::ReduceKind::max ? Opcode::VMax : Opcode::VAdd;
+    const int64_t taps = shape.kernel[0] * shape.kernel[1];
+    // Output row r's OW windows at a tap: OW consecutive pixels of a phase.
+    auto pixelsOf = [&](int64_t r, int64_t tap) {
+      int64_t kh = tap / shape.kernel[1], kw = tap % shape.kernel[1];
+      return in + uint64_t((r * shape.stride[0] + kh * shape.dilation[0]) * rowWords +
+                           layout.columnWord(kw * shape.dilation[1]));
+    };
+    for (int64_t r = 0; r < band; ++r) {
+      const uint64_t acc = out + uint64_t(r * OW * C);
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const uint64_t pixels = pixelsOf(r, tap);
+        if (weighted) {
+          // acc = tap 0 times its weights; then acc += each tap's product.
+          uint64_t weights = operand(layout.weightsWord() + tap * C);
+          uint64_t product = tap == 0 ? acc : operand(layout.productWord());
+          builder.emit(vectorOp(Opcode::VMul, product, pixels, weights, Broadcast::Row, OW, C));
+          if (tap > 0)
+            builder.emit(vectorOp(Opcode::VAdd, acc, acc, product, Broadcast::None, OW, C));
+        } else if (tap == 0) {
+          if (taps == 1)
+            builder.emit(vectorOp(Opcode::VCopy, acc, pixels, OW, C));
+        } else {
+          // acc = tap 0 <combine> tap 1, then acc <combine>= each later tap.
+          builder.emit(vectorOp(combine, acc, tap == 1 ? pixelsOf(r, 0) : acc, pixels,
+                                Broadcast::None, OW, C));
+        }
+      }
+    }
+    finish(band * OW, out, in);
+  }
+
+  // A global pool: the image's [H*W, C] pixels, halved in place (the last
+  // half into the first) until one row is left, which goes to `out`.
+  void reduceGlobal(uint64_t in, uint64_t out) {
+    const int64_t C = shape.channels;
+    const Opcode combine = op.getKind() == mlir::tpu::ReduceKind::max ? Opcode::VMax : Opcode::VAdd;
+    const bool scaled = bool(scale);
+    int64_t n = shape.height * shape.width;
+    if (n == 1 && !scaled)
+      builder.emit(vectorOp(Opcode::VCopy, out, in, 1, C));
+    for (; n > 1; n -= n / 2) {
+      int64_t half = n / 2;
+      uint64_t dst = n == 2 && !scaled ? out : in;
+      builder.emit(
+          vectorOp(combine, dst, in, in + uint64_t((n - half) * C), Broadcast::None, half, C));
+    }
+    if (scaled)
+      builder.emit(vectorOp(Opcode::VMul, out, in, operand(0), Broadcast::Scalar, 1, C));
+  }
+
+  // The bias or the scale over the band's `rows` output rows at `out`.
+  void finish(int64_t rows, uint64_t out, uint64_t in) {
+    const int64_t C = shape.channels;
+    if (op.getBias()) {
+      bool perChannel = matrixOf(op.getBias()).cols == C;
+      builder.emit(vectorOp(Opcode::VAdd, out, out, operand(layout.biasWord()),
+                            perChannel ? Broadcast::Row : Broadcast::Scalar, rows, C));
+    } else if (scale) {
+      uint64_t factors = layout.scalePerPosition
+                             ? in + uint64_t(shape.inputRows(plan.getBand()) * layout.rowWords())
+                             : operand(0);
+      builder.emit(vectorOp(Opcode::VMul, out, out, factors,
+                            layout.scalePerPosition ? Broadcast::None : Broadcast::Scalar, rows,
+                            C));
+    }
+  }
+
+  ProgramBuilder &builder;
+  mlir::tpu::WindowReduceOp op;
+  const WindowLayout layout;
+  const ConvShape &shape;
+  const mlir::tpu::WindowTilingAttr plan;
+  const Matrix input, output;
+  std::optional<Matrix> fill, scale;
+  std::set<uint64_t> bordered; // input buffers whose side padding is written
+};
+
+struct LowerWindowReduce : LoweringPattern<mlir::tpu::WindowReduceOp> {
+  using LoweringPattern::LoweringPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::tpu::WindowReduceOp op,
+                                      mlir::PatternRewriter &rewriter) const override {
+    return lowerInPlace(op, rewriter,
+                        [&](ProgramBuilder &builder) { WindowLowering(builder, op).emit(); });
+  }
+};
+
+} // namespace
+} // namespace tpu::codegen
+
+namespace {
+
+class LowerWindowReductions
+    : public mlir::tpu::impl::LowerWindowReductionsBase<LowerWindowReductions> {
+public:
+  void runOnOperation() override {
+    if (mlir::failed(tpu::codegen::lowerOperations<tpu::codegen::LowerWindowReduce>(
+            getOperation(), llvm::IsaPred<mlir::tpu::WindowReduceOp>)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

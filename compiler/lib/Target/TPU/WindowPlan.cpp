@@ -1,0 +1,144 @@
+// Window reductions' band layout and plan (WindowPlan.h).
+#include "tpu/Target/TPU/WindowPlan.h"
+
+#include "tpu/Dialect/TPUDialect.h"
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/IsaLimits.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace tpu::codegen {
+
+int64_t WindowLayout::phases() const { return shape.outWidth > 1 ? shape.stride[1] : 1; }
+
+int64_t WindowLayout::phaseWidth() const { return (shape.paddedWidth() + phases() - 1) / phases(); }
+
+bool WindowLayout::global() const {
+  return !weighted && shape.outHeight == 1 && shape.outWidth == 1 &&
+         shape.kernel[0] == shape.height && shape.kernel[1] == shape.width &&
+         shape.dilation == std::array<int64_t, 2>{1, 1} &&
+         llvm::all_of(shape.pad, [](int64_t p) { return p == 0; });
+}
+
+int64_t WindowLayout::inputWords(int64_t band) const {
+  return shape.inputRows(band) * rowWords() + (scalePerPosition ? outputWords(band) : 0);
+}
+
+namespace {
+
+// How many of the window's positions fall inside an input of `size` for
+// output `o` (TOSA's average counts only those).
+int64_t windowCount(int64_t o, int64_t stride, int64_t padBefore, int64_t kernel, int64_t size) {
+  int64_t first = o * stride - padBefore;
+  return std::min(first + kernel, size) - std::max<int64_t>(first, 0);
+}
+
+ConvShape shapeOf(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
+                  llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
+                  llvm::ArrayRef<int64_t> pad, llvm::ArrayRef<int64_t> output) {
+  ConvShape shape;
+  shape.batch = input[0], shape.height = input[1], shape.width = input[2];
+  shape.channels = shape.outputs = input[3];
+  llvm::copy(kernel, shape.kernel.begin());
+  llvm::copy(stride, shape.stride.begin());
+  llvm::copy(dilation, shape.dilation.begin());
+  llvm::copy(pad, shape.pad.begin());
+  shape.outHeight = output[0], shape.outWidth = output[1];
+  return shape;
+}
+
+} // namespace
+
+std::vector<float> reciprocalCounts(const ConvShape &shape) {
+  std::vector<float> reciprocals;
+  for (int64_t oh = 0; oh < shape.outHeight; ++oh)
+    for (int64_t ow = 0; ow < shape.outWidth; ++ow)
+      reciprocals.push_back(
+          1.0f /
+          float(windowCount(oh, shape.stride[0], shape.pad[0], shape.kernel[0], shape.height) *
+                windowCount(ow, shape.stride[1], shape.pad[2], shape.kernel[1], shape.width)));
+  return reciprocals;
+}
+
+std::optional<WindowLayout> windowLayoutOf(mlir::Operation *op) {
+  auto shape = [](mlir::Value value) {
+    return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+  };
+  WindowLayout layout;
+  llvm::ArrayRef<int64_t> output = shape(op->getResult(0)).slice(1, 2);
+  if (auto pool = llvm::dyn_cast<mlir::tosa::MaxPool2dOp>(op)) {
+    layout.shape = shapeOf(shape(pool.getInput()), pool.getKernel(), pool.getStride(), {1, 1},
+                           pool.getPad(), output);
+  } else if (auto pool = llvm::dyn_cast<mlir::tosa::AvgPool2dOp>(op)) {
+    layout.shape = shapeOf(shape(pool.getInput()), pool.getKernel(), pool.getStride(), {1, 1},
+                           pool.getPad(), output);
+    layout.scalePerPosition = !llvm::all_equal(reciprocalCounts(layout.shape));
+  } else if (auto depthwise = llvm::dyn_cast<mlir::tosa::DepthwiseConv2DOp>(op)) {
+    llvm::ArrayRef<int64_t> weights = shape(depthwise.getWeight()); // KH, KW, C, M
+    if (weights[3] != 1)
+      return std::nullopt; // the M sums interleave: im2col and a concat of columns
+    layout.shape =
+        shapeOf(shape(depthwise.getInput()), weights.take_front(2), depthwise.getStride(),
+                depthwise.getDilation(), depthwise.getPad(), output);
+    layout.weighted = true;
+  } else {
+    return std::nullopt;
+  }
+  return layout;
+}
+
+std::optional<WindowLayout> onChipLayout(mlir::Operation *tosaOp) {
+  std::optional<WindowLayout> layout = windowLayoutOf(tosaOp);
+  auto module = tosaOp->getParentOfType<mlir::ModuleOp>();
+  auto target = module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr)
+                       : mlir::tpu::TargetAttr();
+  if (!layout || layout->shape.channels > kMaxCols ||
+      (target && !planWindow(*layout, mlir::tpu::hardwareConfig(target))))
+    return std::nullopt;
+  return layout;
+}
+
+WindowLayout windowLayoutOf(mlir::tpu::WindowReduceOp op) {
+  WindowLayout layout;
+  layout.shape =
+      shapeOf(op.getInput().getType().getShape(), op.getKernel(), op.getStride(), op.getDilation(),
+              op.getPad(), {op.getOutputHeight(), op.getOutputWidth()});
+  layout.weighted = bool(op.getWeights());
+  layout.scalePerPosition = op.getScale() && op.getScale().getType().getNumElements() > 1;
+  return layout;
+}
+
+std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareConfig &config) {
+  const ConvShape &shape = layout.shape;
+  // What the ISA's fields allow: a tap is one vector op of OW rows, a
+  // global pool's halving one of up to H*W/2.
+  const int64_t maxRows = int64_t(isa::fieldMaximum(isa::Opcode::VAdd, isa::Field::Rows));
+  int64_t vectorRows = layout.global() ? shape.height * shape.width / 2 : shape.outWidth;
+  if (vectorRows > maxRows ||
+      shape.stride[1] * shape.channels >
+          int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::DramStride)))
+    return std::nullopt;
+  const int64_t words = int64_t(config.scratchpad.words());
+  const int64_t preferred = (shape.outHeight + 3) / 4;
+  for (int64_t buffers : {2, 1}) {
+    for (int64_t band = preferred; band >= 1; --band) {
+      int64_t in = layout.inputWords(band), out = layout.outputWords(band);
+      // The scale and the bias apply to a whole band at once.
+      if (layout.operandWords() + buffers * (in + out) > words || band * shape.outWidth > maxRows)
+        continue;
+      WindowPlan plan;
+      plan.band = band;
+      plan.operands = 0;
+      int64_t next = layout.operandWords();
+      for (int64_t i = 0; i < 2; ++i) {
+        plan.inputs[size_t(i)] = next + (buffers == 2 ? i * in : 0);
+        plan.outputs[size_t(i)] = next + buffers * in + (buffers == 2 ? i * out : 0);
+      }
+      return plan;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace tpu::codegen

@@ -1,0 +1,51 @@
+// RUN: tpu-opt %s --split-input-file --tpu-lower-tosa --tpu-plan-tiles | FileCheck %s
+// RUN: tpu-opt %s --split-input-file --tpu-fuse | FileCheck %s --check-prefix=FUSE
+
+// Pools and depthwise convolutions are window reductions over their input
+// held on chip (docs/compiler.md, "Pools and depthwise convolutions").
+// ResNet-18's 3x3/2 max pool on 8x8 (16384 scratchpad words): a padded
+// input row of 18 pixels is two column phases of 9 x 64 words (1152), and
+// a band of 2 output rows (a quarter of 8) reads 5 of them (5760 words)
+// and writes 2 x 8 x 64 (1024): two of each after the one operand word.
+// CHECK-LABEL: func.func @resnet_max_pool
+// CHECK-NOT: tpu.im2col
+// CHECK: tpu.window_reduce max %arg0 fill %{{.*}} : tensor<1x64xf32> {{{.*}}tpu.tiling = #tpu.window_tiling<band = 2, inputs = [1, 5761], outputs = [11521, 12545], operands = 0>} : tensor<1x16x16x64xf32> -> tensor<64x64xf32>
+// FUSE-LABEL: func.func @resnet_max_pool
+// FUSE-NOT: tpu.fused
+module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @resnet_max_pool(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32>
+  return %y : tensor<1x8x8x64xf32>
+}
+}
+
+// -----
+
+// With 8 KiB (2048 words) not even one output row's 3 input rows (3456
+// words) fit: the pool writes its im2col matrix and takes the maximum of
+// its tap slices, and in full fusion it is a group of its own.
+// CHECK-LABEL: func.func @no_band_fits
+// CHECK: tpu.im2col
+// CHECK-COUNT-8: tpu.binary max
+// CHECK-NOT: tpu.window_reduce
+// FUSE-LABEL: func.func @no_band_fits
+// FUSE: tpu.fused
+// FUSE-NEXT: tosa.max_pool2d
+module attributes {tpu.target = #tpu.target<name = "tiny", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 8, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @no_band_fits(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32>
+  return %y : tensor<1x8x8x64xf32>
+}
+}
