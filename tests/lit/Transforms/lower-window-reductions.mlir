@@ -49,3 +49,24 @@ func.func @no_band_fits(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
   return %y : tensor<1x8x8x64xf32>
 }
 }
+
+// -----
+
+// On 128x128 (8 MiB of scratchpad) a band would fit, but a padded input
+// row of 302 x 256 words is further apart than a DMA's on-chip stride
+// (65,535 words) can reach: im2col.
+// CHECK-LABEL: func.func @row_too_wide
+// CHECK: tpu.im2col
+// CHECK-NOT: tpu.window_reduce
+module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
+    array = <rows = 128, cols = 128, dtype = bf16>,
+    scratchpad = <kib = 8192, banks = 16>, accumulator = <kib = 2048, banks = 8>,
+    vector = <lanes = 128, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 64.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @row_too_wide(%x: tensor<1x4x300x256xf32>) -> tensor<1x4x300x256xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 1, 3>, pad = array<i64: 0, 0, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x4x300x256xf32>) -> tensor<1x4x300x256xf32>
+  return %y : tensor<1x4x300x256xf32>
+}
+}

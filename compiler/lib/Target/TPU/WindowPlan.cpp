@@ -115,7 +115,9 @@ std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareC
   // global pool's halving one of up to H*W/2.
   const int64_t maxRows = int64_t(isa::fieldMaximum(isa::Opcode::VAdd, isa::Field::Rows));
   int64_t vectorRows = layout.global() ? shape.height * shape.width / 2 : shape.outWidth;
-  if (vectorRows > maxRows ||
+  // The side padding and consecutive image rows are loaded a buffer row
+  // (rowWords) apart.
+  if (vectorRows > maxRows || layout.rowWords() > kMaxSramStride ||
       shape.stride[1] * shape.channels >
           int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::DramStride)))
     return std::nullopt;

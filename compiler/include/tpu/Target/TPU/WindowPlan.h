@@ -79,8 +79,9 @@ std::optional<WindowLayout> onChipLayout(mlir::Operation *tosaOp);
 std::vector<float> reciprocalCounts(const ConvShape &shape);
 
 // Double-buffered bands of about a quarter of the output rows, as many as
-// fit, else single buffers; nullopt when not one output row fits (the op
-// then writes its im2col matrix instead).
+// fit, else single buffers; nullopt when not one output row fits or the
+// ISA's fields cannot hold its rows (the op then writes its im2col matrix
+// instead).
 std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareConfig &config);
 
 } // namespace tpu::codegen
