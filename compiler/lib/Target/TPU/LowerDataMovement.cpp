@@ -210,7 +210,7 @@ public:
       return -1;
     };
     int64_t sourceAxis = contiguousAxis(source), targetAxis = contiguousAxis(target);
-    if (sourceAxis >= 0 && targetAxis >= 0) {
+    if (sourceAxis >= 0 && targetAxis >= 0 && sourceAxis != targetAxis) {
       // A load of `rows` source runs (along targetAxis) by `cols` (along
       // sourceAxis) lands as `cols` target runs of `rows`. Square-ish blocks
       // keep both sides' runs long within the staging.
@@ -233,8 +233,9 @@ public:
       });
       return;
     }
-    // At most one side has a contiguous axis: the run axis is the longest
-    // axis contiguous in the source or the target, else the last.
+    // At most one side has a contiguous axis (or both the same one): the run
+    // axis is the longest axis contiguous in the source or the target, else
+    // the last.
     int64_t runAxis = -1;
     for (int64_t d = 0; d <= last; ++d)
       if ((source.strides[d] == 1 || target.strides[d] == 1) &&
