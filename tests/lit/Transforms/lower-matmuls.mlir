@@ -16,19 +16,21 @@ module attributes {tpu.target = #target} {
 // A matmul with a fused bias, as its tiling says: K = 16 in two steps of 8
 // over one activation block, the weight panel double-buffered; each fill is
 // announced by a token (tpu.signal) the array awaits, and each buffer is
-// released by one its next fill would await. The bias row comes into the
+// released by one its next fill would await (the block right after the
+// array's last read of it). The bias row comes into the
 // scratchpad and is added in the accumulators before the one store.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
-// CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.await %[[BLOCK]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
+// CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[PANEL]]
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[BLOCK]]
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=8 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+// CHECK-NEXT: tpu.signal compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
 // CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[BIAS]]
@@ -52,12 +54,15 @@ module attributes {tpu.target = #target} {
 // the compute queue's 32 entries, so the next tile's weight panel is issued
 // before this tile's compute (software pipelining): the in-order front end
 // would otherwise hand it to the load queue only as the array finishes.
+// Each step's panel comes before its block: the array loads the first
+// weight tile while the block arrives.
 // CHECK-LABEL: func.func @wide_tiles
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
 // CHECK: tpu.inst dma.ld dram_addr=0x800 dram_stride=64 space=sp sram_addr=4096 sram_stride=32 rows=64 cols=32 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
 // CHECK: tpu.inst dma.ld dram_addr=0x880 dram_stride=64 space=sp sram_addr=8192 sram_stride=32 rows=64 cols=32 dtype=f32
 // CHECK-NOT: dma.ld
 // CHECK: tpu.inst mxu.ldw src_addr=4096 src_stride=32 rows=8 cols=8
+// CHECK-NEXT: tpu.await
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4104 src_stride=32 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=8 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
