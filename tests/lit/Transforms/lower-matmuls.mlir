@@ -73,4 +73,33 @@ module attributes {tpu.target = #target} {
     %m = tpu.matmul %x, %w {tpu.dram_address = 18432 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 32, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
     return %m : tensor<8x64xf32>
   }
+// A row band of all of K = 128 in two pieces of 64 columns, a bank each
+// (a band of more than one piece lists each piece's buffer): each piece
+// its own transfer and token, the array waiting for the second only at its
+// first K step. The band's last tile releases each piece after its last
+// read, and the next band's piece goes into that bank right away, before
+// the tile's other piece is done.
+// CHECK-LABEL: func.func @band_pieces
+// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=128 cols=16 dtype=f32
+// CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100 dram_stride=128 space=sp sram_addr=4096 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE1:.*]] = tpu.signal load -> compute
+// CHECK: tpu.await %[[PANEL]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=8192 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE0]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=0 flip=1
+// CHECK-COUNT-30: tpu.inst mxu.
+// CHECK-NEXT: %[[FREE0:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREE0]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x8000 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=9216 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE1]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=4096 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
+  func.func @band_pieces(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
+    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
+    return %m : tensor<128x16xf32>
+  }
 }

@@ -148,17 +148,13 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
   const double mTiles = std::ceil(double(M) / double(c.tileM));
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   // The array: per C-wide chunk of an output tile and K step, an mm of m
-  // rows after an ldw of k rows, overlapped: max(m, k) cycles, or half of
-  // ldw, mm and drain when a plane waits for the mm two tiles back.
+  // rows after an ldw of k rows, overlapped: max(m, k) cycles.
   double chunks = overTiles(N, c.tileN, [&](int64_t n) { return std::ceil(double(n) / C); });
   double compute =
-      chunks *
-          overTiles(M, c.tileM,
-                    [&](int64_t m) {
-                      return overTiles(K, tileK, [&](int64_t k) {
-                        return std::max({double(m), double(k), (double(m + k) + R + C - 1) / 2});
-                      });
-                    }) +
+      chunks * overTiles(M, c.tileM,
+                         [&](int64_t m) {
+                           return overTiles(K, tileK, [&](int64_t k) { return std::max(m, k); });
+                         }) +
       R + C;
   compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
                             epilogue, config);
