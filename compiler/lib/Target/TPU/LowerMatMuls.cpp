@@ -444,12 +444,12 @@ public:
                                   [](const Step &later) { return later.newBlock; });
         if (ahead == steps.end() || next->pieces.size() < piecesOf(*next))
           return;
-        auto before = std::find_if(std::make_reverse_iterator(ahead), steps.rend(),
-                                   [](const Step &earlier) { return earlier.newBlock; });
-        size_t pieces = piecesOf(*ahead), span = size_t(before.base() - 1 - steps.begin());
-        size_t stepsLeft = size_t(ahead - steps.begin()) - i,
-               blockSteps = size_t(ahead - steps.begin()) - span;
-        if (pieces > 1 && stepsLeft * (pieces + 1) <= blockSteps * (pieces - ahead->pieces.size()))
+        auto blockBefore = std::find_if(std::make_reverse_iterator(ahead), steps.rend(),
+                                        [](const Step &earlier) { return earlier.newBlock; });
+        size_t stepsLeft = size_t(ahead - steps.begin()) - i;
+        size_t blockSteps = size_t(ahead - (blockBefore.base() - 1));
+        size_t aheadPieces = piecesOf(*ahead), unfilled = aheadPieces - ahead->pieces.size();
+        if (aheadPieces > 1 && stepsLeft * (aheadPieces + 1) <= blockSteps * unfilled)
           fillPieces(*ahead, false, 1);
       };
       if (early)
