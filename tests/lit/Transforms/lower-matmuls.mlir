@@ -16,19 +16,21 @@ module attributes {tpu.target = #target} {
 // A matmul with a fused bias, as its tiling says: K = 16 in two steps of 8
 // over one activation block, the weight panel double-buffered; each fill is
 // announced by a token (tpu.signal) the array awaits, and each buffer is
-// released by one its next fill would await. The bias row comes into the
+// released by one its next fill would await (the block right after the
+// array's last read of it). The bias row comes into the
 // scratchpad and is added in the accumulators before the one store.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
-// CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.await %[[BLOCK]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
+// CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[PANEL]]
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[BLOCK]]
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=8 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+// CHECK-NEXT: tpu.signal compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
 // CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[BIAS]]
@@ -52,12 +54,15 @@ module attributes {tpu.target = #target} {
 // the compute queue's 32 entries, so the next tile's weight panel is issued
 // before this tile's compute (software pipelining): the in-order front end
 // would otherwise hand it to the load queue only as the array finishes.
+// Each step's panel comes before its block: the array loads the first
+// weight tile while the block arrives.
 // CHECK-LABEL: func.func @wide_tiles
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
 // CHECK: tpu.inst dma.ld dram_addr=0x800 dram_stride=64 space=sp sram_addr=4096 sram_stride=32 rows=64 cols=32 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
 // CHECK: tpu.inst dma.ld dram_addr=0x880 dram_stride=64 space=sp sram_addr=8192 sram_stride=32 rows=64 cols=32 dtype=f32
 // CHECK-NOT: dma.ld
 // CHECK: tpu.inst mxu.ldw src_addr=4096 src_stride=32 rows=8 cols=8
+// CHECK-NEXT: tpu.await
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4104 src_stride=32 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=8 dst_stride=32 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
@@ -67,5 +72,34 @@ module attributes {tpu.target = #target} {
   func.func @wide_tiles(%x: tensor<8x64xf32> {tpu.dram_address = 0 : i64}, %w: tensor<64x64xf32> {tpu.dram_address = 2048 : i64}) -> tensor<8x64xf32> {
     %m = tpu.matmul %x, %w {tpu.dram_address = 18432 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 32, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
     return %m : tensor<8x64xf32>
+  }
+// A row band of all of K = 128 in two pieces of 64 columns, a bank each
+// (a band of more than one piece lists each piece's buffer): each piece
+// its own transfer and token, the array waiting for the second only at its
+// first K step. The band's last tile releases each piece after its last
+// read, and the next band's piece goes into that bank right away, before
+// the tile's other piece is done.
+// CHECK-LABEL: func.func @band_pieces
+// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=128 cols=16 dtype=f32
+// CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100 dram_stride=128 space=sp sram_addr=4096 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE1:.*]] = tpu.signal load -> compute
+// CHECK: tpu.await %[[PANEL]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=8192 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE0]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=0 flip=1
+// CHECK-COUNT-30: tpu.inst mxu.
+// CHECK-NEXT: %[[FREE0:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREE0]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x8000 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=9216 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE1]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=4096 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
+  func.func @band_pieces(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
+    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
+    return %m : tensor<128x16xf32>
   }
 }

@@ -9,14 +9,16 @@
 // tile_k = min(R, 192) rows; panels of whole K steps up to k_block rows.
 
 // 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 padded
-// input rows of 18 x 64 words (6912) leave room for two 288 x 8 weight
-// panels but not a second band (one buffer: inputs = [0, 0]). The
-// epilogue's operand (none here) follows the input band in its last bank.
+// input rows of 18 x 64 words (6912) leave room for two 144 x 16 weight
+// panels but not a second band (one buffer: inputs = [0, 0]). Panel rows
+// of 16 columns: 8-column rows (32 bytes) would wait on DRAM latency (16
+// requests in flight). The epilogue's operand (none here) follows the
+// input band in its last bank.
 // CHECK-LABEL: func.func @resnet_conv
 // CHECK: tpu.im2col
 // CHECK-NOT: tpu.tiling
 // CHECK-SAME: -> tensor<256x576xf32>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 8, tile_k = 8, k_block = 288, inputs = [0, 0], weights = [8192, 12288], operands = [6912, 6912], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [6912, 6912], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,

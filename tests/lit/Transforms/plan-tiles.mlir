@@ -17,11 +17,12 @@ module attributes {tpu.target = #tpu_8x8} {
 
 // The MLP's first layer: all 8 rows in one tile, all of K = 64 in one
 // activation block of 512 words that nothing refills (one buffer), weight
-// panels of 64 x 8 words. Every buffer starts a bank of its own: block 0,
-// panels 4096 and 8192. Wider tiles would move the same DRAM rows, so the
-// first of the equal estimates, 8 columns, stays.
+// panels of 64 x 64 words. Every buffer starts a bank of its own: block 0,
+// panels 4096 and 8192. Panel rows of 8 columns (32 bytes, 4 bus cycles)
+// would wait on DRAM latency, 16 requests in flight per 100 + 4 cycles;
+// 64-column rows keep the bus busy.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [8704, 8704], accumulators = [0, 2048]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 64, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>
 func.func @dense(%x: tensor<8x64xf32>, %w: tensor<64x100xf32>) -> tensor<8x100xf32> {
   %m = tpu.matmul %x, %w : tensor<8x64xf32>, tensor<64x100xf32> -> tensor<8x100xf32>
   return %m : tensor<8x100xf32>
@@ -40,9 +41,11 @@ func.func @tall(%x: tensor<700x40xf32>, %w: tensor<40x24xf32>) -> tensor<700x24x
 
 // K = 8192 exceeds the 4095 columns a DMA moves: blocks of a multiple of 8
 // (4088 halved) that gives every buffer a bank of its own with all 16 rows:
-// 16 x 248 = 3968 words.
+// 16 x 248 = 3968 words would, but 8192 = 33 x 248 + 8 leaves a last block
+// of 8-word rows that wait on DRAM latency; 120 (8192 = 68 x 120 + 32)
+// does not.
 // CHECK-LABEL: func.func @long_k
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 16, tile_n = 8, tile_k = 8, k_block = 248, activations = [0, 4096], weights = [8192, 12288], operands = [14272, 14272], accumulators = [0, 2048]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 16, tile_n = 8, tile_k = 8, k_block = 120, activations = [0, 4096], weights = [8192, 12288], operands = [13248, 13248], accumulators = [0, 2048]>
 func.func @long_k(%x: tensor<16x8192xf32>, %w: tensor<8192x8xf32>) -> tensor<16x8xf32> {
   %m = tpu.matmul %x, %w : tensor<16x8192xf32>, tensor<8192x8xf32> -> tensor<16x8xf32>
   return %m : tensor<16x8xf32>
@@ -64,7 +67,7 @@ func.func @residual(%x: tensor<64x32xf32>, %w: tensor<32x8xf32>, %r: tensor<64x8
 
 // A batched matmul is planned per batch.
 // CHECK-LABEL: func.func @batched
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 32, tile_n = 8, tile_k = 8, k_block = 16,
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 32, tile_n = 16, tile_k = 8, k_block = 16,
 func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4x32x32xf32> {
   %m = tpu.batch_matmul %a, %b : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
   return %m : tensor<4x32x32xf32>

@@ -141,7 +141,9 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
     `tile_m x k_block` and weight panels of `k_block x tile_n`. Each role is
     double-buffered: the word addresses of its two buffers in the scratchpad
     (`activations`, `weights`, and `operands` for what a fused epilogue
-    loads) and in the accumulators (`accumulators`). Set by
+    loads) and in the accumulators (`accumulators`); two equal addresses
+    are one buffer. `activations` of more than two addresses are the
+    buffers of a row band's pieces, used in turn (docs/compiler.md). Set by
     `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,

@@ -75,44 +75,64 @@ public:
 
   // One activation block of one output tile: rows m0.., columns n0.. of the
   // output, K from kb0 (for a convolution, its weight panel `panelIndex`);
-  // the buffers its fills went to and their tokens.
+  // the buffers its fills went to and their tokens: the block's pieces'
+  // (Source::pieceCols) and the panel's.
   struct Step {
     int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0;
     size_t panelIndex = 0;
     bool newBlock = true;    // loads its activation block (else the band's)
     bool lastOfBand = false; // the band's last output tile
-    uint64_t block = 0, panel = 0;
-    Value blockToken, panelToken;
+    std::vector<uint64_t> pieces;
+    std::vector<Value> pieceTokens;
+    uint64_t panel = 0;
+    Value panelToken;
   };
 
-  // What a tiled product does per step: fill an activation block (or input
-  // band), run the array on it, and how many compute instructions that is.
+  // Around the array's reads of one piece of a step's block: `begin` before
+  // the first (it waits for the piece), `end` after the last (it may free
+  // the piece for the next block).
+  struct PieceHooks {
+    std::function<void(size_t piece)> begin, end;
+  };
+
+  // What a tiled product does per step: fill a piece of an activation block
+  // (or the input band, one piece), run the array on it, and how many
+  // compute instructions that is.
   struct Source {
-    std::function<void(const Step &, uint64_t address)> loadBlock;
-    std::function<void(const Step &, uint64_t acc)> compute;
+    int64_t pieceCols = 0; // of a block's pieces; 0: one piece
+    std::function<void(const Step &, size_t piece, uint64_t address)> loadPiece;
+    std::function<void(const Step &, uint64_t acc, const PieceHooks &)> compute;
     std::function<int64_t(const Step &)> computeInstructions;
   };
 
   // The array's work of a step: per K step of R rows, per C-wide chunk of
-  // the tile, one weight tile and the block's rows through it.
-  void emitStep(const Step &step, uint64_t acc, int64_t tileK) {
+  // the tile, one weight tile and the block's rows through it. A piece of
+  // the block holds `pieceCols` of its columns, rows pieceCols apart.
+  void emitStep(const Step &step, uint64_t acc, int64_t tileK, int64_t pieceCols,
+                const PieceHooks &hooks) {
     const int64_t arrayCols = config.array.cols;
     for (int64_t k0 = step.kb0; k0 < step.kb0 + step.kb; k0 += tileK) {
       int64_t k = std::min(tileK, step.kb0 + step.kb - k0);
+      size_t piece = size_t((k0 - step.kb0) / pieceCols);
+      int64_t first = int64_t(piece) * pieceCols, cols = std::min(pieceCols, step.kb - first);
       for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
         int64_t c = std::min(arrayCols, step.n - c0);
         builder.emit(loadWeights(step, k0 - step.kb0, c0, k, c));
-        builder.emit(isa::makeInstruction(Opcode::MatMul,
-                                          {{Field::SrcAddr, step.block + uint64_t(k0 - step.kb0)},
-                                           {Field::SrcStride, uint64_t(step.kb)},
-                                           {Field::DstAddr, acc + uint64_t(c0)},
-                                           {Field::DstStride, uint64_t(step.n)},
-                                           {Field::Rows, uint64_t(step.m)},
-                                           {Field::Cols, uint64_t(k)},
-                                           {Field::DType, uint64_t(config.array.dtype)},
-                                           {Field::Accumulate, k0 > 0 ? 1u : 0u},
-                                           {Field::Flip, 1}}));
+        if (k0 - step.kb0 == first && c0 == 0)
+          hooks.begin(piece);
+        builder.emit(isa::makeInstruction(
+            Opcode::MatMul, {{Field::SrcAddr, step.pieces[piece] + uint64_t(k0 - step.kb0 - first)},
+                             {Field::SrcStride, uint64_t(cols)},
+                             {Field::DstAddr, acc + uint64_t(c0)},
+                             {Field::DstStride, uint64_t(step.n)},
+                             {Field::Rows, uint64_t(step.m)},
+                             {Field::Cols, uint64_t(k)},
+                             {Field::DType, uint64_t(config.array.dtype)},
+                             {Field::Accumulate, k0 > 0 ? 1u : 0u},
+                             {Field::Flip, 1}}));
       }
+      if (k0 + k - step.kb0 == first + cols)
+        hooks.end(piece);
     }
   }
 
@@ -150,10 +170,16 @@ public:
           steps.push_back(step);
         }
     Source source;
-    source.loadBlock = [&](const Step &step, uint64_t address) {
-      builder.load(a, step.m0, step.kb0, step.m, step.kb, isa::Space::Scratchpad, address);
+    source.pieceCols =
+        blockPerRowBand ? activationPieceCols(tileM, K, plan.getTileK(), config) : kBlock;
+    source.loadPiece = [&](const Step &step, size_t piece, uint64_t address) {
+      int64_t first = int64_t(piece) * source.pieceCols;
+      builder.load(a, step.m0, step.kb0 + first, step.m,
+                   std::min(source.pieceCols, step.kb - first), isa::Space::Scratchpad, address);
     };
-    source.compute = [&](const Step &step, uint64_t acc) { emitStep(step, acc, plan.getTileK()); };
+    source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
+      emitStep(step, acc, plan.getTileK(), source.pieceCols, hooks);
+    };
     source.computeInstructions = [&](const Step &step) {
       return 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
              llvm::divideCeil(step.n, int64_t(config.array.cols));
@@ -205,7 +231,7 @@ public:
 
     llvm::SmallDenseSet<uint64_t, 2> bordered;
     Source source;
-    source.loadBlock = [&](const Step &step, uint64_t buffer) {
+    source.loadPiece = [&](const Step &step, size_t, uint64_t buffer) {
       // The left and right padding columns, which no band overwrites.
       if (fill && bordered.insert(buffer).second)
         for (int64_t x = 0; x < Wp; ++x)
@@ -242,7 +268,7 @@ public:
         }
       }
     };
-    source.compute = [&](const Step &step, uint64_t acc) {
+    source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       const int64_t arrayCols = config.array.cols;
       auto [first, end] = panels[step.panelIndex];
       for (size_t i = first; i < end; ++i) {
@@ -250,12 +276,14 @@ public:
         for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
           builder.emit(
               loadWeights(step, k.row - step.kb0, c0, k.rows, std::min(arrayCols, step.n - c0)));
+          if (i == first && c0 == 0)
+            hooks.begin(0);
           for (int64_t j = 0; j < step.m / OW; ++j)
             builder.emit(isa::makeInstruction(
                 Opcode::MatMul,
                 {{Field::SrcAddr,
-                  step.block + uint64_t(j / OH * imageWords + j % OH * shape.stride[0] * rowWords +
-                                        k.offset)},
+                  step.pieces[0] + uint64_t(j / OH * imageWords +
+                                            j % OH * shape.stride[0] * rowWords + k.offset)},
                  {Field::SrcStride, uint64_t(shape.stride[1] * C)},
                  {Field::DstAddr, acc + uint64_t(j * OW * step.n + c0)},
                  {Field::DstStride, uint64_t(step.n)},
@@ -266,6 +294,7 @@ public:
                  {Field::Flip, j == 0 ? 1u : 0u}}));
         }
       }
+      hooks.end(0);
     };
     source.computeInstructions = [&](const Step &step) {
       auto [first, end] = panels[step.panelIndex];
@@ -282,12 +311,17 @@ public:
   // The program is software-pipelined: the fills of each step are issued
   // before the compute of the step before when that compute outnumbers the
   // compute queue's entries, so that the in-order front end hands them to
-  // the load queue while the array works; a fill into a buffer the step
-  // before still reads waits until after it. A panel (block) is released
-  // after its step when the next step of the same output tile (band) needs
-  // another, else once per output tile (band).
+  // the load queue while the array works. `pieces` are the buffers of the
+  // blocks' pieces, used in turn (two equal ones are one). A piece goes
+  // into its buffer as soon as the step reading it before has released it:
+  // right after that step's last read of it, or, for a block of several
+  // pieces, one piece per step ahead of the step that needs it when its
+  // buffer is already free, so that the next band's block loads while the
+  // array works on this one. A panel (block) is released after its step
+  // when the next step of the same output tile (band) needs another, else
+  // once per output tile (band).
   void emitSteps(std::vector<Step> &steps, const Source &source, const Matrix &w, const Matrix &y,
-                 llvm::ArrayRef<int64_t> blocks, llvm::ArrayRef<int64_t> panels,
+                 llvm::ArrayRef<int64_t> pieces, llvm::ArrayRef<int64_t> panels,
                  llvm::ArrayRef<int64_t> operandBuffers, llvm::ArrayRef<int64_t> tiles,
                  bool releasePanelEachStep, bool releaseBlockEachStep, const Epilogue &epilogue) {
     // Operands from earlier operations: their stores have landed, their
@@ -295,60 +329,110 @@ public:
     builder.dependsOn(Queue::Store, Queue::Load);
     builder.dependsOn(Queue::Compute, Queue::Load);
     builder.dependsOn(Queue::Store, Queue::Compute);
-    BufferRing activations(blocks, Queue::Load, Queue::Compute);
+    auto piecesOf = [&](const Step &step) {
+      return source.pieceCols ? size_t(llvm::divideCeil(step.kb, source.pieceCols)) : 1;
+    };
+    BufferRing activations(pieces, Queue::Load, Queue::Compute);
     BufferRing weights(panels, Queue::Load, Queue::Compute);
     BufferRing operands(operandBuffers, Queue::Load, Queue::Compute);
     BufferRing results(tiles, Queue::Compute, Queue::Store);
-    auto fill = [&](Step &step, const Step *previous) {
-      if (step.newBlock) {
-        step.block = activations.startFill(builder);
-        source.loadBlock(step, step.block);
-        step.blockToken = activations.endFill(builder);
-      } else {
-        step.block = previous->block, step.blockToken = previous->blockToken;
+    // The step's pieces not yet filled, in order: all of them, or up to
+    // `most` while their buffers are free.
+    auto fillPieces = [&](Step &step, bool all, size_t most = SIZE_MAX) {
+      for (size_t filled = 0; step.pieces.size() < piecesOf(step) && filled < most &&
+                              (all || activations.nextIsFree());
+           ++filled) {
+        step.pieces.push_back(activations.startFill(builder));
+        source.loadPiece(step, step.pieces.size() - 1, step.pieces.back());
+        step.pieceTokens.push_back(activations.endFill(builder));
       }
+    };
+    auto fillPanel = [&](Step &step) {
       step.panel = weights.startFill(builder);
       builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, step.panel);
       step.panelToken = weights.endFill(builder);
     };
-    fill(steps[0], nullptr);
+    // A step's fills: its panel, then its block's pieces (the array loads
+    // its first weight tile while the first piece arrives, then waits for
+    // each piece in turn); with `all` false only while their buffers are
+    // free.
+    auto fillStep = [&](Step &step, bool all) {
+      if (!step.panelToken && (all || weights.nextIsFree()))
+        fillPanel(step);
+      if (step.panelToken)
+        fillPieces(step, all);
+    };
+    // The step's block, from the step before when it shares it.
+    auto shareBlock = [](Step &step, const Step &previous) {
+      if (!step.newBlock)
+        step.pieces = previous.pieces, step.pieceTokens = previous.pieceTokens;
+    };
+    fillStep(steps[0], true);
     uint64_t acc = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
       Step &step = steps[i];
       Step *next = i + 1 < steps.size() ? &steps[i + 1] : nullptr;
+      if (next)
+        shareBlock(*next, step);
       // Only a step whose compute would fill the compute queue holds the
       // next fills back; a short one goes first and its epilogue's operand
       // loads are not queued behind them.
-      bool prefetch = next && source.computeInstructions(step) > int64_t(isa::kQueueDepth) &&
-                      !(next->newBlock && activations.nextAddress() == step.block) &&
-                      weights.nextAddress() != step.panel;
-      if (prefetch)
-        fill(*next, &step);
+      bool early = next && source.computeInstructions(step) > int64_t(isa::kQueueDepth);
+      if (early)
+        fillStep(*next, false);
+      // A piece of the block after the next step's, where its buffer is
+      // free, with the next step's fills: its pieces spread evenly over the
+      // steps of the block before it (the bus is busy with the panels and
+      // stores meanwhile), the first after the block before has started.
+      auto fillAhead = [&] {
+        auto ahead = std::find_if(steps.begin() + i + 2, steps.end(),
+                                  [](const Step &later) { return later.newBlock; });
+        if (ahead == steps.end() || next->pieces.size() < piecesOf(*next))
+          return;
+        auto blockBefore = std::find_if(std::make_reverse_iterator(ahead), steps.rend(),
+                                        [](const Step &earlier) { return earlier.newBlock; });
+        size_t stepsLeft = size_t(ahead - steps.begin()) - i;
+        size_t blockSteps = size_t(ahead - (blockBefore.base() - 1));
+        size_t aheadPieces = piecesOf(*ahead), unfilled = aheadPieces - ahead->pieces.size();
+        if (aheadPieces > 1 && stepsLeft * (aheadPieces + 1) <= blockSteps * unfilled)
+          fillPieces(*ahead, false, 1);
+      };
+      if (early)
+        fillAhead();
       if (step.kb0 == 0)
         acc = results.startFill(builder);
-      builder.await(step.blockToken);
       builder.await(step.panelToken);
-      source.compute(step, acc);
+      bool releasesBlock = releaseBlockEachStep || step.lastOfBand;
+      PieceHooks hooks;
+      hooks.begin = [&](size_t piece) { builder.await(step.pieceTokens[piece]); };
+      // Each must be free before the step after next refills its buffer;
+      // the next block's pieces follow, but not the last one's (the
+      // epilogue's operand loads go first).
+      hooks.end = [&](size_t piece) {
+        if (!releasesBlock)
+          return;
+        activations.release(builder, step.pieces[piece]);
+        if (early && piece + 1 < step.pieces.size())
+          fillStep(*next, false);
+      };
+      source.compute(step, acc, hooks);
       bool lastOfTile = step.kb0 + step.kb >= w.rows;
-      // Each must be free before the step after next refills its buffer.
       if (releasePanelEachStep)
         weights.release(builder, step.panel);
-      if (releaseBlockEachStep)
-        activations.release(builder, step.block);
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
         // Releasing waits for the array to finish: done once per output
         // tile, where the epilogue and the store wait for it anyway.
         if (!releasePanelEachStep)
           weights.release(builder, step.panel);
-        if (!releaseBlockEachStep && step.lastOfBand)
-          activations.release(builder, step.block);
         results.use(builder, results.endFill(builder));
         builder.store(y, step.m0, step.n0, step.m, step.n, isa::Space::Accumulator, acc);
         results.release(builder, acc);
       }
-      if (next && !prefetch)
-        fill(*next, &step);
+      if (next)
+        fillStep(*next, true);
+      if (next && !early)
+        fillAhead();
     }
   }
 

@@ -63,9 +63,14 @@ BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock,
 
 // One way to run the matmul: tile sizes and how many buffers each role
 // gets (two let the producer fill one while the consumer reads the other).
+// An activation block of several pieces (activationPieceCols) has a
+// buffer per piece and `extraPieces` more, which the next block's first
+// pieces fill while this block is in use: all of them (as many as the
+// block has) is a second buffer.
 struct Candidate {
   int64_t tileM, tileN, kBlock;
   int activationBuffers, weightBuffers, accumulatorBuffers;
+  int64_t pieceCols, pieces = 1, extraPieces = 0;
 };
 
 // sum over the tiles of `total` in steps of `tile` of f(size of the tile).
@@ -76,9 +81,12 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
   return sum;
 }
 
-// Bus cycles of one DMA row of `elements` fp32 words.
+// Cycles of one DMA row of `elements` fp32 words in a long transfer: its
+// bus cycles, or with short rows the DRAM latency over the requests in
+// flight (max_outstanding rows per latency + bus cycles).
 double rowCycles(int64_t elements, const HardwareConfig &config) {
-  return std::ceil(4.0 * double(elements) / config.dram.bytes_per_cycle);
+  double bus = std::ceil(4.0 * double(elements) / config.dram.bytes_per_cycle);
+  return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
 }
 
 // Compute cycles a fused epilogue adds over output tiles of at most tileN
@@ -104,11 +112,11 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
 }
 
 // The estimate from the array's busy time `compute` and the DRAM bus
-// cycles `activations` of the activation loads (serialized when their
-// single buffer refills): the weights (once per row tile), results and
+// cycles `activations` of the activation loads (`activationsSerialized` of
+// them wait for the array): the weights (once per row tile), results and
 // epilogue operands added, as the larger of the two plus what single
 // buffers serialize.
-double withTransfers(double compute, double activations, bool activationsSerialized,
+double withTransfers(double compute, double activations, double activationsSerialized,
                      const Candidate &c, double rowTiles, int64_t M, int64_t K, int64_t N,
                      const EpilogueOperands &epilogue, const HardwareConfig &config) {
   const double drain = double(config.array.rows + config.array.cols);
@@ -122,7 +130,7 @@ double withTransfers(double compute, double activations, bool activationsSeriali
     operands += rowTiles * nTiles;
   double dram = weights + activations + results + operands;
   // One buffer: its producer waits for its consumer, so its transfers add up.
-  double serialized = activationsSerialized ? activations : 0.0;
+  double serialized = activationsSerialized;
   if (c.weightBuffers == 1)
     serialized += weights;
   if (c.accumulatorBuffers == 1)
@@ -152,10 +160,15 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                             epilogue, config);
   // DRAM: row requests of each transfer.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
-  double activations = activationLoads * double(M) * overTiles(K, c.kBlock, row);
+  double activations =
+      activationLoads * double(M) * overTiles(K, std::min(c.kBlock, c.pieceCols), row);
+  // A refilled block waits for the array to release its buffer, all of it
+  // with one buffer, or the pieces beyond the extra ones.
   bool activationsRefill = c.tileM < M || c.kBlock < K;
-  return withTransfers(compute, activations, c.activationBuffers == 1 && activationsRefill, c,
-                       mTiles, M, K, N, epilogue, config);
+  double serialized = c.activationBuffers == 1 && activationsRefill
+                          ? activations * double(c.pieces - c.extraPieces) / double(c.pieces)
+                          : 0.0;
+  return withTransfers(compute, activations, serialized, c, mTiles, M, K, N, epilogue, config);
 }
 
 // Output tiles of C columns, or several C-wide chunks, so that an
@@ -186,7 +199,7 @@ std::vector<int64_t> kBlocks(int64_t K, int64_t tileK) {
 // sees it (buffers packed into shared banks count as one).
 struct Placed {
   Candidate effective;
-  std::array<int64_t, 2> activations, weights, operands, accumulators;
+  std::vector<int64_t> activations, weights, operands, accumulators;
 };
 
 // Keeps the plan of `tiles` (rows or band, tileN, tileK, kBlock) in the
@@ -209,54 +222,65 @@ void keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
 
 // Calls visit(placed) for each way of giving the roles of a tiling one or
 // two buffers that fits the memories: activation blocks (or input bands)
-// of `blockWords` (a second one only when `refills`: there is more than
-// one to load), the rest as bufferWords gives them. The epilogue's operand
-// may share the bank of the buffer placed before it: the last weight
-// panel's, or with `operandAfterBlocks` the last block's (a convolution's
-// input band, rarely a whole number of banks).
+// of `pieces` pieces of `pieceWords` each (a second block, or with several
+// pieces any number of extra pieces, only when `refills`: there is more
+// than one to load), the rest as bufferWords gives them. The pieces of a
+// block of several start a bank each, so that a DMA filling one never
+// waits for the array reading another. The epilogue's operand may share
+// the bank of the buffer placed before it: the last weight panel's, or
+// with `operandAfterBlocks` the last block's (a convolution's input band,
+// rarely a whole number of banks).
 template <typename Visit>
-void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, uint64_t blockWords,
-                      bool refills, const BufferWords &words, bool operandAfterBlocks,
-                      const HardwareConfig &config, Visit visit) {
-  // Scratchpad buffers in placement order: blocks, panels, operand.
-  const std::array<size_t, 5> order = operandAfterBlocks ? std::array<size_t, 5>{0, 1, 4, 2, 3}
-                                                         : std::array<size_t, 5>{0, 1, 2, 3, 4};
-  for (int activationBuffers : {2, 1})
+void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pieceCols,
+                      int64_t pieces, uint64_t pieceWords, bool refills, const BufferWords &words,
+                      bool operandAfterBlocks, const HardwareConfig &config, Visit visit) {
+  for (int64_t extraPieces = refills ? pieces : 0; extraPieces >= 0; --extraPieces)
     for (int weightBuffers : {2, 1})
       for (int accumulatorBuffers : {2, 1}) {
-        uint64_t secondBlock = refills && activationBuffers == 2 ? blockWords : 0;
-        uint64_t secondPanel = weightBuffers == 2 ? words.panel : 0;
-        const std::array<Buffer, 5> roles{
-            {{blockWords}, {secondBlock}, {words.panel}, {secondPanel}, {words.operand, true}}};
+        // Scratchpad buffers in placement order: the pieces, the panels and
+        // the operand (or the operand after the pieces).
         std::vector<Buffer> buffers;
-        for (size_t role : order)
-          buffers.push_back(roles[role]);
+        for (int64_t piece = 0; piece < pieces + extraPieces; ++piece)
+          buffers.push_back({pieceWords});
+        size_t operand = operandAfterBlocks ? buffers.size() : buffers.size() + 2;
+        size_t panel = operandAfterBlocks ? buffers.size() + 1 : buffers.size();
+        if (operandAfterBlocks)
+          buffers.push_back({words.operand, true});
+        buffers.push_back({words.panel});
+        buffers.push_back({weightBuffers == 2 ? words.panel : 0});
+        if (!operandAfterBlocks)
+          buffers.push_back({words.operand, true});
         auto scratchpad = placeBuffers(buffers, config.scratchpad.words(), config.scratchpad.banks);
         auto accumulator = placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
                                         config.accumulator.words(), config.accumulator.banks);
         if (!scratchpad || !accumulator)
           continue;
         Placed placed;
-        placed.effective = {
-            tileM, tileN, kBlock, activationBuffers, weightBuffers, accumulatorBuffers};
+        placed.effective = {tileM,         tileN,
+                            kBlock,        extraPieces == pieces ? 2 : 1,
+                            weightBuffers, accumulatorBuffers,
+                            pieceCols,     pieces,
+                            extraPieces};
         // Packed buffers share banks: the unit reading one holds up the
         // DMA filling the other, as if there were one.
-        if (!scratchpad->ownBanks)
+        if (!scratchpad->ownBanks) {
           placed.effective.activationBuffers = placed.effective.weightBuffers = 1;
+          placed.effective.extraPieces = 0;
+        }
         if (!accumulator->ownBanks)
           placed.effective.accumulatorBuffers = 1;
-        std::array<uint64_t, 5> sp;
-        for (size_t i = 0; i < order.size(); ++i)
-          sp[order[i]] = scratchpad->addresses[i];
-        const std::vector<uint64_t> &acc = accumulator->addresses;
+        const std::vector<uint64_t> &sp = scratchpad->addresses, &acc = accumulator->addresses;
         auto pair = [](uint64_t first, uint64_t second, bool two) {
-          return std::array<int64_t, 2>{int64_t(first), int64_t(two ? second : first)};
+          return std::vector<int64_t>{int64_t(first), int64_t(two ? second : first)};
         };
-        placed.activations = pair(sp[0], sp[1], secondBlock > 0);
-        placed.weights = pair(sp[2], sp[3], weightBuffers == 2);
+        // One block: two equal addresses; else the pieces' buffers in turn.
+        placed.activations.assign(sp.begin(), sp.begin() + pieces + extraPieces);
+        if (placed.activations.size() == 1)
+          placed.activations.push_back(placed.activations[0]);
+        placed.weights = pair(sp[panel], sp[panel + 1], weightBuffers == 2);
         // The epilogue loads its operands just before it uses them, one op
         // after the other: one buffer serves.
-        placed.operands = {int64_t(sp[4]), int64_t(sp[4])};
+        placed.operands = {int64_t(sp[operand]), int64_t(sp[operand])};
         placed.accumulators = pair(acc[0], acc[1], accumulatorBuffers == 2);
         visit(placed);
       }
@@ -306,8 +330,8 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                 double(firstBand * OW) * rowCycles(firstN, config);
   // Each weight panel is a transfer of its own, paying the DRAM latency.
   inputs += bands * nTiles * panels * config.dram.latency_cycles;
-  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1, c, bands, M, K, N,
-                       epilogue, config) +
+  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0, c,
+                       bands, M, K, N, epilogue, config) +
          ends;
 }
 
@@ -323,8 +347,10 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
     for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
-        forEachPlacement(tileM, tileN, kBlock, words.block, tileM < M || kBlock < K, words, false,
-                         config, [&](const Placed &placed) {
+        int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
+        int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
+        forEachPlacement(tileM, tileN, kBlock, pieceCols, pieces, uint64_t(tileM * pieceCols),
+                         tileM < M || kBlock < K, words, false, config, [&](const Placed &placed) {
                            keepFastest(
                                best, {tileM, tileN, tileK, kBlock}, placed,
                                estimateCycles(placed.effective, M, K, N, tileK, epilogue, config));
@@ -393,7 +419,7 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         // The operand in the input band's last bank, or in the last panel's.
         for (bool operandAfterBand : {true, false})
           forEachPlacement(
-              band, tileN, kBlock, bandWords, refills, words, operandAfterBand, config,
+              band, tileN, kBlock, kBlock, 1, bandWords, refills, words, operandAfterBand, config,
               [&](const Placed &placed) {
                 keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                             estimateConvCycles(placed.effective, shape, steps, epilogue, config));
@@ -401,6 +427,12 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
       }
   }
   return best;
+}
+
+int64_t activationPieceCols(int64_t tileM, int64_t K, int64_t tileK, const HardwareConfig &config) {
+  int64_t bankCols = int64_t(config.scratchpad.words() / config.scratchpad.banks) / tileM;
+  int64_t cols = bankCols / tileK * tileK;
+  return cols >= tileK && 2 * cols <= K ? cols : K;
 }
 
 MatMulMemoryNeeds minimumMatMulMemory(int64_t K, int64_t N, const EpilogueOperands &epilogue,

@@ -20,9 +20,10 @@ namespace tpu::codegen {
 struct MatMulPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, kBlock = 0;
   // Word addresses of the two buffers of each role: in the scratchpad,
-  // activation blocks, weight panels and what a fused epilogue loads; in the
-  // accumulators, output tiles.
-  std::array<int64_t, 2> activations{}, weights{}, operands{}, accumulators{};
+  // activation blocks (or, for a block of several pieces, each piece's
+  // buffer in turn: activationPieceCols), weight panels and what a fused
+  // epilogue loads; in the accumulators, output tiles.
+  std::vector<int64_t> activations, weights, operands, accumulators;
   double estimatedCycles = 0; // the cost model's, for comparing plans
 };
 
@@ -41,6 +42,14 @@ struct EpilogueOperands {
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
                                      const EpilogueOperands &epilogue,
                                      const HardwareConfig &config);
+
+// Columns of each piece an activation block of tileM x K (a block per row
+// band, kBlock >= K) is loaded in: as many K steps of tileK as one
+// scratchpad bank holds, each piece a transfer of its own, so that the
+// array starts on the first piece while the next ones load, and a piece
+// is refilled once the band's last tile is done with it; K (one piece)
+// when a bank holds less than one K step or K less than two pieces.
+int64_t activationPieceCols(int64_t tileM, int64_t K, int64_t tileK, const HardwareConfig &config);
 
 // Words of scratchpad and accumulator the smallest plan needs.
 struct MatMulMemoryNeeds {
@@ -106,7 +115,7 @@ std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK);
 // bands of input rows. tpu-plan-tiles records it as a #tpu.conv_tiling.
 struct ConvPlan {
   int64_t band = 0, tileN = 0, tileK = 0, kBlock = 0;
-  std::array<int64_t, 2> inputs{}, weights{}, operands{}, accumulators{};
+  std::vector<int64_t> inputs, weights, operands, accumulators;
   double estimatedCycles = 0;
 };
 

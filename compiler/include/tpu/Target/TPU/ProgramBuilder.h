@@ -117,6 +117,7 @@ public:
       : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer) {
     addresses_.erase(std::unique(addresses_.begin(), addresses_.end()), addresses_.end());
     releases_.resize(addresses_.size());
+    held_.resize(addresses_.size());
   }
 
   // Before filling: the buffer's previous contents have been released.
@@ -125,6 +126,7 @@ public:
     next_ = (next_ + 1) % addresses_.size();
     if (releases_[current_])
       builder.await(releases_[current_]);
+    held_[current_] = true;
     return addresses_[current_];
   }
   // After the fill's instructions: announces it; returns the fill's token.
@@ -133,15 +135,19 @@ public:
   void use(ProgramBuilder &builder, mlir::Value fillToken) { builder.await(fillToken); }
   // Where the next fill will go.
   uint64_t nextAddress() const { return addresses_[next_]; }
+  // Whether the next fill's buffer has been released (or never filled).
+  bool nextIsFree() const { return !held_[next_]; }
   // After the consumer's last read of the buffer at `address`.
   void release(ProgramBuilder &builder, uint64_t address) {
     size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
     releases_[slot] = builder.signal(consumer_, producer_);
+    held_[slot] = false;
   }
 
 private:
   std::vector<uint64_t> addresses_;
   std::vector<mlir::Value> releases_; // the tokens that free each buffer, once there is one
+  std::vector<bool> held_;            // filled and not yet released
   isa::Queue producer_, consumer_;
   size_t next_ = 0, current_ = 0;
 };
