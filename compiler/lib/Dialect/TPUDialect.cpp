@@ -398,17 +398,19 @@ int64_t convolvedSize(int64_t size, int64_t padBefore, int64_t padAfter, int64_t
   int64_t span = size + padBefore + padAfter - (kernel - 1) * dilation - 1;
   return span < 0 ? 0 : span / stride + 1;
 }
+
+// Output rows (axis 0) or columns (axis 1) of a window op over its NHWC
+// input: im2col's and the window reduction's alike.
+template <typename WindowOp> int64_t windowOutputSize(WindowOp op, int axis) {
+  return convolvedSize(op.getInput().getType().getShape()[1 + axis], op.getPad()[2 * axis],
+                       op.getPad()[2 * axis + 1], op.getKernel()[axis], op.getStride()[axis],
+                       op.getDilation()[axis]);
+}
 } // namespace
 
-int64_t Im2ColOp::getOutputHeight() {
-  return convolvedSize(getInput().getType().getShape()[1], getPad()[0], getPad()[1], getKernel()[0],
-                       getStride()[0], getDilation()[0]);
-}
+int64_t Im2ColOp::getOutputHeight() { return windowOutputSize(*this, 0); }
 
-int64_t Im2ColOp::getOutputWidth() {
-  return convolvedSize(getInput().getType().getShape()[2], getPad()[2], getPad()[3], getKernel()[1],
-                       getStride()[1], getDilation()[1]);
-}
+int64_t Im2ColOp::getOutputWidth() { return windowOutputSize(*this, 1); }
 
 namespace {
 // What im2col and a window reduction check alike: the window's sizes, that
@@ -449,15 +451,9 @@ LogicalResult Im2ColOp::verify() {
   return success();
 }
 
-int64_t WindowReduceOp::getOutputHeight() {
-  return convolvedSize(getInput().getType().getShape()[1], getPad()[0], getPad()[1], getKernel()[0],
-                       getStride()[0], getDilation()[0]);
-}
+int64_t WindowReduceOp::getOutputHeight() { return windowOutputSize(*this, 0); }
 
-int64_t WindowReduceOp::getOutputWidth() {
-  return convolvedSize(getInput().getType().getShape()[2], getPad()[2], getPad()[3], getKernel()[1],
-                       getStride()[1], getDilation()[1]);
-}
+int64_t WindowReduceOp::getOutputWidth() { return windowOutputSize(*this, 1); }
 
 LogicalResult WindowReduceOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();

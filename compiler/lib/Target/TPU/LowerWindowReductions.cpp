@@ -43,29 +43,29 @@ public:
     builder.beforeLoad();
     loadOperands();
     bool first = true;
-    for (int64_t image = 0; image < shape.batch; ++image)
-      for (int64_t oh0 = 0; oh0 < OH; oh0 += plan.getBand()) {
-        const int64_t band = std::min(plan.getBand(), OH - oh0);
-        uint64_t in = inputs.startFill(builder);
-        loadBand(image, oh0, band, in);
-        mlir::Value filled = inputs.endFill(builder);
-        inputs.use(builder, filled);
-        if (first) // the output buffers were the previous op's to store
-          builder.dependsOn(Queue::Store, Queue::Compute);
-        first = false;
-        uint64_t out = outputs.startFill(builder);
-        if (layout.global())
-          reduceGlobal(in, out);
-        else
-          reduceBand(band, in, out);
-        inputs.release(builder, in);
-        outputs.use(builder, outputs.endFill(builder));
-        const int64_t row0 = (image * OH + oh0) * OW;
-        for (int64_t r = 0; r < band * OW; r += kMaxDmaRows)
-          builder.store(output, row0 + r, 0, std::min(kMaxDmaRows, band * OW - r), C,
-                        isa::Space::Scratchpad, out + uint64_t(r * C));
-        outputs.release(builder, out);
-      }
+    // Bands lie within one image (the plan's band is at most OH rows).
+    shape.forEachBand(plan.getBand(), [&](int64_t firstRow, int64_t band) {
+      const int64_t image = firstRow / OH, oh0 = firstRow % OH;
+      uint64_t in = inputs.startFill(builder);
+      loadBand(image, oh0, band, in);
+      mlir::Value filled = inputs.endFill(builder);
+      inputs.use(builder, filled);
+      if (first) // the output buffers were the previous op's to store
+        builder.dependsOn(Queue::Store, Queue::Compute);
+      first = false;
+      uint64_t out = outputs.startFill(builder);
+      if (layout.global())
+        reduceGlobal(in, out);
+      else
+        reduceBand(band, in, out);
+      inputs.release(builder, in);
+      outputs.use(builder, outputs.endFill(builder));
+      const int64_t row0 = firstRow * OW;
+      for (int64_t r = 0; r < band * OW; r += kMaxDmaRows)
+        builder.store(output, row0 + r, 0, std::min(kMaxDmaRows, band * OW - r), C,
+                      isa::Space::Scratchpad, out + uint64_t(r * C));
+      outputs.release(builder, out);
+    });
   }
 
 private:
