@@ -110,7 +110,8 @@ public:
   // The array's work of a step: per K step of R rows, per C-wide chunk of
   // the tile, one weight tile and the block's rows through it. A piece of
   // the block holds `pieceCols` of its columns, rows pieceCols apart; a
-  // step may start or end within one.
+  // step may start or end within one (the tile's step before, reading the
+  // piece's first columns, waited for it).
   void emitStep(const Step &step, uint64_t acc, int64_t tileK, int64_t pieceCols,
                 const PieceHooks &hooks) {
     const int64_t arrayCols = config.array.cols;
@@ -122,7 +123,7 @@ public:
       for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
         int64_t c = std::min(arrayCols, step.n - c0);
         builder.emit(loadWeights(step, k0 - step.kb0, c0, k, c));
-        if ((k0 - step.block0 == first || k0 == step.kb0) && c0 == 0)
+        if (k0 - step.block0 == first && c0 == 0)
           hooks.begin(piece);
         builder.emit(isa::makeInstruction(
             Opcode::MatMul,
