@@ -187,25 +187,27 @@ std::vector<int64_t> tileWidths(int64_t N, const HardwareConfig &config) {
 }
 
 // Output tile heights: the most rows, halved down to 1, each with the
-// height three quarters of the way (so that a band of whole K can take
-// most of the scratchpad's banks, not just half of them).
-std::vector<int64_t> tileHeights(int64_t mostRows) {
+// height three quarters of the way where that is a whole number of the
+// array's rows (so that a band of whole K can take most of the
+// scratchpad's banks, not just half of them).
+std::vector<int64_t> tileHeights(int64_t mostRows, const HardwareConfig &config) {
   std::vector<int64_t> heights;
   for (int64_t rows = mostRows; rows >= 1; rows /= 2) {
     heights.push_back(rows);
-    if (rows % 4 == 0)
+    if (rows % 4 == 0 && rows / 4 * 3 % config.array.rows == 0)
       heights.push_back(rows / 4 * 3);
   }
   return heights;
 }
 
-// Weight panel heights for blocks of kBlock columns: kBlock, and for a
-// block of the whole K (which stays for every column tile of its band)
-// multiples of tileK halved down, so that the band can take most of the
-// scratchpad while the panels stream along K.
-std::vector<int64_t> panelHeights(int64_t K, int64_t tileK, int64_t kBlock) {
+// Weight panel heights for blocks of kBlock columns and tiles of tileM
+// rows: kBlock, and where a band of the whole K (which stays for every
+// column tile) takes more than half the scratchpad, multiples of tileK
+// halved down, so that the panels stream along K in the banks it leaves.
+std::vector<int64_t> panelHeights(int64_t K, int64_t tileK, int64_t kBlock, int64_t tileM,
+                                  const HardwareConfig &config) {
   std::vector<int64_t> heights{kBlock};
-  if (kBlock >= K)
+  if (kBlock >= K && uint64_t(2 * tileM * K) > config.scratchpad.words())
     for (int64_t rows = K / 2 / tileK * tileK; rows >= tileK; rows = rows / 2 / tileK * tileK)
       heights.push_back(rows);
   return heights;
@@ -381,9 +383,9 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
   std::optional<MatMulPlan> best;
   for (int64_t tileN : tileWidths(N, config)) {
     int64_t mostRows = std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN});
-    for (int64_t tileM : tileHeights(mostRows))
+    for (int64_t tileM : tileHeights(mostRows, config))
       for (int64_t kBlock : kBlocks(K, tileK))
-        for (int64_t panelRows : panelHeights(K, tileK, kBlock)) {
+        for (int64_t panelRows : panelHeights(K, tileK, kBlock, tileM, config)) {
           BufferWords words = bufferWords(tileM, tileN, kBlock, panelRows, epilogue);
           int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
           int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
