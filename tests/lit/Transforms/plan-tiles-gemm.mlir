@@ -1,9 +1,9 @@
 // RUN: tpu-opt %s --split-input-file --tpu-plan-tiles | FileCheck %s
 
 // The GEMMs of scripts/bench-compiler on each preset: the plans the cost
-// model (docs/compiler.md, "Choosing the matmul tiling") picks. A list of
-// more than two activation addresses is a band in pieces (activationPieceCols),
-// each piece's buffer in turn.
+// model (docs/compiler.md, "Choosing the matmul tiling") picks. With
+// k_block = K and a band of several pieces (activationPieceCols), the
+// activation addresses are the pieces' buffers, used in turn.
 
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,

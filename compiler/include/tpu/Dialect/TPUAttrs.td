@@ -143,9 +143,9 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
     double-buffered: the word addresses of its two buffers in the scratchpad
     (`activations`, `weights`, and `operands` for what a fused epilogue
     loads) and in the accumulators (`accumulators`); two equal addresses
-    are one buffer. `activations` of more than two addresses are the
-    buffers of a row band's pieces, used in turn (docs/compiler.md). Set by
-    `tpu-plan-tiles`.
+    are one buffer. For a row band in pieces (`k_block` of all of K, in
+    whole banks a piece: docs/compiler.md), `activations` are the pieces'
+    buffers, used in turn, two or more. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block,
