@@ -102,4 +102,45 @@ module attributes {tpu.target = #target} {
     %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
     return %m : tensor<128x16xf32>
   }
+// Weight panels shorter than the block (panel_rows = 32 of K = 128): the
+// band's two pieces of 64 columns stay on chip while each tile's four
+// panels stream through the two weight buffers, each panel a transfer of
+// 32 rows released after its step. The second panel's K steps read the
+// first piece from column 32 on without waiting for it again; the third's
+// wait for the second piece. The first piece is released after the second
+// panel's last read of it, and the next band's first piece goes there.
+// CHECK-LABEL: func.func @short_panels
+// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: %[[PANEL0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100 dram_stride=128 space=sp sram_addr=4096 sram_stride=64 rows=64 cols=64 dtype=f32
+// CHECK-NEXT: %[[PIECE1:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[PANEL0]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=8192 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE0]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=0 flip=1
+// CHECK-COUNT-14: tpu.inst mxu.
+// CHECK-NEXT: %[[FREEPANEL0:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x10800 dram_stride=16 space=sp sram_addr=12288 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: %[[PANEL1:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[PANEL1]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=12288 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=32 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
+// CHECK-COUNT-14: tpu.inst mxu.
+// CHECK-NEXT: %[[FREEPIECE0:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREEPANEL0]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x11000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: %[[PANEL2:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[PANEL2]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=8192 src_stride=16 rows=8 cols=8
+// CHECK-NEXT: tpu.await %[[PIECE1]]
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=4096 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
+// CHECK: tpu.await %[[FREEPIECE0]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x8000 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
+  func.func @short_panels(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
+    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, panel_rows = 32, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
+    return %m : tensor<128x16xf32>
+  }
 }

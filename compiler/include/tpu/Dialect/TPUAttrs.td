@@ -138,16 +138,19 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
   let description = [{
     `Y[M,N] = A[M,K] * W[K,N]`: output tiles of `tile_m` rows x `tile_n`
     columns, accumulated over K in steps of `tile_k`; activation blocks of
-    `tile_m x k_block` and weight panels of `k_block x tile_n`. Each role is
+    `tile_m x k_block` and weight panels of `panel_rows x tile_n` (absent:
+    `k_block`), each block's K in panels one after another. Each role is
     double-buffered: the word addresses of its two buffers in the scratchpad
     (`activations`, `weights`, and `operands` for what a fused epilogue
     loads) and in the accumulators (`accumulators`); two equal addresses
-    are one buffer. `activations` of more than two addresses are the
-    buffers of a row band's pieces, used in turn (docs/compiler.md). Set by
-    `tpu-plan-tiles`.
+    are one buffer. For a row band in pieces (`k_block` of all of K, in
+    whole banks a piece: docs/compiler.md), `activations` are the pieces'
+    buffers, used in turn, two or more. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
-                        "int64_t":$k_block, TPU_AddressesParameter:$activations,
+                        "int64_t":$k_block,
+                        OptionalParameter<"std::optional<int64_t>">:$panel_rows,
+                        TPU_AddressesParameter:$activations,
                         TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
                         TPU_AddressesParameter:$accumulators);
 }

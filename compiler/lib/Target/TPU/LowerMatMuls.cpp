@@ -4,9 +4,10 @@
 //
 // Output tiles of tileM rows x tileN columns (C-wide chunks, one weight tile
 // each) accumulate over K in steps of R. Activations come in blocks of tileM rows x kBlock columns
-// (the whole K when it fits, so a block serves every output column), weights in panels of kBlock x
-// tileN; both are double-buffered, as are the accumulator tiles, so loads, the array and stores
-// overlap. A fused epilogue runs on each output tile in the accumulators before its one store.
+// (the whole K when it fits, so a block serves every output column), weights in panels of panelRows
+// x tileN along each block; both are double-buffered, as are the accumulator tiles, so loads, the
+// array and stores overlap. A fused epilogue runs on each output tile in the accumulators before
+// its one store.
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
@@ -73,12 +74,13 @@ public:
                  planOf<mlir::tpu::MatMulTilingAttr>(matmul), epilogue);
   }
 
-  // One activation block of one output tile: rows m0.., columns n0.. of the
-  // output, K from kb0 (for a convolution, its weight panel `panelIndex`);
-  // the buffers its fills went to and their tokens: the block's pieces'
-  // (Source::pieceCols) and the panel's.
+  // One weight panel of one output tile: rows m0.., columns n0.. of the
+  // output, K from kb0 (for a convolution, its weight panel `panelIndex`),
+  // read against columns block0.. of its activation block; the buffers its
+  // fills went to and their tokens: the block's pieces' (Source::pieceCols)
+  // and the panel's.
   struct Step {
-    int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0;
+    int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0, block0 = 0, blockCols = 0;
     size_t panelIndex = 0;
     bool newBlock = true;    // loads its activation block (else the band's)
     bool lastOfBand = false; // the band's last output tile
@@ -107,31 +109,35 @@ public:
 
   // The array's work of a step: per K step of R rows, per C-wide chunk of
   // the tile, one weight tile and the block's rows through it. A piece of
-  // the block holds `pieceCols` of its columns, rows pieceCols apart.
+  // the block holds `pieceCols` of its columns, rows pieceCols apart; a
+  // step may start or end within one (the tile's step before, reading the
+  // piece's first columns, waited for it).
   void emitStep(const Step &step, uint64_t acc, int64_t tileK, int64_t pieceCols,
                 const PieceHooks &hooks) {
     const int64_t arrayCols = config.array.cols;
     for (int64_t k0 = step.kb0; k0 < step.kb0 + step.kb; k0 += tileK) {
       int64_t k = std::min(tileK, step.kb0 + step.kb - k0);
-      size_t piece = size_t((k0 - step.kb0) / pieceCols);
-      int64_t first = int64_t(piece) * pieceCols, cols = std::min(pieceCols, step.kb - first);
+      size_t piece = size_t((k0 - step.block0) / pieceCols);
+      int64_t first = int64_t(piece) * pieceCols,
+              cols = std::min(pieceCols, step.blockCols - first);
       for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
         int64_t c = std::min(arrayCols, step.n - c0);
         builder.emit(loadWeights(step, k0 - step.kb0, c0, k, c));
-        if (k0 - step.kb0 == first && c0 == 0)
+        if (k0 - step.block0 == first && c0 == 0)
           hooks.begin(piece);
         builder.emit(isa::makeInstruction(
-            Opcode::MatMul, {{Field::SrcAddr, step.pieces[piece] + uint64_t(k0 - step.kb0 - first)},
-                             {Field::SrcStride, uint64_t(cols)},
-                             {Field::DstAddr, acc + uint64_t(c0)},
-                             {Field::DstStride, uint64_t(step.n)},
-                             {Field::Rows, uint64_t(step.m)},
-                             {Field::Cols, uint64_t(k)},
-                             {Field::DType, uint64_t(config.array.dtype)},
-                             {Field::Accumulate, k0 > 0 ? 1u : 0u},
-                             {Field::Flip, 1}}));
+            Opcode::MatMul,
+            {{Field::SrcAddr, step.pieces[piece] + uint64_t(k0 - step.block0 - first)},
+             {Field::SrcStride, uint64_t(cols)},
+             {Field::DstAddr, acc + uint64_t(c0)},
+             {Field::DstStride, uint64_t(step.n)},
+             {Field::Rows, uint64_t(step.m)},
+             {Field::Cols, uint64_t(k)},
+             {Field::DType, uint64_t(config.array.dtype)},
+             {Field::Accumulate, k0 > 0 ? 1u : 0u},
+             {Field::Flip, 1}}));
       }
-      if (k0 + k - step.kb0 == first + cols)
+      if (k0 + k - step.block0 == first + cols)
         hooks.end(piece);
     }
   }
@@ -149,33 +155,39 @@ public:
   // Matrix unit. Output tiles of tileM rows x tileN columns (in C-wide
   // chunks) accumulate over K in steps of R. Activations come in blocks of
   // tileM rows x kBlock columns (the whole K when it fits, so a block serves
-  // every output column), weights in panels of kBlock x tileN.
+  // every output column), weights in panels of panelRows x tileN along each
+  // block.
   void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
                   mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
     const int64_t K = a.cols, N = y.cols, M = y.rows;
     const int64_t tileN = plan.getTileN(), tileM = plan.getTileM(), kBlock = plan.getKBlock();
+    const int64_t panelRows = plan.getPanelRows().value_or(kBlock);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
 
-    // The steps in order: per output tile (m0, n0), per activation block kb0.
+    // The steps in order: per output tile (m0, n0), per activation block
+    // kb0, per weight panel kp0.
     std::vector<Step> steps;
     for (int64_t m0 = 0; m0 < M; m0 += tileM)
       for (int64_t n0 = 0; n0 < N; n0 += tileN)
-        for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock) {
-          Step step;
-          step.m0 = m0, step.m = std::min(tileM, M - m0);
-          step.n0 = n0, step.n = std::min(tileN, N - n0);
-          step.kb0 = kb0, step.kb = std::min(kBlock, K - kb0);
-          step.newBlock = !blockPerRowBand || n0 == 0;
-          step.lastOfBand = n0 + tileN >= N;
-          steps.push_back(step);
-        }
+        for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock)
+          for (int64_t kp0 = kb0; kp0 < std::min(K, kb0 + kBlock); kp0 += panelRows) {
+            Step step;
+            step.m0 = m0, step.m = std::min(tileM, M - m0);
+            step.n0 = n0, step.n = std::min(tileN, N - n0);
+            step.block0 = kb0, step.blockCols = std::min(kBlock, K - kb0);
+            step.kb0 = kp0, step.kb = std::min(panelRows, kb0 + step.blockCols - kp0);
+            step.newBlock = kp0 == kb0 && (!blockPerRowBand || n0 == 0);
+            step.lastOfBand = n0 + tileN >= N;
+            steps.push_back(step);
+          }
     Source source;
     source.pieceCols =
         blockPerRowBand ? activationPieceCols(tileM, K, plan.getTileK(), config) : kBlock;
     source.loadPiece = [&](const Step &step, size_t piece, uint64_t address) {
       int64_t first = int64_t(piece) * source.pieceCols;
-      builder.load(a, step.m0, step.kb0 + first, step.m,
-                   std::min(source.pieceCols, step.kb - first), isa::Space::Scratchpad, address);
+      builder.load(a, step.m0, step.block0 + first, step.m,
+                   std::min(source.pieceCols, step.blockCols - first), isa::Space::Scratchpad,
+                   address);
     };
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       emitStep(step, acc, plan.getTileK(), source.pieceCols, hooks);
@@ -185,7 +197,8 @@ public:
              llvm::divideCeil(step.n, int64_t(config.array.cols));
     };
     emitSteps(steps, source, w, y, plan.getActivations(), plan.getWeights(), plan.getOperands(),
-              plan.getAccumulators(), !blockPerRowBand, !blockPerRowBand, epilogue);
+              plan.getAccumulators(), /*releasePanelEachStep=*/panelRows < K,
+              /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
   }
 
   // A convolution on its NHWC input held on chip (docs/compiler.md,
@@ -330,7 +343,7 @@ public:
     builder.dependsOn(Queue::Compute, Queue::Load);
     builder.dependsOn(Queue::Store, Queue::Compute);
     auto piecesOf = [&](const Step &step) {
-      return source.pieceCols ? size_t(llvm::divideCeil(step.kb, source.pieceCols)) : 1;
+      return source.pieceCols ? size_t(llvm::divideCeil(step.blockCols, source.pieceCols)) : 1;
     };
     BufferRing activations(pieces, Queue::Load, Queue::Compute);
     BufferRing weights(panels, Queue::Load, Queue::Compute);

@@ -46,18 +46,19 @@ std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64
   return std::nullopt;
 }
 
-// Words of one buffer of each role for output tiles of tileM x tileN and
-// activation blocks of kBlock columns; the operand is one fill of the
-// epilogue's largest: per tile row, or fixed.
+// Words of one buffer of each role for output tiles of tileM x tileN,
+// activation blocks of kBlock columns and weight panels of panelRows rows;
+// the operand is one fill of the epilogue's largest: per tile row, or
+// fixed.
 struct BufferWords {
   uint64_t block, panel, operand, tile;
 };
 
-BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock,
+BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
                         const EpilogueOperands &epilogue) {
   int64_t operand = std::max<int64_t>(
       {epilogue.tile ? tileM * tileN : 0, epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0});
-  return {uint64_t(tileM * kBlock), uint64_t(kBlock * tileN), uint64_t(operand),
+  return {uint64_t(tileM * kBlock), uint64_t(panelRows * tileN), uint64_t(operand),
           uint64_t(tileM * tileN)};
 }
 
@@ -68,7 +69,7 @@ BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock,
 // pieces fill while this block is in use: all of them (as many as the
 // block has) is a second buffer.
 struct Candidate {
-  int64_t tileM, tileN, kBlock;
+  int64_t tileM, tileN, kBlock, panelRows;
   int activationBuffers, weightBuffers, accumulatorBuffers;
   int64_t pieceCols, pieces = 1, extraPieces = 0;
 };
@@ -158,6 +159,9 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
       R + C;
   compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
                             epilogue, config);
+  // A panel released before its tile's last one waits for the array to
+  // drain (R + C) before the next panel's work starts.
+  compute += mTiles * nTiles * (std::ceil(double(K) / double(c.panelRows)) - 1) * (R + C);
   // DRAM: row requests of each transfer.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
   double activations =
@@ -182,6 +186,33 @@ std::vector<int64_t> tileWidths(int64_t N, const HardwareConfig &config) {
   return tileNs;
 }
 
+// Output tile heights: the most rows, halved down to 1, each with the
+// height three quarters of the way where that is a whole number of the
+// array's rows (so that a band of whole K can take most of the
+// scratchpad's banks, not just half of them).
+std::vector<int64_t> tileHeights(int64_t mostRows, const HardwareConfig &config) {
+  std::vector<int64_t> heights;
+  for (int64_t rows = mostRows; rows >= 1; rows /= 2) {
+    heights.push_back(rows);
+    if (rows % 4 == 0 && rows / 4 * 3 % config.array.rows == 0)
+      heights.push_back(rows / 4 * 3);
+  }
+  return heights;
+}
+
+// Weight panel heights for blocks of kBlock columns and tiles of tileM
+// rows: kBlock, and where a band of the whole K (which stays for every
+// column tile) takes more than half the scratchpad, multiples of tileK
+// halved down, so that the panels stream along K in the banks it leaves.
+std::vector<int64_t> panelHeights(int64_t K, int64_t tileK, int64_t kBlock, int64_t tileM,
+                                  const HardwareConfig &config) {
+  std::vector<int64_t> heights{kBlock};
+  if (kBlock >= K && uint64_t(2 * tileM * K) > config.scratchpad.words())
+    for (int64_t rows = K / 2 / tileK * tileK; rows >= tileK; rows = rows / 2 / tileK * tileK)
+      heights.push_back(rows);
+  return heights;
+}
+
 // Blocks of the whole K, else multiples of tileK halved down.
 std::vector<int64_t> kBlocks(int64_t K, int64_t tileK) {
   std::vector<int64_t> blocks;
@@ -203,12 +234,13 @@ struct Placed {
 };
 
 // Keeps the plan of `tiles` (rows or band, tileN, tileK, kBlock) in the
-// `placed` buffers in `best` when its estimate beats the best so far.
+// `placed` buffers in `best` when its estimate beats the best so far;
+// returns whether it did.
 template <typename Plan>
-void keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
+bool keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
                  const Placed &placed, double cycles) {
   if (best && cycles >= best->estimatedCycles)
-    return;
+    return false;
   best = Plan{tiles[0],
               tiles[1],
               tiles[2],
@@ -218,6 +250,7 @@ void keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
               placed.operands,
               placed.accumulators,
               cycles};
+  return true;
 }
 
 // Calls visit(placed) for each way of giving the roles of a tiling one or
@@ -231,9 +264,10 @@ void keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
 // with `operandAfterBlocks` the last block's (a convolution's input band,
 // rarely a whole number of banks).
 template <typename Visit>
-void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pieceCols,
-                      int64_t pieces, uint64_t pieceWords, bool refills, const BufferWords &words,
-                      bool operandAfterBlocks, const HardwareConfig &config, Visit visit) {
+void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
+                      int64_t pieceCols, int64_t pieces, uint64_t pieceWords, bool refills,
+                      const BufferWords &words, bool operandAfterBlocks,
+                      const HardwareConfig &config, Visit visit) {
   for (int64_t extraPieces = refills ? pieces : 0; extraPieces >= 0; --extraPieces)
     for (int weightBuffers : {2, 1})
       for (int accumulatorBuffers : {2, 1}) {
@@ -256,10 +290,15 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t piec
         if (!scratchpad || !accumulator)
           continue;
         Placed placed;
-        placed.effective = {tileM,         tileN,
-                            kBlock,        extraPieces == pieces ? 2 : 1,
-                            weightBuffers, accumulatorBuffers,
-                            pieceCols,     pieces,
+        placed.effective = {tileM,
+                            tileN,
+                            kBlock,
+                            panelRows,
+                            extraPieces == pieces ? 2 : 1,
+                            weightBuffers,
+                            accumulatorBuffers,
+                            pieceCols,
+                            pieces,
                             extraPieces};
         // Packed buffers share banks: the unit reading one holds up the
         // DMA filling the other, as if there were one.
@@ -344,18 +383,20 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
   std::optional<MatMulPlan> best;
   for (int64_t tileN : tileWidths(N, config)) {
     int64_t mostRows = std::min({M, kMaxDmaRows, int64_t(config.accumulator.words()) / tileN});
-    for (int64_t tileM = mostRows; tileM >= 1; tileM /= 2)
-      for (int64_t kBlock : kBlocks(K, tileK)) {
-        BufferWords words = bufferWords(tileM, tileN, kBlock, epilogue);
-        int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
-        int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
-        forEachPlacement(tileM, tileN, kBlock, pieceCols, pieces, uint64_t(tileM * pieceCols),
-                         tileM < M || kBlock < K, words, false, config, [&](const Placed &placed) {
-                           keepFastest(
-                               best, {tileM, tileN, tileK, kBlock}, placed,
-                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config));
-                         });
-      }
+    for (int64_t tileM : tileHeights(mostRows, config))
+      for (int64_t kBlock : kBlocks(K, tileK))
+        for (int64_t panelRows : panelHeights(K, tileK, kBlock, tileM, config)) {
+          BufferWords words = bufferWords(tileM, tileN, kBlock, panelRows, epilogue);
+          int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
+          int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
+          forEachPlacement(
+              tileM, tileN, kBlock, panelRows, pieceCols, pieces, uint64_t(tileM * pieceCols),
+              tileM < M || kBlock < K, words, false, config, [&](const Placed &placed) {
+                if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
+                                estimateCycles(placed.effective, M, K, N, tileK, epilogue, config)))
+                  best->panelRows = panelRows;
+              });
+        }
   }
   return best;
 }
@@ -413,14 +454,14 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     for (int64_t band : bands)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         int64_t m = band * shape.outWidth;
-        BufferWords words = bufferWords(m, tileN, kBlock, epilogue);
+        BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
         uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
         bool refills = band < outRows;
         // The operand in the input band's last bank, or in the last panel's.
         for (bool operandAfterBand : {true, false})
           forEachPlacement(
-              band, tileN, kBlock, kBlock, 1, bandWords, refills, words, operandAfterBand, config,
-              [&](const Placed &placed) {
+              band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words, operandAfterBand,
+              config, [&](const Placed &placed) {
                 keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                             estimateConvCycles(placed.effective, shape, steps, epilogue, config));
               });
@@ -430,16 +471,28 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
 }
 
 int64_t activationPieceCols(int64_t tileM, int64_t K, int64_t tileK, const HardwareConfig &config) {
-  int64_t bankCols = int64_t(config.scratchpad.words() / config.scratchpad.banks) / tileM;
-  int64_t cols = bankCols / tileK * tileK;
-  return cols >= tileK && 2 * cols <= K ? cols : K;
+  const int64_t bankWords = int64_t(config.scratchpad.words() / config.scratchpad.banks);
+  int64_t best = K, fewestBanks = 0;
+  for (int64_t banks = 1; banks <= int64_t(config.scratchpad.banks); ++banks) {
+    int64_t cols = banks * bankWords / tileM / tileK * tileK;
+    if (2 * cols > K)
+      break;
+    if (cols < tileK)
+      continue;
+    // Whole pieces of `banks` banks each, the last one's rows in its own.
+    int64_t used = K / cols * banks + llvm::divideCeil(K % cols * tileM, bankWords);
+    if (best == K || used < fewestBanks)
+      best = cols, fewestBanks = used;
+  }
+  return best;
 }
 
 MatMulMemoryNeeds minimumMatMulMemory(int64_t K, int64_t N, const EpilogueOperands &epilogue,
                                       const HardwareConfig &config) {
   // The smallest plan: one row, one weight tile, one buffer of each.
-  BufferWords words = bufferWords(1, std::min<int64_t>(N, config.array.cols),
-                                  std::min<int64_t>(K, config.array.rows), epilogue);
+  const int64_t tileK = std::min<int64_t>(K, config.array.rows);
+  BufferWords words =
+      bufferWords(1, std::min<int64_t>(N, config.array.cols), tileK, tileK, epilogue);
   return {words.block + words.panel + words.operand, words.tile};
 }
 

@@ -229,9 +229,13 @@ private:
           hardware.scratchpad.bytes / 1024, kib(needs.accumulatorWords),
           hardware.accumulator.bytes / 1024));
     }
+    // Panels as tall as the blocks go unsaid.
+    std::optional<int64_t> panelRows;
+    if (plan->panelRows < plan->kBlock)
+      panelRows = plan->panelRows;
     return mlir::tpu::MatMulTilingAttr::get(&getContext(), plan->tileM, plan->tileN, plan->tileK,
-                                            plan->kBlock, plan->activations, plan->weights,
-                                            plan->operands, plan->accumulators);
+                                            plan->kBlock, panelRows, plan->activations,
+                                            plan->weights, plan->operands, plan->accumulators);
   }
 };
 

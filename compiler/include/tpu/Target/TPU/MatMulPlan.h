@@ -14,9 +14,10 @@ namespace tpu::codegen {
 
 // Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns (one
 // or more C-wide chunks), accumulated over K in steps of tileK, with
-// activation blocks of tileM x kBlock and weight panels of kBlock x tileN
-// (docs/compiler.md). A role whose two addresses are equal has one buffer.
-// tpu-plan-tiles records it as a #tpu.matmul_tiling.
+// activation blocks of tileM x kBlock and weight panels of panelRows x
+// tileN, a block's K in panels one after another (docs/compiler.md). A role
+// whose two addresses are equal has one buffer. tpu-plan-tiles records it
+// as a #tpu.matmul_tiling.
 struct MatMulPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, kBlock = 0;
   // Word addresses of the two buffers of each role: in the scratchpad,
@@ -25,6 +26,7 @@ struct MatMulPlan {
   // epilogue loads; in the accumulators, output tiles.
   std::vector<int64_t> activations, weights, operands, accumulators;
   double estimatedCycles = 0; // the cost model's, for comparing plans
+  int64_t panelRows = 0;      // kBlock, or fewer for a block of the whole K
 };
 
 // What the fused epilogue does per output tile: its vector ops, and what
@@ -44,11 +46,13 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
                                      const HardwareConfig &config);
 
 // Columns of each piece an activation block of tileM x K (a block per row
-// band, kBlock >= K) is loaded in: as many K steps of tileK as one
-// scratchpad bank holds, each piece a transfer of its own, so that the
+// band, kBlock >= K) is loaded in: as many K steps of tileK as a whole
+// number of scratchpad banks holds, the fewest banks for the block and
+// among those the fewest per piece (one, unless pieces of more waste less
+// of their last bank). Each piece is a transfer of its own, so that the
 // array starts on the first piece while the next ones load, and a piece
 // is refilled once the band's last tile is done with it; K (one piece)
-// when a bank holds less than one K step or K less than two pieces.
+// when K is less than two pieces.
 int64_t activationPieceCols(int64_t tileM, int64_t K, int64_t tileK, const HardwareConfig &config);
 
 // Words of scratchpad and accumulator the smallest plan needs.
