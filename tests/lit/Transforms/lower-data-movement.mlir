@@ -51,6 +51,26 @@ module attributes {tpu.target = #target} {
     %t = tpu.transpose %w {perms = array<i64: 1, 0>, tpu.dram_address = 4096 : i64, tpu.tiling = #tpu.copy_tiling<staging = 256>} : tensor<40x24xf32> -> tensor<24x40xf32>
     return %t : tensor<24x40xf32>
   }
+// Attention heads back together, [4, 32, 16] -> [32, 4, 16]: the row axis
+// is the longest one (32 positions, strided on both sides), so each head
+// moves as one block of 32 rows, not each position as 4 rows.
+// CHECK-LABEL: func.func @merge_heads
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x800 dram_stride=16 space=sp sram_addr=512 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x1000 dram_stride=16 space=sp sram_addr=1024 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x1800 dram_stride=16 space=sp sram_addr=1536 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.depend load -> store
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x2000 dram_stride=64 space=sp sram_addr=0 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x2040 dram_stride=64 space=sp sram_addr=512 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x2080 dram_stride=64 space=sp sram_addr=1024 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x20c0 dram_stride=64 space=sp sram_addr=1536 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.stored 0x2000 from %arg0
+  func.func @merge_heads(%x: tensor<1x4x32x16xf32> {tpu.dram_address = 0 : i64}) -> tensor<1x32x4x16xf32> {
+    %t = tpu.transpose %x {perms = array<i64: 0, 2, 1, 3>, tpu.dram_address = 8192 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16384>} : tensor<1x4x32x16xf32> -> tensor<1x32x4x16xf32>
+    return %t : tensor<1x32x4x16xf32>
+  }
 // A pad: the fill row comes into the top of the scratchpad, is stored
 // (sram_stride=0) over every row of the result, then the input into its box
 // (row 1 on).

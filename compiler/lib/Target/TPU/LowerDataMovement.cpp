@@ -57,7 +57,7 @@ public:
 
   isa::Instruction dmaTransfer(Opcode opcode, const Transfer &transfer, uint64_t sramAddress,
                                uint64_t sramStride, bool transpose = false) const {
-    if (transfer.rows > 1 && transfer.stride >= (int64_t(1) << 20))
+    if (transfer.rows > 1 && transfer.stride > kMaxDmaStride)
       throw Error(fmt::format("a DRAM stride of {} elements exceeds the DMA's 20-bit field",
                               transfer.stride));
     return isa::makeInstruction(
@@ -185,7 +185,14 @@ public:
       return view.address + uint64_t(offset) * kWordBytes;
     };
     if (source.strides[last] == 1 && target.strides[last] == 1) {
-      int64_t rowAxis = last - 1; // -1: a single run
+      // The row axis is the longest other axis (the innermost on a tie), so
+      // that the copy is as few transfers as possible: [4, 32, 16] -> [32, 4,
+      // 16] moves 4 blocks of 32 rows, not 32 of 4. -1: a single run.
+      int64_t rowAxis = last - 1;
+      for (int64_t d = last - 2; d >= 0; --d)
+        if (shape[d] > shape[rowAxis] && source.strides[d] <= kMaxDmaStride &&
+            target.strides[d] <= kMaxDmaStride)
+          rowAxis = d;
       int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
       int64_t sourceStride = rowAxis >= 0 ? source.strides[rowAxis] : 0;
       int64_t targetStride = rowAxis >= 0 ? target.strides[rowAxis] : 0;

@@ -13,6 +13,9 @@ inline const int64_t kMaxDmaRows =
     int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Rows));
 // Columns of one DMA transfer or vector op.
 inline const int64_t kMaxCols = int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::Cols));
+// Elements between the DRAM rows of one DMA transfer.
+inline const int64_t kMaxDmaStride =
+    int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::DramStride));
 // Words between the on-chip rows of one DMA transfer, and between the
 // activation rows of one mxu.mm.
 inline const int64_t kMaxSramStride =
