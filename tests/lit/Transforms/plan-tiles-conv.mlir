@@ -63,6 +63,25 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
   return %y : tensor<256x64xf32>
 }
 
+// resnet-block's second convolution with its epilogue: bias row, residual
+// tile, ReLU. The residual (256 x 32 words per output tile) gets a buffer
+// of its own, in a bank of its own after the bias row's (operands'
+// second address), so that it loads while the array works; the panels
+// follow, a bank each.
+// CHECK-LABEL: func.func @resnet_conv_residual
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [65536, 81920], operands = [32768, 49152], accumulators = [0, 8192]>
+func.func @resnet_conv_residual(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>, %b: tensor<1x64xf32>, %r: tensor<256x64xf32>) -> tensor<256x64xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
+  %y = tpu.fused -> tensor<256x64xf32> {
+    %m = tpu.matmul %rows, %w : tensor<256x576xf32>, tensor<576x64xf32> -> tensor<256x64xf32>
+    %biased = tpu.binary add %m, %b : tensor<256x64xf32>, tensor<1x64xf32> -> tensor<256x64xf32>
+    %sum = tpu.binary add %biased, %r : tensor<256x64xf32>, tensor<256x64xf32> -> tensor<256x64xf32>
+    %relu = tpu.unary relu %sum : tensor<256x64xf32>
+    tpu.yield %relu : tensor<256x64xf32>
+  }
+  return %y : tensor<256x64xf32>
+}
+
 // ResNet-18's last stage at batch 8 (2x2 images, here 256 channels): a band
 // of 16 output rows is all 8 images, each with its own 4 padded input rows
 // (8 x 4 x 4 x 256 = 32768 words), so each weight panel serves the whole

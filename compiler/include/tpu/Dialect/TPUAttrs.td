@@ -165,8 +165,10 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
     C-wide chunk, one weight tile streams each output row straight from
     them. Output tiles are `band` output rows x `tile_n` columns, weight
     panels `k_block x tile_n`; the word addresses of the two buffers of each
-    role as in `#tpu.matmul_tiling` (`inputs` for the input bands). Set by
-    `tpu-plan-tiles`.
+    role as in `#tpu.matmul_tiling` (`inputs` for the input bands), except
+    that two different `operands` are the epilogue's operand buffer and its
+    whole-tile operand's own, which loads with the tile's first step. Set
+    by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block, TPU_AddressesParameter:$inputs,

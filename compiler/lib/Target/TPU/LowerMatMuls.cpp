@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <optional>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERMATMULS
@@ -347,7 +348,14 @@ public:
     };
     BufferRing activations(pieces, Queue::Load, Queue::Compute);
     BufferRing weights(panels, Queue::Load, Queue::Compute);
-    BufferRing operands(operandBuffers, Queue::Load, Queue::Compute);
+    // Two different operand addresses: the second is the whole-tile
+    // operand's own buffer (a convolution's residual), which loads with the
+    // tile's first step while the array works instead of in the epilogue.
+    BufferRing operands(operandBuffers.take_front(1), Queue::Load, Queue::Compute);
+    std::optional<BufferRing> tileOperands;
+    if (operandBuffers[1] != operandBuffers[0])
+      tileOperands.emplace(operandBuffers.drop_front(1), Queue::Load, Queue::Compute);
+    std::optional<Prefetch> tileOperand;
     BufferRing results(tiles, Queue::Compute, Queue::Store);
     // The step's pieces not yet filled, in order: all of them, or up to
     // `most` while their buffers are free.
@@ -412,8 +420,11 @@ public:
       };
       if (early)
         fillAhead();
-      if (step.kb0 == 0)
+      if (step.kb0 == 0) {
         acc = results.startFill(builder);
+        if (tileOperands)
+          tileOperand = prefetchTileOperand(epilogue, *tileOperands, step);
+      }
       builder.await(step.panelToken);
       bool releasesBlock = releaseBlockEachStep || step.lastOfBand;
       PieceHooks hooks;
@@ -433,7 +444,8 @@ public:
       if (releasePanelEachStep)
         weights.release(builder, step.panel);
       if (lastOfTile) {
-        emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
+        emitEpilogue(epilogue, operands, tileOperands ? &*tileOperands : nullptr, tileOperand, acc,
+                     step.m0, step.n0, step.m, step.n);
         // Releasing waits for the array to finish: done once per output
         // tile, where the epilogue and the store wait for it anyway.
         if (!releasePanelEachStep)
@@ -449,11 +461,40 @@ public:
     }
   }
 
+  // A whole-tile operand loaded ahead of its epilogue: its buffer and the
+  // fill's token.
+  struct Prefetch {
+    uint64_t address;
+    Value token;
+  };
+
+  // Loads the epilogue's first whole-tile operand for the output tile of
+  // `step` into its own buffer, if the epilogue has one.
+  std::optional<Prefetch> prefetchTileOperand(const Epilogue &epilogue, BufferRing &tileOperands,
+                                              const Step &step) {
+    auto operand = llvm::find_if(epilogue, [](const VectorStep &op) {
+      return op.operand.rows && op.spread == Spread::Same;
+    });
+    if (operand == epilogue.end())
+      return std::nullopt;
+    const mlir::Location head = builder.sourceLocation();
+    if (operand->source)
+      builder.setSource(operand->source);
+    Prefetch prefetch;
+    prefetch.address = tileOperands.startFill(builder);
+    loadOperand(builder, *operand, step.m0, step.n0, step.m, step.n, prefetch.address);
+    prefetch.token = tileOperands.endFill(builder);
+    builder.setSource(head);
+    return prefetch;
+  }
+
   // The fused epilogue of one output tile: each op in turn on the tile in the
   // accumulators, its operand (bias row, residual tile, bounds) loaded into
-  // the scratchpad.
-  void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, uint64_t acc, int64_t m0,
-                    int64_t n0, int64_t m, int64_t n) {
+  // the scratchpad; whole-tile operands into `tileOperands` where there is
+  // such a buffer, the first of them already there (`prefetched`).
+  void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, BufferRing *tileOperands,
+                    std::optional<Prefetch> prefetched, uint64_t acc, int64_t m0, int64_t n0,
+                    int64_t m, int64_t n) {
     const mlir::Location head = builder.sourceLocation();
     for (const VectorStep &operand : epilogue) {
       if (operand.source)
@@ -466,14 +507,22 @@ public:
       }
       if (operand.spread == Spread::Column)
         throw Error(fmt::format("a column operand cannot be fused into a matmul epilogue"));
-      uint64_t address = operands.startFill(builder);
-      loadOperand(builder, operand, m0, n0, m, n, address);
-      operands.use(builder, operands.endFill(builder));
+      BufferRing &ring = tileOperands && operand.spread == Spread::Same ? *tileOperands : operands;
+      uint64_t address;
+      if (&ring == tileOperands && prefetched) {
+        address = prefetched->address;
+        ring.use(builder, prefetched->token);
+        prefetched.reset();
+      } else {
+        address = ring.startFill(builder);
+        loadOperand(builder, operand, m0, n0, m, n, address);
+        ring.use(builder, ring.endFill(builder));
+      }
       builder.emit(accumulatorOp(*operand.opcode, acc, m, n)
                        .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
                        .set(Field::Src2Addr, address)
                        .set(Field::Broadcast, uint64_t(broadcastOf(operand.spread))));
-      operands.release(builder, address);
+      ring.release(builder, address);
     }
     builder.setSource(head);
   }

@@ -49,9 +49,11 @@ std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64
 // Words of one buffer of each role for output tiles of tileM x tileN,
 // activation blocks of kBlock columns and weight panels of panelRows rows;
 // the operand is one fill of the epilogue's largest: per tile row, or
-// fixed.
+// fixed. `tileOperand`: a buffer of its own for the epilogue's whole-tile
+// operand (a convolution's residual), which then loads while the array
+// works; 0: none.
 struct BufferWords {
-  uint64_t block, panel, operand, tile;
+  uint64_t block, panel, operand, tile, tileOperand = 0;
 };
 
 BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
@@ -272,18 +274,24 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
     for (int weightBuffers : {2, 1})
       for (int accumulatorBuffers : {2, 1}) {
         // Scratchpad buffers in placement order: the pieces, the panels and
-        // the operand (or the operand after the pieces).
+        // the operand (or the operand after the pieces), the tile operand's
+        // after the operand's (in a bank of its own, as it fills while the
+        // array reads).
         std::vector<Buffer> buffers;
         for (int64_t piece = 0; piece < pieces + extraPieces; ++piece)
           buffers.push_back({pieceWords});
         size_t operand = operandAfterBlocks ? buffers.size() : buffers.size() + 2;
-        size_t panel = operandAfterBlocks ? buffers.size() + 1 : buffers.size();
-        if (operandAfterBlocks)
+        size_t panel = operandAfterBlocks ? buffers.size() + 2 : buffers.size();
+        if (operandAfterBlocks) {
           buffers.push_back({words.operand, true});
+          buffers.push_back({words.tileOperand});
+        }
         buffers.push_back({words.panel});
         buffers.push_back({weightBuffers == 2 ? words.panel : 0});
-        if (!operandAfterBlocks)
+        if (!operandAfterBlocks) {
           buffers.push_back({words.operand, true});
+          buffers.push_back({words.tileOperand});
+        }
         auto scratchpad = placeBuffers(buffers, config.scratchpad.words(), config.scratchpad.banks);
         auto accumulator = placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
                                         config.accumulator.words(), config.accumulator.banks);
@@ -318,8 +326,10 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
           placed.activations.push_back(placed.activations[0]);
         placed.weights = pair(sp[panel], sp[panel + 1], weightBuffers == 2);
         // The epilogue loads its operands just before it uses them, one op
-        // after the other: one buffer serves.
-        placed.operands = {int64_t(sp[operand]), int64_t(sp[operand])};
+        // after the other: one buffer serves; the tile operand's own, if
+        // any, is the second.
+        placed.operands = {int64_t(sp[operand]),
+                           int64_t(sp[words.tileOperand ? operand + 1 : operand])};
         placed.accumulators = pair(acc[0], acc[1], accumulatorBuffers == 2);
         visit(placed);
       }
@@ -328,10 +338,12 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
 // The convolution's cost (docs/compiler.md, "Convolutions"): the matmul's
 // model with output tiles of `band` output rows (c.tileM) whose K steps
 // stream every row of the band through one weight tile, and the input
-// bands (with their halo rows) as the activation loads.
+// bands (with their halo rows) as the activation loads. The epilogue's
+// whole-tile operand loads while the array works when it has a buffer of
+// its own (`tileOperandBuffer`), else in the epilogue, the array waiting.
 double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
-                          const HardwareConfig &config) {
+                          bool tileOperandBuffer, const HardwareConfig &config) {
   const int64_t N = shape.outputs, OW = shape.outWidth;
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
@@ -369,9 +381,15 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                 double(firstBand * OW) * rowCycles(firstN, config);
   // Each weight panel is a transfer of its own, paying the DRAM latency.
   inputs += bands * nTiles * panels * config.dram.latency_cycles;
+  // A whole-tile operand loaded in the epilogue: the array waits for each.
+  double operandWaits =
+      epilogue.tile && !tileOperandBuffer
+          ? double(M) * overTiles(N, c.tileN, [&](int64_t n) { return rowCycles(n, config); }) +
+                bands * nTiles * config.dram.latency_cycles
+          : 0.0;
   return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0, c,
                        bands, M, K, N, epilogue, config) +
-         ends;
+         ends + operandWaits;
 }
 
 } // namespace
@@ -454,17 +472,27 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     for (int64_t band : bands)
       for (int64_t kBlock : kBlocks(K, tileK)) {
         int64_t m = band * shape.outWidth;
-        BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
         uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
         bool refills = band < outRows;
-        // The operand in the input band's last bank, or in the last panel's.
-        for (bool operandAfterBand : {true, false})
-          forEachPlacement(
-              band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words, operandAfterBand,
-              config, [&](const Placed &placed) {
-                keepFastest(best, {band, tileN, tileK, kBlock}, placed,
-                            estimateConvCycles(placed.effective, shape, steps, epilogue, config));
-              });
+        // The whole-tile operand in the operand buffer, or in one of its own.
+        for (bool tileOperandBuffer : {false, true}) {
+          if (tileOperandBuffer && !epilogue.tile)
+            continue;
+          BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
+          if (tileOperandBuffer) {
+            words.operand =
+                uint64_t(std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0));
+            words.tileOperand = uint64_t(m * tileN);
+          }
+          // The operand in the input band's last bank, or in the last panel's.
+          for (bool operandAfterBand : {true, false})
+            forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
+                             operandAfterBand, config, [&](const Placed &placed) {
+                               keepFastest(best, {band, tileN, tileK, kBlock}, placed,
+                                           estimateConvCycles(placed.effective, shape, steps,
+                                                              epilogue, tileOperandBuffer, config));
+                             });
+        }
       }
   }
   return best;
