@@ -27,6 +27,28 @@ func.func @resnet_max_pool(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
 
 // -----
 
+// The same pool with 32x32's memories (8 banks of 16384 words): each buffer
+// starts a bank of its own, so that the DMA filling the next band's input or
+// storing the last band's output never waits on the bank the vector unit
+// reads.
+// CHECK-LABEL: func.func @buffers_in_own_banks
+// CHECK: tpu.window_reduce max %arg0 fill %{{.*}} : tensor<1x64xf32> {{{.*}}tpu.tiling = #tpu.window_tiling<band = 2, inputs = [16384, 32768], outputs = [49152, 65536], operands = 0>}
+// FUSE-LABEL: func.func @buffers_in_own_banks
+module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
+    array = <rows = 32, cols = 32, dtype = bf16>,
+    scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
+    vector = <lanes = 32, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 32.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 200.0>>} {
+func.func @buffers_in_own_banks(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32>
+  return %y : tensor<1x8x8x64xf32>
+}
+}
+
+// -----
+
 // With 8 KiB (2048 words) not even one output row's 3 input rows (3456
 // words) fit: the pool writes its im2col matrix and takes the maximum of
 // its tap slices, and in full fusion it is a group of its own.

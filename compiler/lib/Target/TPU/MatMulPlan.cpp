@@ -9,43 +9,6 @@
 namespace tpu::codegen {
 namespace {
 
-struct Buffer {
-  uint64_t words;
-  bool shareable = false; // may share a bank with the buffer before it
-};
-
-// Buffer addresses, and whether the buffers that alternate (the roles'
-// two buffers) have banks of their own.
-struct Placement {
-  std::vector<uint64_t> addresses;
-  bool ownBanks;
-};
-
-// Places buffers in a memory of `words` words with `banks` banks: each
-// buffer starts a bank of its own when they all fit that way (so that a DMA
-// filling one never waits for a unit reading another); else the shareable
-// ones share their neighbour's bank; else all are packed. Empty buffers
-// take no room.
-std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64_t words,
-                                      uint64_t banks) {
-  uint64_t bankWords = words / banks;
-  enum class Packing { None, Shareable, All };
-  for (Packing packing : {Packing::None, Packing::Shareable, Packing::All}) {
-    std::vector<uint64_t> addresses;
-    uint64_t next = 0;
-    for (const Buffer &buffer : buffers) {
-      bool packed = packing == Packing::All || (packing == Packing::Shareable && buffer.shareable);
-      if (!packed && buffer.words > 0)
-        next = llvm::alignTo(next, bankWords);
-      addresses.push_back(next);
-      next += buffer.words;
-    }
-    if (next <= words)
-      return Placement{addresses, packing != Packing::All};
-  }
-  return std::nullopt;
-}
-
 // Words of one buffer of each role for output tiles of tileM x tileN,
 // activation blocks of kBlock columns and weight panels of panelRows rows;
 // the operand is one fill of the epilogue's largest: per tile row, or
@@ -393,6 +356,26 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
 }
 
 } // namespace
+
+std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64_t words,
+                                      uint64_t banks) {
+  uint64_t bankWords = words / banks;
+  enum class Packing { None, Shareable, All };
+  for (Packing packing : {Packing::None, Packing::Shareable, Packing::All}) {
+    std::vector<uint64_t> addresses;
+    uint64_t next = 0;
+    for (const Buffer &buffer : buffers) {
+      bool packed = packing == Packing::All || (packing == Packing::Shareable && buffer.shareable);
+      if (!packed && buffer.words > 0)
+        next = llvm::alignTo(next, bankWords);
+      addresses.push_back(next);
+      next += buffer.words;
+    }
+    if (next <= words)
+      return Placement{addresses, packing != Packing::All};
+  }
+  return std::nullopt;
+}
 
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
                                      const EpilogueOperands &epilogue,

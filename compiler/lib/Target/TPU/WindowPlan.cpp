@@ -121,22 +121,25 @@ std::optional<WindowPlan> planWindow(const WindowLayout &layout, const HardwareC
       shape.stride[1] * shape.channels >
           int64_t(isa::fieldMaximum(isa::Opcode::DmaLoad, isa::Field::DramStride)))
     return std::nullopt;
-  const int64_t words = int64_t(config.scratchpad.words());
   const int64_t preferred = (shape.outHeight + 3) / 4;
   for (int64_t buffers : {2, 1}) {
-    for (int64_t band = preferred; band >= 1; --band) {
-      int64_t in = layout.inputWords(band), out = layout.outputWords(band);
-      // The scale and the bias apply to a whole band at once.
-      if (layout.operandWords() + buffers * (in + out) > words || band * shape.outWidth > maxRows)
+    for (int64_t band = std::min(preferred, maxRows / shape.outWidth); band >= 1; --band) {
+      uint64_t in = uint64_t(layout.inputWords(band)), out = uint64_t(layout.outputWords(band));
+      uint64_t second = buffers == 2 ? 1 : 0;
+      // Each buffer in a bank of its own where they fit: the DMA filling
+      // the next band's input or storing the last output never waits for
+      // the vector unit on another buffer's bank.
+      std::optional<Placement> placed = placeBuffers(
+          {{uint64_t(layout.operandWords())}, {in}, {second * in}, {out}, {second * out}},
+          config.scratchpad.words(), config.scratchpad.banks);
+      if (!placed)
         continue;
+      const std::vector<uint64_t> &at = placed->addresses;
       WindowPlan plan;
       plan.band = band;
-      plan.operands = 0;
-      int64_t next = layout.operandWords();
-      for (int64_t i = 0; i < 2; ++i) {
-        plan.inputs[size_t(i)] = next + (buffers == 2 ? i * in : 0);
-        plan.outputs[size_t(i)] = next + buffers * in + (buffers == 2 ? i * out : 0);
-      }
+      plan.operands = int64_t(at[0]);
+      plan.inputs = {int64_t(at[1]), int64_t(at[buffers == 2 ? 2 : 1])};
+      plan.outputs = {int64_t(at[3]), int64_t(at[buffers == 2 ? 4 : 3])};
       return plan;
     }
   }

@@ -12,6 +12,27 @@
 
 namespace tpu::codegen {
 
+// A buffer to place in an on-chip memory.
+struct Buffer {
+  uint64_t words;
+  bool shareable = false; // may share a bank with the buffer before it
+};
+
+// Buffer addresses, and whether the buffers that alternate (the roles'
+// two buffers) have banks of their own.
+struct Placement {
+  std::vector<uint64_t> addresses;
+  bool ownBanks;
+};
+
+// Places buffers in a memory of `words` words with `banks` banks: each
+// buffer starts a bank of its own when they all fit that way (so that a DMA
+// filling one never waits for a unit reading another); else the shareable
+// ones share their neighbour's bank; else all are packed. Empty buffers
+// take no room.
+std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64_t words,
+                                      uint64_t banks);
+
 // Y[M,N] = A[M,K] * W[K,N]: output tiles of tileM rows x tileN columns (one
 // or more C-wide chunks), accumulated over K in steps of tileK, with
 // activation blocks of tileM x kBlock and weight panels of panelRows x
