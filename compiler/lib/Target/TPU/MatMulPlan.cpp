@@ -81,12 +81,22 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
   return sum;
 }
 
-// Cycles of one DMA row of `elements` fp32 words in a long transfer: its
-// bus cycles, or with short rows the DRAM latency over the requests in
-// flight (max_outstanding rows per latency + bus cycles).
-double rowCycles(int64_t elements, const HardwareConfig &config) {
-  double bus = std::ceil(4.0 * double(elements) / config.dram.bytes_per_cycle);
+// An epilogue's operands are fp32: the vector unit reads them.
+constexpr int64_t kOperandBytes = 4;
+
+// Cycles of one DMA row of `elements` elements of `bytes` each in a long
+// transfer: its bus cycles, or with short rows the DRAM latency over the
+// requests in flight (max_outstanding rows per latency + bus cycles): a
+// bf16 row of 16 elements is 32 bytes, latency-bound where an fp32 one of
+// 64 bytes may not be.
+double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config) {
+  double bus = std::ceil(double(bytes * elements) / config.dram.bytes_per_cycle);
   return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
+}
+
+// DMA transfers an epilogue makes per output tile: one per operand kind.
+double operandLoads(const EpilogueOperands &epilogue) {
+  return double(epilogue.tile) + double(epilogue.row) + double(epilogue.scalar);
 }
 
 // Compute cycles a fused epilogue adds over output tiles of at most tileN
@@ -94,7 +104,8 @@ double rowCycles(int64_t elements, const HardwareConfig &config) {
 // runs on the compute queue, one vector op over the tile at a time, after
 // the tile's last mm has drained (R + C): the next tile's mm waits for it,
 // where without an epilogue it streams on (the last tile's drain is in
-// both).
+// both). Each operand goes into its one buffer once the tile before is
+// done with it, so the tile also waits for its load's DRAM latency.
 template <typename OverRows>
 double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
@@ -102,7 +113,9 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
     return 0;
   const double drain = double(config.array.rows + config.array.cols);
   const double nTiles = std::ceil(double(N) / double(tileN));
-  return (rowTiles * nTiles - 1) * drain + overRows([&](int64_t m) {
+  const double operandLatency = operandLoads(epilogue) * config.dram.latency_cycles;
+  return (rowTiles * nTiles - 1) * drain + rowTiles * nTiles * operandLatency +
+         overRows([&](int64_t m) {
            return overTiles(N, tileN, [&](int64_t n) {
              return double(epilogue.ops) *
                     (config.vector.pipeline_latency +
@@ -111,30 +124,41 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
          });
 }
 
-// The estimate from the array's busy time `compute` and the DRAM bus
-// cycles `activations` of the activation loads (`activationsSerialized` of
-// them wait for the array): the weights (once per row tile), results and
-// epilogue operands added, as the larger of the two plus what single
-// buffers serialize.
+// The estimate from the array's busy time `compute` and the DRAM cycles
+// `activations` of the activation loads (`activationsSerialized` of them
+// wait for the array): the weights (once per row tile, in `panels`
+// transfers), results and epilogue operands added, as the larger of the
+// two plus what single buffers serialize. The load queue runs one transfer
+// at a time, so each load pays the DRAM latency before its rows (callers
+// count the activations' in theirs); a single buffer's refill waits for
+// its consumer, latency and all.
 double withTransfers(double compute, double activations, double activationsSerialized,
-                     const Candidate &c, double rowTiles, int64_t M, int64_t K, int64_t N,
-                     const EpilogueOperands &epilogue, const HardwareConfig &config) {
+                     double panels, const Candidate &c, double rowTiles, int64_t M, int64_t K,
+                     int64_t N, const EpilogueOperands &epilogue, const ElementBytes &bytes,
+                     const HardwareConfig &config) {
   const double drain = double(config.array.rows + config.array.cols);
-  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
+  const double latency = config.dram.latency_cycles;
   const double nTiles = std::ceil(double(N) / double(c.tileN));
-  double rowsOfN = overTiles(N, c.tileN, row); // one row of every output tile
-  double weights = rowTiles * double(K) * rowsOfN;
-  double results = double(M) * rowsOfN;
-  double operands = epilogue.tile ? results : epilogue.row ? rowTiles * rowsOfN : 0.0;
+  // One row of every output tile, of elements of `size` bytes.
+  auto rowsOfN = [&](int64_t size) {
+    return overTiles(N, c.tileN, [&](int64_t n) { return rowCycles(n, size, config); });
+  };
+  double weights = rowTiles * double(K) * rowsOfN(bytes.weights) + panels * latency;
+  double results = double(M) * rowsOfN(bytes.results);
+  double operandRows = rowsOfN(kOperandBytes);
+  double operands = (epilogue.tile ? double(M) * operandRows : 0.0) +
+                    (epilogue.row ? rowTiles * operandRows : 0.0) +
+                    rowTiles * nTiles * operandLoads(epilogue) * latency;
   if (epilogue.scalar)
     operands += rowTiles * nTiles;
   double dram = weights + activations + results + operands;
-  // One buffer: its producer waits for its consumer, so its transfers add up.
+  // One buffer: its producer waits for its consumer, so its transfers add
+  // up (a store's latency too).
   double serialized = activationsSerialized;
   if (c.weightBuffers == 1)
     serialized += weights;
   if (c.accumulatorBuffers == 1)
-    serialized += results + operands + rowTiles * nTiles * drain;
+    serialized += results + operands + rowTiles * nTiles * (drain + latency);
   return std::max(compute, dram) + serialized;
 }
 
@@ -142,9 +166,10 @@ double withTransfers(double compute, double activations, double activationsSeria
 // as the larger of the array's and the DRAM bus's busy time, plus what a
 // single buffer serializes.
 double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64_t tileK,
-                      const EpilogueOperands &epilogue, const HardwareConfig &config) {
+                      const EpilogueOperands &epilogue, const ElementBytes &bytes,
+                      const HardwareConfig &config) {
   const double R = config.array.rows, C = double(config.array.cols);
-  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
+  auto row = [&](int64_t elements) { return rowCycles(elements, bytes.activations, config); };
   const double mTiles = std::ceil(double(M) / double(c.tileM));
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   // The array: per C-wide chunk of an output tile and K step, an mm of m
@@ -158,17 +183,27 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
       R + C;
   compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
                             epilogue, config);
-  // DRAM: row requests of each transfer.
+  // DRAM: row requests of each transfer, and its latency.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
-  double activations =
-      activationLoads * double(M) * overTiles(K, std::min(c.kBlock, c.pieceCols), row);
+  const int64_t loadCols = std::min(c.kBlock, c.pieceCols);
+  double activations = activationLoads * (double(M) * overTiles(K, loadCols, row) +
+                                          mTiles * std::ceil(double(K) / double(loadCols)) *
+                                              config.dram.latency_cycles);
   // A refilled block waits for the array to release its buffer, all of it
   // with one buffer, or the pieces beyond the extra ones.
   bool activationsRefill = c.tileM < M || c.kBlock < K;
   double serialized = c.activationBuffers == 1 && activationsRefill
                           ? activations * double(c.pieces - c.extraPieces) / double(c.pieces)
                           : 0.0;
-  return withTransfers(compute, activations, serialized, c, mTiles, M, K, N, epilogue, config);
+  const double panels = mTiles * nTiles * std::ceil(double(K) / double(c.kBlock));
+  // The array starts once the first weight panel and the first piece of
+  // the first block have arrived: one panel of the whole K and N waits for
+  // all of its rows (where DRAM is the bound, they are in its time).
+  const int64_t firstM = std::min(c.tileM, M), firstN = std::min(c.tileN, N);
+  compute += double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
+             double(firstM) * row(std::min(loadCols, K));
+  return withTransfers(compute, activations, serialized, panels, c, mTiles, M, K, N, epilogue,
+                       bytes, config);
 }
 
 // Output tiles of C columns, or several C-wide chunks, so that an
@@ -292,7 +327,7 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t piec
 // bands (with their halo rows) as the activation loads.
 double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
-                          const HardwareConfig &config) {
+                          const ElementBytes &bytes, const HardwareConfig &config) {
   const int64_t N = shape.outputs, OW = shape.outWidth;
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
@@ -317,29 +352,33 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   const double panels = double(convPanels(steps, c.kBlock).size());
   if (panels > 1)
     compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
-  const double inputRow = rowCycles(shape.width * shape.channels, config);
-  double inputs =
-      overBands([&](int64_t m) { return double(shape.bandInputRows(m / OW)); }) * inputRow;
+  const double inputRow = rowCycles(shape.width * shape.channels, bytes.activations, config);
+  // A band's input rows are a transfer per image, or per row where a row is
+  // more than a DMA row can hold; each pays the DRAM latency.
+  const bool rowPerTransfer = shape.width * shape.channels > kMaxCols;
+  double inputs = overBands([&](int64_t m) {
+    double rows = double(shape.bandInputRows(m / OW));
+    double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
+    return rows * inputRow + transfers * config.dram.latency_cycles;
+  });
   int64_t K = shape.kernel[0] * shape.kernel[1] * shape.channels;
   // Nothing overlaps the first band's input and first weight panel, nor the
   // last tile's store: a whole-image band with all of K in one panel waits
   // for every load before the array starts.
   int64_t firstBand = std::min(c.tileM, M / OW), firstN = std::min(c.tileN, N);
   double ends = double(shape.bandInputRows(firstBand)) * inputRow +
-                double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
-                double(firstBand * OW) * rowCycles(firstN, config);
-  // Each weight panel is a transfer of its own, paying the DRAM latency.
-  inputs += bands * nTiles * panels * config.dram.latency_cycles;
-  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0, c,
-                       bands, M, K, N, epilogue, config) +
+                double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
+                double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
+  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0,
+                       bands * nTiles * panels, c, bands, M, K, N, epilogue, bytes, config) +
          ends;
 }
 
 } // namespace
 
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
-                                     const EpilogueOperands &epilogue,
-                                     const HardwareConfig &config) {
+                                     const EpilogueOperands &epilogue, const HardwareConfig &config,
+                                     const ElementBytes &bytes) {
   const int64_t tileK = std::min<int64_t>(K, config.array.rows);
   std::optional<MatMulPlan> best;
   for (int64_t tileN : tileWidths(N, config)) {
@@ -351,9 +390,9 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
         int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
         forEachPlacement(tileM, tileN, kBlock, pieceCols, pieces, uint64_t(tileM * pieceCols),
                          tileM < M || kBlock < K, words, false, config, [&](const Placed &placed) {
-                           keepFastest(
-                               best, {tileM, tileN, tileK, kBlock}, placed,
-                               estimateCycles(placed.effective, M, K, N, tileK, epilogue, config));
+                           keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
+                                       estimateCycles(placed.effective, M, K, N, tileK, epilogue,
+                                                      bytes, config));
                          });
       }
   }
@@ -389,7 +428,7 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
 }
 
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
-                                 const HardwareConfig &config) {
+                                 const HardwareConfig &config, const ElementBytes &bytes) {
   const int64_t C = shape.channels, rowWords = shape.paddedWidth() * C;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
   // A pixel's channels are one DMA row; a padded input row one on-chip
@@ -418,12 +457,12 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         bool refills = band < outRows;
         // The operand in the input band's last bank, or in the last panel's.
         for (bool operandAfterBand : {true, false})
-          forEachPlacement(
-              band, tileN, kBlock, kBlock, 1, bandWords, refills, words, operandAfterBand, config,
-              [&](const Placed &placed) {
-                keepFastest(best, {band, tileN, tileK, kBlock}, placed,
-                            estimateConvCycles(placed.effective, shape, steps, epilogue, config));
-              });
+          forEachPlacement(band, tileN, kBlock, kBlock, 1, bandWords, refills, words,
+                           operandAfterBand, config, [&](const Placed &placed) {
+                             keepFastest(best, {band, tileN, tileK, kBlock}, placed,
+                                         estimateConvCycles(placed.effective, shape, steps,
+                                                            epilogue, bytes, config));
+                           });
       }
   }
   return best;
