@@ -64,10 +64,10 @@ std::optional<std::array<int64_t, 3>> matmulShape(Operation *head) {
   return std::nullopt;
 }
 
-// The cost model's estimate of `head` run with `epilogue`: a convolution
-// (not a 1x1 one, a plain matmul) on its input held on chip where a plan
-// fits, else the matmul. Constant weights count as bf16 on a bf16 array
-// (tpuc's default --dram-dtype=array).
+// The cost model's estimate of `head` run with `epilogue`, as tpu-plan-tiles
+// plans it: a convolution (not a 1x1 one, a plain matmul) on its input held
+// on chip where a plan fits, else the matmul, whose constant weights count
+// as bf16 on a bf16 array (tpuc's default --dram-dtype=array).
 std::optional<double> estimateCycles(Operation *head,
                                      const ::tpu::codegen::EpilogueOperands &epilogue,
                                      const ::tpu::HardwareConfig &config) {
@@ -96,7 +96,7 @@ std::optional<double> estimateCycles(Operation *head,
                      llvm::all_of(shape.pad, [](int64_t p) { return p == 0; });
     if (!pointwise)
       if (std::optional<::tpu::codegen::ConvPlan> plan =
-              ::tpu::codegen::planConv(shape, epilogue, config, bytes))
+              ::tpu::codegen::planConv(shape, epilogue, config))
         return plan->estimatedCycles;
   }
   if (std::optional<::tpu::codegen::MatMulPlan> plan =

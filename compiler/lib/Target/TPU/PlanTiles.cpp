@@ -213,13 +213,14 @@ private:
 
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
     // A convolution runs on its input held on chip where that fits; else
-    // its im2col writes the window rows for a plain matmul.
+    // its im2col writes the window rows for a plain matmul. Its rows count
+    // as fp32: with bf16 weight rows the model reloads the weights per band
+    // where the simulator finds one band faster (docs/compiler.md).
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
       if (auto im2col = matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>()) {
         int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
         if (std::optional<::tpu::codegen::ConvPlan> conv = ::tpu::codegen::planConv(
-                ::tpu::codegen::convShapeOf(im2col, outputs), epilogueOf(op), hardware,
-                bytesOf(op, im2col.getInput(), matmul.getRhs())))
+                ::tpu::codegen::convShapeOf(im2col, outputs), epilogueOf(op), hardware))
           return mlir::tpu::ConvTilingAttr::get(&getContext(), conv->band, conv->tileN, conv->tileK,
                                                 conv->kBlock, conv->inputs, conv->weights,
                                                 conv->operands, conv->accumulators);
