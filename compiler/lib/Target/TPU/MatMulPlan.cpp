@@ -198,12 +198,15 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
   const double panels = mTiles * nTiles * std::ceil(double(K) / double(c.kBlock));
   // The array starts once the first weight panel and the first piece of
   // the first block have arrived: one panel of the whole K and N waits for
-  // all of its rows (where DRAM is the bound, they are in its time).
+  // all of its rows (where DRAM is the bound, they are in its time). Nothing
+  // overlaps the last tile's store: one tile of all of N stores it all
+  // after the array is done.
   const int64_t firstM = std::min(c.tileM, M), firstN = std::min(c.tileN, N);
   compute += double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
              double(firstM) * row(std::min(loadCols, K));
   return withTransfers(compute, activations, serialized, panels, c, mTiles, M, K, N, epilogue,
-                       bytes, config);
+                       bytes, config) +
+         double(firstM) * rowCycles(firstN, bytes.results, config);
 }
 
 // Output tiles of C columns, or several C-wide chunks, so that an
