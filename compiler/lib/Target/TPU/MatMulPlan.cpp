@@ -104,8 +104,8 @@ double operandLoads(const EpilogueOperands &epilogue) {
 // runs on the compute queue, one vector op over the tile at a time, after
 // the tile's last mm has drained (R + C): the next tile's mm waits for it,
 // where without an epilogue it streams on (the last tile's drain is in
-// both). Each operand goes into its one buffer once the tile before is
-// done with it, so the tile also waits for its load's DRAM latency.
+// both). Its operands' loads overlap the tile's K steps: DRAM counts their
+// latency, the array does not wait for it.
 template <typename OverRows>
 double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
@@ -113,9 +113,7 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
     return 0;
   const double drain = double(config.array.rows + config.array.cols);
   const double nTiles = std::ceil(double(N) / double(tileN));
-  const double operandLatency = operandLoads(epilogue) * config.dram.latency_cycles;
-  return (rowTiles * nTiles - 1) * drain + rowTiles * nTiles * operandLatency +
-         overRows([&](int64_t m) {
+  return (rowTiles * nTiles - 1) * drain + overRows([&](int64_t m) {
            return overTiles(N, tileN, [&](int64_t n) {
              return double(epilogue.ops) *
                     (config.vector.pipeline_latency +
@@ -197,16 +195,18 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                           : 0.0;
   const double panels = mTiles * nTiles * std::ceil(double(K) / double(c.kBlock));
   // The array starts once the first weight panel and the first piece of
-  // the first block have arrived: one panel of the whole K and N waits for
-  // all of its rows (where DRAM is the bound, they are in its time). Nothing
-  // overlaps the last tile's store: one tile of all of N stores it all
-  // after the array is done.
+  // the first block have arrived, one transfer after the other: one panel
+  // of the whole K and N waits for all of its rows (where DRAM is the
+  // bound, they are in its time). Nothing overlaps the last tile's store:
+  // one tile of all of N stores it all after the array is done.
+  const double latency = config.dram.latency_cycles;
   const int64_t firstM = std::min(c.tileM, M), firstN = std::min(c.tileN, N);
-  compute += double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
+  compute += 2.0 * latency +
+             double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
              double(firstM) * row(std::min(loadCols, K));
   return withTransfers(compute, activations, serialized, panels, c, mTiles, M, K, N, epilogue,
                        bytes, config) +
-         double(firstM) * rowCycles(firstN, bytes.results, config);
+         latency + double(firstM) * rowCycles(firstN, bytes.results, config);
 }
 
 // Output tiles of C columns, or several C-wide chunks, so that an
