@@ -124,12 +124,12 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // ResNet-18's layer4 3x3 convolution at 64x64 (2x2 outputs of 512 channels,
 // K = 4608) on 8x8 with its bias and ReLU fused: the input band fills two
 // banks, so the bias row leaves room for panels of at most 4096 - N words.
-// Every load is a transfer of its own on the load queue, paying the DRAM
-// latency before its rows, and so is the bias row each output tile waits
-// for: panels of 120 x 32 weights, 16 output tiles. The old model, with no
-// latency per transfer, took 248 x 16 (32 tiles; the bf16 rows of 32 bytes
-// it counted as 64 are bound by the latency, 16 requests in flight): the
-// convolution 54% slower in the simulator than unfused.
+// Every load (panel, input band, bias row) is a transfer of its own on the
+// load queue, paying the DRAM latency before its rows: panels of 120 x 32
+// weights. The model before, with no latency per transfer and no store
+// term, took 248 x 16 (the bf16 rows of 32 bytes are bound by the
+// latency, 16 requests in flight): the convolution 54% slower in the
+// simulator than unfused.
 // CHECK-LABEL: func.func @layer4_conv
 // CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 2, tile_n = 32, tile_k = 8, k_block = 120, inputs = [0, 0], weights = [8192, 12288], operands = [16128, 16128], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
