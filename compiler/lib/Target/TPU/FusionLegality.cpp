@@ -110,8 +110,8 @@ std::optional<double> estimateCycles(Operation *head,
 // the fused matmul is no more than the plain matmul's plus what the
 // separate op adds: its DRAM round trip (`tiles` M x N tensors moved: the
 // matmul's result and a residual read after the result has landed, the
-// result written: two latencies and the bytes) and its pass through the
-// vector unit.
+// result written: two latencies and M DMA rows each, bound by the latency
+// where N is small) and its pass through the vector unit.
 bool operandPays(Operation *head, const ::tpu::codegen::EpilogueOperands &fused, double tiles,
                  TargetAttr target) {
   std::optional<std::array<int64_t, 3>> mkn = matmulShape(head);
@@ -124,7 +124,7 @@ bool operandPays(Operation *head, const ::tpu::codegen::EpilogueOperands &fused,
   if (!withOperand || !plain)
     return false;
   double separateOp = 2.0 * config.dram.latency_cycles +
-                      tiles * 4.0 * double(M * N) / config.dram.bytes_per_cycle +
+                      tiles * double(M) * ::tpu::codegen::rowCycles(N, 4, config) +
                       config.vector.pipeline_latency +
                       double(M) * std::ceil(double(N) / double(config.vector.lanes));
   return *withOperand <= *plain + separateOp;

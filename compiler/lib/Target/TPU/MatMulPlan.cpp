@@ -84,16 +84,6 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
 // An epilogue's operands are fp32: the vector unit reads them.
 constexpr int64_t kOperandBytes = 4;
 
-// Cycles of one DMA row of `elements` elements of `bytes` each in a long
-// transfer: its bus cycles, or with short rows the DRAM latency over the
-// requests in flight (max_outstanding rows per latency + bus cycles): a
-// bf16 row of 16 elements is 32 bytes, latency-bound where an fp32 one of
-// 64 bytes may not be.
-double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config) {
-  double bus = std::ceil(double(bytes * elements) / config.dram.bytes_per_cycle);
-  return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
-}
-
 // DMA transfers an epilogue makes per output tile: one per operand kind.
 double operandLoads(const EpilogueOperands &epilogue) {
   return double(epilogue.tile) + double(epilogue.row) + double(epilogue.scalar);
@@ -378,6 +368,16 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
 }
 
 } // namespace
+
+// Cycles of one DMA row of `elements` elements of `bytes` each in a long
+// transfer: its bus cycles, or with short rows the DRAM latency over the
+// requests in flight (max_outstanding rows per latency + bus cycles): a
+// bf16 row of 16 elements is 32 bytes, latency-bound where an fp32 one of
+// 64 bytes may not be.
+double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config) {
+  double bus = std::ceil(double(bytes * elements) / config.dram.bytes_per_cycle);
+  return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
+}
 
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
                                      const EpilogueOperands &epilogue, const HardwareConfig &config,

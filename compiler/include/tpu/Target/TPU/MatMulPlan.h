@@ -43,6 +43,10 @@ struct ElementBytes {
   int64_t activations = 4, weights = 4, results = 4;
 };
 
+// Cycles of one DMA row of `elements` elements of `bytes` each in a long
+// transfer: its bus cycles, or the DRAM latency over the requests in flight.
+double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config);
+
 // The plan the cost model estimates fastest among those that fit the
 // config's memories, or nullopt when not even one weight tile and one row
 // fit.
