@@ -64,28 +64,75 @@ std::optional<std::array<int64_t, 3>> matmulShape(Operation *head) {
   return std::nullopt;
 }
 
-// A whole-tile operand (a residual) in the epilogue takes scratchpad the
-// tiling would otherwise use. It pays when the cost model's estimate of the
-// fused matmul is no more than the plain matmul's plus what the separate op
-// adds: its DRAM round trip (two operands read after the matmul's result
-// has landed, the result written: two latencies and the bytes) and its pass
-// through the vector unit.
-bool tileOperandPays(Operation *head, TargetAttr target) {
+// The cost model's estimate of `head` run with `epilogue`, as tpu-plan-tiles
+// plans it: a convolution (not a 1x1 one, a plain matmul) on its input held
+// on chip where a plan fits, else the matmul, whose constant weights count
+// as bf16 on a bf16 array (tpuc's default --dram-dtype=array).
+std::optional<double> estimateCycles(Operation *head,
+                                     const ::tpu::codegen::EpilogueOperands &epilogue,
+                                     const ::tpu::HardwareConfig &config) {
+  std::optional<std::array<int64_t, 3>> mkn = matmulShape(head);
+  if (!mkn)
+    return std::nullopt;
+  auto [M, K, N] = *mkn;
+  ::tpu::codegen::ElementBytes bytes;
+  Value weights = head->getOperand(1);
+  if (config.array.dtype == ::tpu::isa::DType::BF16 && weights.getDefiningOp<tosa::ConstOp>())
+    bytes.weights = 2;
+  if (auto conv = llvm::dyn_cast<tosa::Conv2DOp>(head)) {
+    ArrayRef<int64_t> input = conv.getInput().getType().getShape();
+    ArrayRef<int64_t> kernel = conv.getWeight().getType().getShape(); // O, KH, KW, C
+    ArrayRef<int64_t> output = llvm::cast<RankedTensorType>(conv.getType()).getShape();
+    ::tpu::codegen::ConvShape shape;
+    shape.batch = input[0], shape.height = input[1], shape.width = input[2];
+    shape.channels = input[3];
+    shape.kernel = {kernel[1], kernel[2]};
+    llvm::copy(conv.getStride(), shape.stride.begin());
+    llvm::copy(conv.getDilation(), shape.dilation.begin());
+    llvm::copy(conv.getPad(), shape.pad.begin());
+    shape.outHeight = output[1], shape.outWidth = output[2], shape.outputs = kernel[0];
+    bool pointwise = K == shape.channels &&
+                     llvm::all_of(shape.stride, [](int64_t s) { return s == 1; }) &&
+                     llvm::all_of(shape.pad, [](int64_t p) { return p == 0; });
+    if (!pointwise)
+      if (std::optional<::tpu::codegen::ConvPlan> plan =
+              ::tpu::codegen::planConv(shape, epilogue, config))
+        return plan->estimatedCycles;
+  }
+  if (std::optional<::tpu::codegen::MatMulPlan> plan =
+          ::tpu::codegen::planMatMul(M, K, N, epilogue, config, bytes))
+    return plan->estimatedCycles;
+  return std::nullopt;
+}
+
+// An operand in the epilogue (a bias row, a residual tile) takes scratchpad
+// the tiling would otherwise use. It pays when the cost model's estimate of
+// the fused matmul is no more than the plain matmul's plus what the
+// separate op adds: its DRAM round trip (`tiles` M x N tensors moved: the
+// matmul's result and a residual read after the result has landed, the
+// result written: two latencies and M DMA rows each, bound by the latency
+// where N is small) and its pass through the vector unit.
+bool operandPays(Operation *head, const ::tpu::codegen::EpilogueOperands &fused, double tiles,
+                 TargetAttr target) {
   std::optional<std::array<int64_t, 3>> mkn = matmulShape(head);
   if (!mkn)
     return false;
   auto [M, K, N] = *mkn;
   ::tpu::HardwareConfig config = hardwareConfig(target);
-  std::optional<::tpu::codegen::MatMulPlan> fused =
-      ::tpu::codegen::planMatMul(M, K, N, {1, true, false, false}, config);
-  std::optional<::tpu::codegen::MatMulPlan> plain = ::tpu::codegen::planMatMul(M, K, N, {}, config);
-  if (!fused || !plain)
+  std::optional<double> withOperand = estimateCycles(head, fused, config);
+  std::optional<double> plain = estimateCycles(head, {}, config);
+  if (!withOperand || !plain)
     return false;
   double separateOp = 2.0 * config.dram.latency_cycles +
-                      3.0 * 4.0 * double(M * N) / config.dram.bytes_per_cycle +
+                      tiles * double(M) * ::tpu::codegen::rowCycles(N, 4, config) +
                       config.vector.pipeline_latency +
                       double(M) * std::ceil(double(N) / double(config.vector.lanes));
-  return fused->estimatedCycles <= plain->estimatedCycles + separateOp;
+  return *withOperand <= *plain + separateOp;
+}
+
+// A bias row: the result read and written.
+bool rowOperandPays(Operation *head, TargetAttr target) {
+  return operandPays(head, {1, false, true, false}, 2.0, target);
 }
 
 } // namespace
@@ -94,7 +141,8 @@ bool TargetAttr::canHeadEpilogue(Operation *op) const {
   // A batched matmul runs batch by batch, with no epilogue.
   if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(op))
     return llvm::cast<RankedTensorType>(matmul.getType()).getShape()[0] == 1;
-  return llvm::isa<tosa::Conv2DOp>(op);
+  // A convolution's epilogue starts with its own bias.
+  return llvm::isa<tosa::Conv2DOp>(op) && rowOperandPays(op, *this);
 }
 
 bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operation *head) const {
@@ -108,7 +156,9 @@ bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operat
   std::optional<Spread> spread = spreadOf(chain, other);
   if (spread == Spread::Column)
     return false;
-  return spread != Spread::Same || tileOperandPays(head, *this);
+  if (spread == Spread::Row)
+    return rowOperandPays(head, *this);
+  return spread != Spread::Same || operandPays(head, {1, true, false, false}, 3.0, *this);
 }
 
 bool TargetAttr::canJoinRowGroup(Operation *op, function_ref<bool(Value)> inGroup) const {
@@ -120,5 +170,7 @@ bool TargetAttr::canJoinRowGroup(Operation *op, function_ref<bool(Value)> inGrou
 bool TargetAttr::isGroupOnItsOwn(Operation *op) const {
   // A convolution adds its bias to the matmul's tiles; erf is a polynomial
   // of vector ops; a windowed op combines its taps.
-  return llvm::isa<tosa::Conv2DOp, tosa::ErfOp>(op) || isWindowed(op);
+  if (llvm::isa<tosa::Conv2DOp>(op))
+    return rowOperandPays(op, *this);
+  return llvm::isa<tosa::ErfOp>(op) || isWindowed(op);
 }

@@ -47,12 +47,12 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
   return sum;
 }
 
-// Cycles of one DMA row of `elements` fp32 words in a long transfer: its
-// bus cycles, or with short rows the DRAM latency over the requests in
-// flight (max_outstanding rows per latency + bus cycles).
-double rowCycles(int64_t elements, const HardwareConfig &config) {
-  double bus = std::ceil(4.0 * double(elements) / config.dram.bytes_per_cycle);
-  return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
+// An epilogue's operands are fp32: the vector unit reads them.
+constexpr int64_t kOperandBytes = 4;
+
+// DMA transfers an epilogue makes per output tile: one per operand kind.
+double operandLoads(const EpilogueOperands &epilogue) {
+  return double(epilogue.tile) + double(epilogue.row) + double(epilogue.scalar);
 }
 
 // Compute cycles a fused epilogue adds over output tiles of at most tileN
@@ -60,7 +60,8 @@ double rowCycles(int64_t elements, const HardwareConfig &config) {
 // runs on the compute queue, one vector op over the tile at a time, after
 // the tile's last mm has drained (R + C): the next tile's mm waits for it,
 // where without an epilogue it streams on (the last tile's drain is in
-// both).
+// both). Its operands' loads overlap the tile's K steps: DRAM counts their
+// latency, the array does not wait for it.
 template <typename OverRows>
 double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
@@ -77,30 +78,41 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
          });
 }
 
-// The estimate from the array's busy time `compute` and the DRAM bus
-// cycles `activations` of the activation loads (`activationsSerialized` of
-// them wait for the array): the weights (once per row tile), results and
-// epilogue operands added, as the larger of the two plus what single
-// buffers serialize.
+// The estimate from the array's busy time `compute` and the DRAM cycles
+// `activations` of the activation loads (`activationsSerialized` of them
+// wait for the array): the weights (once per row tile, in `panels`
+// transfers), results and epilogue operands added, as the larger of the
+// two plus what single buffers serialize. The load queue runs one transfer
+// at a time, so each load pays the DRAM latency before its rows (callers
+// count the activations' in theirs); a single buffer's refill waits for
+// its consumer, latency and all.
 double withTransfers(double compute, double activations, double activationsSerialized,
-                     const Candidate &c, double rowTiles, int64_t M, int64_t K, int64_t N,
-                     const EpilogueOperands &epilogue, const HardwareConfig &config) {
+                     double panels, const Candidate &c, double rowTiles, int64_t M, int64_t K,
+                     int64_t N, const EpilogueOperands &epilogue, const ElementBytes &bytes,
+                     const HardwareConfig &config) {
   const double drain = double(config.array.rows + config.array.cols);
-  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
+  const double latency = config.dram.latency_cycles;
   const double nTiles = std::ceil(double(N) / double(c.tileN));
-  double rowsOfN = overTiles(N, c.tileN, row); // one row of every output tile
-  double weights = rowTiles * double(K) * rowsOfN;
-  double results = double(M) * rowsOfN;
-  double operands = epilogue.tile ? results : epilogue.row ? rowTiles * rowsOfN : 0.0;
+  // One row of every output tile, of elements of `size` bytes.
+  auto rowsOfN = [&](int64_t size) {
+    return overTiles(N, c.tileN, [&](int64_t n) { return rowCycles(n, size, config); });
+  };
+  double weights = rowTiles * double(K) * rowsOfN(bytes.weights) + panels * latency;
+  double results = double(M) * rowsOfN(bytes.results);
+  double operandRows = rowsOfN(kOperandBytes);
+  double operands = (epilogue.tile ? double(M) * operandRows : 0.0) +
+                    (epilogue.row ? rowTiles * operandRows : 0.0) +
+                    rowTiles * nTiles * operandLoads(epilogue) * latency;
   if (epilogue.scalar)
     operands += rowTiles * nTiles;
   double dram = weights + activations + results + operands;
-  // One buffer: its producer waits for its consumer, so its transfers add up.
+  // One buffer: its producer waits for its consumer, so its transfers add
+  // up (a store's latency too).
   double serialized = activationsSerialized;
   if (c.weightBuffers == 1)
     serialized += weights;
   if (c.accumulatorBuffers == 1)
-    serialized += results + operands + rowTiles * nTiles * drain;
+    serialized += results + operands + rowTiles * nTiles * (drain + latency);
   return std::max(compute, dram) + serialized;
 }
 
@@ -108,9 +120,10 @@ double withTransfers(double compute, double activations, double activationsSeria
 // as the larger of the array's and the DRAM bus's busy time, plus what a
 // single buffer serializes.
 double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64_t tileK,
-                      const EpilogueOperands &epilogue, const HardwareConfig &config) {
+                      const EpilogueOperands &epilogue, const ElementBytes &bytes,
+                      const HardwareConfig &config) {
   const double R = config.array.rows, C = double(config.array.cols);
-  auto row = [&](int64_t elements) { return rowCycles(elements, config); };
+  auto row = [&](int64_t elements) { return rowCycles(elements, bytes.activations, config); };
   const double mTiles = std::ceil(double(M) / double(c.tileM));
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   // The array: per C-wide chunk of an output tile and K step, an mm of m
@@ -127,17 +140,32 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
   // A panel released before its tile's last one waits for the array to
   // drain (R + C) before the next panel's work starts.
   compute += mTiles * nTiles * (std::ceil(double(K) / double(c.panelRows)) - 1) * (R + C);
-  // DRAM: row requests of each transfer.
+  // DRAM: row requests of each transfer, and its latency.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
-  double activations =
-      activationLoads * double(M) * overTiles(K, std::min(c.kBlock, c.pieceCols), row);
+  const int64_t loadCols = std::min(c.kBlock, c.pieceCols);
+  double activations = activationLoads * (double(M) * overTiles(K, loadCols, row) +
+                                          mTiles * std::ceil(double(K) / double(loadCols)) *
+                                              config.dram.latency_cycles);
   // A refilled block waits for the array to release its buffer, all of it
   // with one buffer, or the pieces beyond the extra ones.
   bool activationsRefill = c.tileM < M || c.kBlock < K;
   double serialized = c.activationBuffers == 1 && activationsRefill
                           ? activations * double(c.pieces - c.extraPieces) / double(c.pieces)
                           : 0.0;
-  return withTransfers(compute, activations, serialized, c, mTiles, M, K, N, epilogue, config);
+  const double panels = mTiles * nTiles * std::ceil(double(K) / double(c.panelRows));
+  // The array starts once the first weight panel and the first piece of
+  // the first block have arrived, one transfer after the other: one panel
+  // of the whole K and N waits for all of its rows (where DRAM is the
+  // bound, they are in its time). Nothing overlaps the last tile's store:
+  // one tile of all of N stores it all after the array is done.
+  const double latency = config.dram.latency_cycles;
+  const int64_t firstM = std::min(c.tileM, M), firstN = std::min(c.tileN, N);
+  compute += 2.0 * latency +
+             double(std::min(c.panelRows, K)) * rowCycles(firstN, bytes.weights, config) +
+             double(firstM) * row(std::min(loadCols, K));
+  return withTransfers(compute, activations, serialized, panels, c, mTiles, M, K, N, epilogue,
+                       bytes, config) +
+         latency + double(firstM) * rowCycles(firstN, bytes.results, config);
 }
 
 // Output tiles of C columns, or several C-wide chunks, so that an
@@ -306,7 +334,8 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
 // its own (`tileOperandBuffer`), else in the epilogue, the array waiting.
 double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
-                          bool tileOperandBuffer, const HardwareConfig &config) {
+                          bool tileOperandBuffer, const ElementBytes &bytes,
+                          const HardwareConfig &config) {
   const int64_t N = shape.outputs, OW = shape.outWidth;
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
@@ -331,27 +360,32 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   const double panels = double(convPanels(steps, c.kBlock).size());
   if (panels > 1)
     compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
-  const double inputRow = rowCycles(shape.width * shape.channels, config);
-  double inputs =
-      overBands([&](int64_t m) { return double(shape.bandInputRows(m / OW)); }) * inputRow;
+  const double inputRow = rowCycles(shape.width * shape.channels, bytes.activations, config);
+  // A band's input rows are a transfer per image, or per row where a row is
+  // more than a DMA row can hold; each pays the DRAM latency.
+  const bool rowPerTransfer = shape.width * shape.channels > kMaxCols;
+  double inputs = overBands([&](int64_t m) {
+    double rows = double(shape.bandInputRows(m / OW));
+    double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
+    return rows * inputRow + transfers * config.dram.latency_cycles;
+  });
   int64_t K = shape.kernel[0] * shape.kernel[1] * shape.channels;
   // Nothing overlaps the first band's input and first weight panel, nor the
   // last tile's store: a whole-image band with all of K in one panel waits
   // for every load before the array starts.
   int64_t firstBand = std::min(c.tileM, M / OW), firstN = std::min(c.tileN, N);
   double ends = double(shape.bandInputRows(firstBand)) * inputRow +
-                double(std::min(c.kBlock, K)) * rowCycles(firstN, config) +
-                double(firstBand * OW) * rowCycles(firstN, config);
-  // Each weight panel is a transfer of its own, paying the DRAM latency.
-  inputs += bands * nTiles * panels * config.dram.latency_cycles;
+                double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
+                double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
   // A whole-tile operand loaded in the epilogue: the array waits for each.
   double operandWaits =
       epilogue.tile && !tileOperandBuffer
-          ? double(M) * overTiles(N, c.tileN, [&](int64_t n) { return rowCycles(n, config); }) +
+          ? double(M) * overTiles(N, c.tileN,
+                                  [&](int64_t n) { return rowCycles(n, kOperandBytes, config); }) +
                 bands * nTiles * config.dram.latency_cycles
           : 0.0;
-  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0, c,
-                       bands, M, K, N, epilogue, config) +
+  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0,
+                       bands * nTiles * panels, c, bands, M, K, N, epilogue, bytes, config) +
          ends + operandWaits;
 }
 
@@ -377,9 +411,19 @@ std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64
   return std::nullopt;
 }
 
+// Cycles of one DMA row of `elements` elements of `bytes` each in a long
+// transfer: its bus cycles, or with short rows the DRAM latency over the
+// requests in flight (max_outstanding rows per latency + bus cycles): a
+// bf16 row of 16 elements is 32 bytes, latency-bound where an fp32 one of
+// 64 bytes may not be.
+double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config) {
+  double bus = std::ceil(double(bytes * elements) / config.dram.bytes_per_cycle);
+  return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
+}
+
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
-                                     const EpilogueOperands &epilogue,
-                                     const HardwareConfig &config) {
+                                     const EpilogueOperands &epilogue, const HardwareConfig &config,
+                                     const ElementBytes &bytes) {
   const int64_t tileK = std::min<int64_t>(K, config.array.rows);
   std::optional<MatMulPlan> best;
   for (int64_t tileN : tileWidths(N, config)) {
@@ -390,13 +434,14 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
           BufferWords words = bufferWords(tileM, tileN, kBlock, panelRows, epilogue);
           int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
           int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
-          forEachPlacement(
-              tileM, tileN, kBlock, panelRows, pieceCols, pieces, uint64_t(tileM * pieceCols),
-              tileM < M || kBlock < K, words, false, config, [&](const Placed &placed) {
-                if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
-                                estimateCycles(placed.effective, M, K, N, tileK, epilogue, config)))
-                  best->panelRows = panelRows;
-              });
+          forEachPlacement(tileM, tileN, kBlock, panelRows, pieceCols, pieces,
+                           uint64_t(tileM * pieceCols), tileM < M || kBlock < K, words, false,
+                           config, [&](const Placed &placed) {
+                             if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
+                                             estimateCycles(placed.effective, M, K, N, tileK,
+                                                            epilogue, bytes, config)))
+                               best->panelRows = panelRows;
+                           });
         }
   }
   return best;
@@ -431,7 +476,7 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
 }
 
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
-                                 const HardwareConfig &config) {
+                                 const HardwareConfig &config, const ElementBytes &bytes) {
   const int64_t C = shape.channels, rowWords = shape.paddedWidth() * C;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
   // A pixel's channels are one DMA row; a padded input row one on-chip
@@ -473,7 +518,8 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
                              operandAfterBand, config, [&](const Placed &placed) {
                                keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                                            estimateConvCycles(placed.effective, shape, steps,
-                                                              epilogue, tileOperandBuffer, config));
+                                                              epilogue, tileOperandBuffer, bytes,
+                                                              config));
                              });
         }
       }

@@ -10,7 +10,7 @@ void buildTPULoweringPipeline(OpPassManager &pm, llvm::StringRef dramDType) {
   pm.addNestedPass<func::FuncOp>(createLowerTosaToTPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createPlanTiles());
+  pm.addNestedPass<func::FuncOp>(createPlanTiles(PlanTilesOptions{dramDType.str()}));
   pm.addNestedPass<func::FuncOp>(createPlanMemory(PlanMemoryOptions{dramDType.str()}));
 }
 

@@ -26,24 +26,6 @@ uint64_t bytesOf(Value value) {
   return llvm::alignTo(::tpu::codegen::dramBytesOf(value), kAlignment);
 }
 
-// Whether only matrix products read `value` (through views): the array
-// rounds its operands to bf16 itself.
-bool onlyArrayReads(Value value) {
-  return llvm::all_of(value.getUsers(), [](Operation *user) {
-    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(user))
-      return onlyArrayReads(view.getResult());
-    return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
-  });
-}
-
-// Whether `op`'s lowering stores its result through a Matrix of the result's
-// dtype: the matrix unit's and the vector unit's (not the data movement's).
-bool storesAnyDType(Operation &op) {
-  return llvm::isa<mlir::tpu::FusedOp, mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp,
-                   mlir::tpu::BinaryOp, mlir::tpu::UnaryOp, mlir::tpu::ClampOp,
-                   mlir::tpu::RowReduceOp, mlir::tpu::WindowReduceOp>(op);
-}
-
 // What running `op` reads: its operands, and for a fusion group the values
 // its members read from outside.
 SmallVector<Value> readsOf(Operation &op) {
@@ -138,9 +120,7 @@ private:
   // On a bf16 array, stores `op`'s f32 result as bf16 when only matrix
   // products read it.
   void narrowIfOnlyTheArrayReads(Operation &op) {
-    Value result = op.getResult(0);
-    if (!narrow || !llvm::cast<ShapedType>(result.getType()).getElementType().isF32() ||
-        result.use_empty() || !onlyArrayReads(result))
+    if (!narrow || !::tpu::codegen::onlyTheArrayReads(op.getResult(0)))
       return;
     op.setAttr(mlir::tpu::kDramDTypeAttr, StringAttr::get(op.getContext(), "bf16"));
     ++numNarrowed;
@@ -201,8 +181,7 @@ private:
     for (auto [index, op] : llvm::enumerate(block)) {
       if (materialized(op)) {
         Value result = op.getResult(0);
-        if (storesAnyDType(op))
-          narrowIfOnlyTheArrayReads(op);
+        narrowIfOnlyTheArrayReads(op);
         uint64_t bytes = bytesOf(result);
         uint64_t offset;
         if (auto reuse = free.lower_bound(bytes); reuse != free.end()) {

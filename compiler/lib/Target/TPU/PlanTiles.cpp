@@ -84,11 +84,18 @@ mlir::tpu::CopyTilingAttr planIm2Col(mlir::tpu::Im2ColOp op, const ::tpu::Hardwa
 
 class PlanTiles : public mlir::tpu::impl::PlanTilesBase<PlanTiles> {
 public:
+  using PlanTilesBase::PlanTilesBase;
+
   void runOnOperation() override {
     FailureOr<mlir::tpu::TargetAttr> target = mlir::tpu::getTarget(getOperation());
     if (failed(target))
       return signalPassFailure();
+    if (dramDType != "array" && dramDType != "f32") {
+      getOperation().emitError() << "dram-dtype must be array or f32, got '" << dramDType << "'";
+      return signalPassFailure();
+    }
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
+    narrow = dramDType == "array" && hardware.array.dtype == ::tpu::isa::DType::BF16;
     // A row group runs as one only where the cost model says it is no
     // slower than its members on their own and it fits the scratchpad;
     // otherwise its members form smaller groups that do.
@@ -115,6 +122,19 @@ public:
   }
 
 private:
+  // Whether tpu-plan-memory will store what only the array reads as bf16.
+  bool narrow = false;
+
+  // The DRAM element sizes of a matmul's activations `lhs` (for a
+  // convolution, its input), weights `rhs` and result.
+  ::tpu::codegen::ElementBytes bytesOf(Operation *op, Value lhs, Value rhs) const {
+    auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp());
+    Value result = fused ? fused->getResult(0) : op->getResult(0);
+    return {::tpu::codegen::plannedElementBytes(lhs, narrow),
+            ::tpu::codegen::plannedElementBytes(rhs, narrow),
+            ::tpu::codegen::plannedElementBytes(result, narrow)};
+  }
+
   // Splits a row group that does not pay into the longest runs of its
   // members, first to last, that do (a run's values but its last used only
   // inside it); the members of no such run run on their own.
@@ -193,7 +213,9 @@ private:
 
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
     // A convolution runs on its input held on chip where that fits; else
-    // its im2col writes the window rows for a plain matmul.
+    // its im2col writes the window rows for a plain matmul. Its rows count
+    // as fp32: with bf16 weight rows the model reloads the weights per band
+    // where the simulator finds one band faster (docs/compiler.md).
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
       if (auto im2col = matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>()) {
         int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
@@ -205,18 +227,21 @@ private:
         im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));
       }
     int64_t M, K, N;
+    ::tpu::codegen::ElementBytes bytes;
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       auto lhs = mlir::tpu::matrixType(matmul.getLhs().getType()).getShape();
       auto rhs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape();
       M = lhs[0], K = lhs[1], N = rhs[1];
+      bytes = bytesOf(op, matmul.getLhs(), matmul.getRhs());
     } else {
       auto batched = llvm::cast<mlir::tpu::BatchMatMulOp>(op);
       auto lhs = batched.getLhs().getType().getShape();
       auto rhs = batched.getRhs().getType().getShape();
       M = lhs[1], K = lhs[2], N = rhs[2];
+      bytes = bytesOf(op, batched.getLhs(), batched.getRhs());
     }
     std::optional<::tpu::codegen::MatMulPlan> plan =
-        ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware);
+        ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware, bytes);
     if (!plan) {
       ::tpu::codegen::MatMulMemoryNeeds needs =
           ::tpu::codegen::minimumMatMulMemory(K, N, epilogueOf(op), hardware);

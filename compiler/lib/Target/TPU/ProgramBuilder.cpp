@@ -4,6 +4,7 @@
 
 #include "tpu/isa/Error.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Rewrite/PatternApplicator.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -45,6 +46,38 @@ isa::DType dramDType(Value value) {
 uint64_t dramBytesOf(Value value) {
   return uint64_t(llvm::cast<mlir::ShapedType>(value.getType()).getNumElements()) *
          isa::dtypeBytes(dramDType(value));
+}
+
+namespace {
+
+// Whether only matrix products read `value` (through views).
+bool onlyArrayReads(Value value) {
+  return llvm::all_of(value.getUsers(), [](mlir::Operation *user) {
+    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(user))
+      return onlyArrayReads(view.getResult());
+    return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
+  });
+}
+
+} // namespace
+
+bool onlyTheArrayReads(Value value) {
+  mlir::Operation *op = value.getDefiningOp();
+  // Constants, and what the matrix and vector units store through a Matrix
+  // of the result's dtype (not the data movement, which copies words).
+  bool storesAnyDType =
+      op && llvm::isa<mlir::arith::ConstantOp, mlir::tpu::DramConstantOp, mlir::tpu::FusedOp,
+                      mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp, mlir::tpu::BinaryOp,
+                      mlir::tpu::UnaryOp, mlir::tpu::ClampOp, mlir::tpu::RowReduceOp,
+                      mlir::tpu::WindowReduceOp>(op);
+  return storesAnyDType && llvm::cast<mlir::ShapedType>(value.getType()).getElementType().isF32() &&
+         !value.use_empty() && onlyArrayReads(value);
+}
+
+int64_t plannedElementBytes(Value value, bool narrow) {
+  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+    value = view.getInput();
+  return narrow && onlyTheArrayReads(value) ? 2 : int64_t(kWordBytes);
 }
 
 Matrix matrixOf(Value value) {

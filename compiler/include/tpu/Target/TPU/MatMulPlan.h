@@ -59,12 +59,23 @@ struct EpilogueOperands {
   bool scalar = false;
 };
 
+// Bytes of an element of the matmul's tensors in DRAM, as tpu-plan-memory
+// stores them (2 for bf16: weights, and what only a bf16 array reads), for
+// the cost of their DMA rows; an epilogue's operands are fp32.
+struct ElementBytes {
+  int64_t activations = 4, weights = 4, results = 4;
+};
+
+// Cycles of one DMA row of `elements` elements of `bytes` each in a long
+// transfer: its bus cycles, or the DRAM latency over the requests in flight.
+double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config);
+
 // The plan the cost model estimates fastest among those that fit the
 // config's memories, or nullopt when not even one weight tile and one row
 // fit.
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
-                                     const EpilogueOperands &epilogue,
-                                     const HardwareConfig &config);
+                                     const EpilogueOperands &epilogue, const HardwareConfig &config,
+                                     const ElementBytes &bytes = {});
 
 // Columns of each piece an activation block of tileM x K (a block per row
 // band, kBlock >= K) is loaded in: as many K steps of tileK as a whole
@@ -152,6 +163,6 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
 // The fastest plan that fits the config's memories and the ISA's fields, or
 // nullopt (the convolution then writes its im2col matrix).
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
-                                 const HardwareConfig &config);
+                                 const HardwareConfig &config, const ElementBytes &bytes = {});
 
 } // namespace tpu::codegen

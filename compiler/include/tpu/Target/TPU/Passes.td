@@ -77,7 +77,9 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
       `k_block x tile_n`, each role double-buffered, in a bank of its own
       when they all fit that way; the rows per tile are the most that fit
       with all of K, down to R rows, else the most rows with the widest
-      block. A fused epilogue needs room for its operand.
+      block. A fused epilogue needs room for its operand. The cost model
+      counts each DRAM row at the bytes tpu-plan-memory will store it in
+      (`dram-dtype`, the same option: bf16 weights are half the bytes).
     * a vector op (`#tpu.vector_tiling`): tiles of whole columns up to the
       DMA's limit and as many rows as fit with the operand's part.
     * a row-local group (`#tpu.row_group_tiling`): tiles of whole rows, each
@@ -103,6 +105,11 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
         input = 0, operand = 14000, output = 0>} : ...
     ```
   }];
+  let options = [
+    Option<"dramDType", "dram-dtype", "std::string", /*default=*/"\"array\"",
+           "What tpu-plan-memory will store the tensors only the array reads as "
+           "(array or f32), for the cost of their DMA rows">,
+  ];
 }
 
 def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {

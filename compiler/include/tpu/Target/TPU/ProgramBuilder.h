@@ -42,6 +42,15 @@ isa::DType dramDType(mlir::Value value);
 // The bytes of `value` in DRAM: its elements at dramDType's size.
 uint64_t dramBytesOf(mlir::Value value);
 
+// Whether tpu-plan-memory stores `value` in the array's dtype on a bf16
+// array (with dram-dtype=array): an f32 constant, or an f32 result of the
+// matrix or vector unit, that only matrix products read (through views).
+bool onlyTheArrayReads(mlir::Value value);
+// The bytes of an element of `value` (a view: its input's) in DRAM as
+// tpu-plan-memory will store it: 2 where `narrow` (a bf16 array, dram-dtype
+// array) and only the array reads it, else 4. For the plans made before.
+int64_t plannedElementBytes(mlir::Value value, bool narrow);
+
 std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 
