@@ -80,21 +80,13 @@ std::optional<double> estimateCycles(Operation *head,
   if (config.array.dtype == ::tpu::isa::DType::BF16 && weights.getDefiningOp<tosa::ConstOp>())
     bytes.weights = 2;
   if (auto conv = llvm::dyn_cast<tosa::Conv2DOp>(head)) {
-    ArrayRef<int64_t> input = conv.getInput().getType().getShape();
-    ArrayRef<int64_t> kernel = conv.getWeight().getType().getShape(); // O, KH, KW, C
-    ArrayRef<int64_t> output = llvm::cast<RankedTensorType>(conv.getType()).getShape();
-    ::tpu::codegen::ConvShape shape;
-    shape.batch = input[0], shape.height = input[1], shape.width = input[2];
-    shape.channels = input[3];
-    shape.kernel = {kernel[1], kernel[2]};
-    llvm::copy(conv.getStride(), shape.stride.begin());
-    llvm::copy(conv.getDilation(), shape.dilation.begin());
-    llvm::copy(conv.getPad(), shape.pad.begin());
-    shape.outHeight = output[1], shape.outWidth = output[2], shape.outputs = kernel[0];
-    bool pointwise = K == shape.channels &&
-                     llvm::all_of(shape.stride, [](int64_t s) { return s == 1; }) &&
-                     llvm::all_of(shape.pad, [](int64_t p) { return p == 0; });
-    if (!pointwise)
+    ArrayRef<int64_t> kernel = conv.getWeight().getType().getShape().slice(1, 2); // O, KH, KW, C
+    ArrayRef<int64_t> outputHW =
+        llvm::cast<RankedTensorType>(conv.getType()).getShape().slice(1, 2);
+    ::tpu::codegen::ConvShape shape =
+        ::tpu::codegen::convShape(conv.getInput().getType().getShape(), kernel, conv.getStride(),
+                                  conv.getDilation(), conv.getPad(), outputHW, N);
+    if (!::tpu::codegen::isPointwise(kernel, conv.getStride(), conv.getPad()))
       if (std::optional<::tpu::codegen::ConvPlan> plan =
               ::tpu::codegen::planConv(shape, epilogue, config))
         return plan->estimatedCycles;

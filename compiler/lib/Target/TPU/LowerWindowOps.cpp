@@ -24,10 +24,7 @@ Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<
   auto type = RankedTensorType::get(
       {result.getNumElements() / result.getShape()[3], kernel[0] * kernel[1] * channels},
       rewriter.getF32Type());
-  bool identity = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
-                  llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
-                  llvm::all_of(pad, [](int64_t p) { return p == 0; });
-  if (identity)
+  if (::tpu::codegen::isPointwise(kernel, stride, pad))
     return viewAs(rewriter, loc, input, type);
   bool padded = llvm::any_of(pad, [](int64_t p) { return p > 0; });
   return rewriter.create<Im2ColOp>(

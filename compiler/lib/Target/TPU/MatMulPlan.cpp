@@ -1,5 +1,6 @@
 #include "tpu/Target/TPU/MatMulPlan.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -445,6 +446,29 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
         }
   }
   return best;
+}
+
+ConvShape convShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
+                    llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
+                    llvm::ArrayRef<int64_t> pad, llvm::ArrayRef<int64_t> outputHW,
+                    int64_t outputs) {
+  ConvShape shape;
+  shape.batch = input[0], shape.height = input[1], shape.width = input[2];
+  shape.channels = input[3];
+  llvm::copy(kernel, shape.kernel.begin());
+  llvm::copy(stride, shape.stride.begin());
+  llvm::copy(dilation, shape.dilation.begin());
+  llvm::copy(pad, shape.pad.begin());
+  shape.outHeight = outputHW[0], shape.outWidth = outputHW[1], shape.outputs = outputs;
+  return shape;
+}
+
+bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
+                 llvm::ArrayRef<int64_t> pad) {
+  auto ones = [](llvm::ArrayRef<int64_t> values) {
+    return llvm::all_of(values, [](int64_t v) { return v == 1; });
+  };
+  return ones(kernel) && ones(stride) && llvm::all_of(pad, [](int64_t p) { return p == 0; });
 }
 
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {

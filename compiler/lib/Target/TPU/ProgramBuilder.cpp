@@ -89,16 +89,9 @@ Matrix matrixOf(Value value) {
 }
 
 ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs) {
-  llvm::ArrayRef<int64_t> in = shapeOf(im2col.getInput());
-  ConvShape shape;
-  shape.batch = in[0], shape.height = in[1], shape.width = in[2], shape.channels = in[3];
-  llvm::copy(im2col.getKernel(), shape.kernel.begin());
-  llvm::copy(im2col.getStride(), shape.stride.begin());
-  llvm::copy(im2col.getDilation(), shape.dilation.begin());
-  llvm::copy(im2col.getPad(), shape.pad.begin());
-  shape.outHeight = im2col.getOutputHeight(), shape.outWidth = im2col.getOutputWidth();
-  shape.outputs = outputs;
-  return shape;
+  return convShape(shapeOf(im2col.getInput()), im2col.getKernel(), im2col.getStride(),
+                   im2col.getDilation(), im2col.getPad(),
+                   {im2col.getOutputHeight(), im2col.getOutputWidth()}, outputs);
 }
 
 std::string sourceName(mlir::Operation *op) {

@@ -34,18 +34,11 @@ int64_t windowCount(int64_t o, int64_t stride, int64_t padBefore, int64_t kernel
   return std::min(first + kernel, size) - std::max<int64_t>(first, 0);
 }
 
+// A window reduction keeps its input's channels.
 ConvShape shapeOf(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
                   llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
                   llvm::ArrayRef<int64_t> pad, llvm::ArrayRef<int64_t> output) {
-  ConvShape shape;
-  shape.batch = input[0], shape.height = input[1], shape.width = input[2];
-  shape.channels = shape.outputs = input[3];
-  llvm::copy(kernel, shape.kernel.begin());
-  llvm::copy(stride, shape.stride.begin());
-  llvm::copy(dilation, shape.dilation.begin());
-  llvm::copy(pad, shape.pad.begin());
-  shape.outHeight = output[0], shape.outWidth = output[1];
-  return shape;
+  return convShape(input, kernel, stride, dilation, pad, output, input[3]);
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/isa/HardwareConfig.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -133,6 +135,18 @@ struct ConvShape {
   int64_t runLength() const { return dilation[1] == 1 ? kernel[1] * channels : channels; }
   int64_t runs() const { return kernel[0] * kernel[1] * channels / runLength(); }
 };
+
+// The shape of a window op over an NHWC `input` with `kernel`, `stride`,
+// `dilation` and `pad` (top, bottom, left, right) to `outputHW` output
+// rows and columns of `outputs` channels.
+ConvShape convShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
+                    llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
+                    llvm::ArrayRef<int64_t> pad, llvm::ArrayRef<int64_t> outputHW, int64_t outputs);
+
+// Whether each output position's window is one input pixel (1x1, stride 1,
+// no padding): the window rows are the input itself, no im2col.
+bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
+                 llvm::ArrayRef<int64_t> pad);
 
 // One K step of a convolution: weight rows [row, row + rows) of the
 // [KH*KW*C, O] matrix against the activations at word `offset` from an
