@@ -21,6 +21,8 @@ LogicalResult FusedOp::verify() {
   return success();
 }
 
+bool FusedOp::hasEpilogue() { return llvm::isa<MatMulOp, WindowReduceOp>(getHead()); }
+
 namespace {
 
 bool definedOutside(Value value, FusedOp fused) {

@@ -23,9 +23,10 @@ public:
     os << "fusion " << mode << ": " << groups.size() << " group" << (groups.size() == 1 ? "" : "s")
        << "\n";
     for (auto [number, fused] : llvm::enumerate(groups)) {
-      bool epilogue = llvm::isa<tpu::MatMulOp>(fused.getHead());
       os << "  group " << number << " ("
-         << (epilogue ? "matmul epilogue in the accumulators" : "row-local ops in the scratchpad")
+         << (llvm::isa<tpu::MatMulOp>(fused.getHead()) ? "matmul epilogue in the accumulators"
+             : fused.hasEpilogue() ? "window reduction epilogue in the scratchpad"
+                                   : "row-local ops in the scratchpad")
          << "): ";
       llvm::interleave(
           fused.getMembers(), os,

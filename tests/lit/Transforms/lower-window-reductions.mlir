@@ -1,5 +1,6 @@
 // RUN: tpu-opt %s --split-input-file --tpu-lower-tosa --tpu-plan-tiles | FileCheck %s
 // RUN: tpu-opt %s --split-input-file --tpu-fuse | FileCheck %s --check-prefix=FUSE
+// RUN: tpu-opt %s --split-input-file --tpu-fuse --tpu-lower-tosa --canonicalize --tpu-plan-tiles | FileCheck %s --check-prefix=GROUP
 
 // Pools and depthwise convolutions are window reductions over their input
 // held on chip (docs/compiler.md, "Pools and depthwise convolutions").
@@ -90,5 +91,46 @@ module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.
 func.func @row_too_wide(%x: tensor<1x4x300x256xf32>) -> tensor<1x4x300x256xf32> {
   %y = tosa.max_pool2d %x {kernel = array<i64: 1, 3>, pad = array<i64: 0, 0, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x4x300x256xf32>) -> tensor<1x4x300x256xf32>
   return %y : tensor<1x4x300x256xf32>
+}
+}
+
+// -----
+
+// A depthwise convolution and the ReLU6 after it (MobileNetV2's) form a
+// group: the clamp runs on each output band in the scratchpad before its
+// store, its bounds loaded once with the weights and bias. An add of a
+// whole tensor after a pool is left alone: the epilogue's operands are
+// loaded once, not per band.
+// CHECK-LABEL: func.func @depthwise_relu6
+// GROUP-LABEL: func.func @depthwise_relu6
+// GROUP: tpu.fused
+// GROUP-NEXT: tpu.window_reduce sum
+// GROUP-SAME: tpu.tiling = #tpu.window_tiling<band = 2,
+// GROUP-NEXT: tpu.clamp
+// GROUP-NOT: tpu.tiling
+// GROUP-NEXT: tpu.yield
+// GROUP: tpu.window_reduce max
+// GROUP-NOT: tpu.fused
+// GROUP: tpu.binary add
+// FUSE-LABEL: func.func @depthwise_relu6
+// FUSE: tpu.fused
+// FUSE-NEXT: tosa.depthwise_conv2d
+// FUSE-NEXT: tosa.clamp
+// FUSE-NEXT: tpu.yield
+// FUSE: tosa.max_pool2d
+// FUSE-NEXT: tosa.add
+module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
+    array = <rows = 32, cols = 32, dtype = bf16>,
+    scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
+    vector = <lanes = 32, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 32.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 200.0>>} {
+func.func @depthwise_relu6(%x: tensor<1x8x8x32xf32>, %w: tensor<3x3x32x1xf32>, %b: tensor<32xf32>, %r: tensor<1x8x8x32xf32>) -> (tensor<1x8x8x32xf32>, tensor<1x8x8x32xf32>) {
+  %d = tosa.depthwise_conv2d %x, %w, %b {dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x32xf32>, tensor<3x3x32x1xf32>, tensor<32xf32>) -> tensor<1x8x8x32xf32>
+  %c = tosa.clamp %d {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  %p = tosa.max_pool2d %x {kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  %s = tosa.add %p, %r : (tensor<1x8x8x32xf32>, tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  return %c, %s : tensor<1x8x8x32xf32>, tensor<1x8x8x32xf32>
 }
 }

@@ -25,8 +25,9 @@ def TPU_FusedOp : TPU_Op<"fused", [RecursiveMemoryEffects, SingleBlock]> {
     Formed on the target-neutral graph by `tpu-fuse`, with the module's
     target deciding what may join; each target then lowers the region as one
     piece (the systolic array: a matmul with its epilogue in the
-    accumulators, or row-local ops on tiles of whole rows in the
-    scratchpad). The region reads values from above; only what `tpu.yield`
+    accumulators, a pool or depthwise convolution with its epilogue on its
+    output bands in the scratchpad, or row-local ops on tiles of whole rows
+    in the scratchpad). The region reads values from above; only what `tpu.yield`
     returns leaves it.
 
     ```mlir
@@ -47,6 +48,10 @@ def TPU_FusedOp : TPU_Op<"fused", [RecursiveMemoryEffects, SingleBlock]> {
     auto getMembers() { return getBody().front().without_terminator(); }
     // The group's first operation: a matmul heads an epilogue.
     ::mlir::Operation &getHead() { return getBody().front().front(); }
+    // Whether the head produces output tiles (a matmul, a window
+    // reduction) that the other members apply to in place, its epilogue;
+    // else the members are row-local ops on tiles of whole rows.
+    bool hasEpilogue();
   }];
 }
 

@@ -2,8 +2,10 @@
 // (FusionTargetInterface on #tpu.target), with the matmul cost model where
 // fusing could cost cycles. A group becomes a matmul whose
 // epilogue the vector unit applies to each output tile in the accumulators,
-// or row-local ops the vector unit runs on tiles of whole rows in the
-// scratchpad (tpu-lower-tosa turns each TOSA op into these units' ops).
+// a window reduction whose epilogue it applies to each output band in the
+// scratchpad, or row-local ops the vector unit runs on tiles of whole rows
+// in the scratchpad (tpu-lower-tosa turns each TOSA op into these units'
+// ops).
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
@@ -48,6 +50,13 @@ bool isWindowed(Operation *op) {
   if (auto depthwise = llvm::dyn_cast<tosa::DepthwiseConv2DOp>(op))
     return depthwise.getWeight().getType().getShape()[3] == 1;
   return true;
+}
+
+// A pool or depthwise convolution that runs as a window reduction over its
+// input held on chip (the others are windowed: isWindowed).
+bool isWindowReduction(Operation *op) {
+  return llvm::isa<tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op) &&
+         ::tpu::codegen::onChipLayout(op);
 }
 
 // M, K and N of the matmul a head runs as.
@@ -130,6 +139,10 @@ bool rowOperandPays(Operation *head, TargetAttr target) {
 } // namespace
 
 bool TargetAttr::canHeadEpilogue(Operation *op) const {
+  // A window reduction's output band is in the scratchpad until its store:
+  // the epilogue saves its DRAM round trip and adds no vector work.
+  if (isWindowReduction(op))
+    return true;
   // A batched matmul runs batch by batch, with no epilogue.
   if (auto matmul = llvm::dyn_cast<tosa::MatMulOp>(op))
     return llvm::cast<RankedTensorType>(matmul.getType()).getShape()[0] == 1;
@@ -148,6 +161,9 @@ bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operat
   std::optional<Spread> spread = spreadOf(chain, other);
   if (spread == Spread::Column)
     return false;
+  // A window reduction loads its epilogue's operands once, for every band.
+  if (isWindowReduction(head))
+    return spread == Spread::Row || spread == Spread::Scalar;
   if (spread == Spread::Row)
     return rowOperandPays(head, *this);
   return spread != Spread::Same || operandPays(head, {1, true, false, false}, 3.0, *this);

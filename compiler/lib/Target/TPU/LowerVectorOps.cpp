@@ -152,7 +152,7 @@ private:
 
 bool isRowGroup(mlir::Operation *op) {
   auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op);
-  return fused && !llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
+  return fused && !fused.hasEpilogue();
 }
 
 // The lowerings as patterns, one per operation the vector unit runs.

@@ -1,11 +1,12 @@
 // tpu-lower-window-reductions: pools and depthwise convolutions
-// (tpu.window_reduce) to DMA loads of their input rows and vector ops on
-// them, as tpu-plan-tiles banded them (WindowPlan.h; docs/compiler.md,
-// "Pools and depthwise convolutions").
+// (tpu.window_reduce), alone or with their fused epilogue, to DMA loads of
+// their input rows and vector ops on them, as tpu-plan-tiles banded them
+// (WindowPlan.h; docs/compiler.md, "Pools and depthwise convolutions").
 #include "tpu/Target/TPU/IsaLimits.h"
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/Target/TPU/WindowPlan.h"
+#include "tpu/isa/Error.h"
 
 #include <optional>
 #include <set>
@@ -21,13 +22,18 @@ namespace {
 using isa::Broadcast;
 using isa::Opcode;
 using isa::Queue;
+using mlir::tpu::Spread;
 
 class WindowLowering {
 public:
-  WindowLowering(ProgramBuilder &builder, mlir::tpu::WindowReduceOp op)
+  // `epilogue`: what the vector unit applies to each output band before
+  // its store, the ops of the reduction's fusion group, whose result
+  // `output` is.
+  WindowLowering(ProgramBuilder &builder, mlir::tpu::WindowReduceOp op, const Matrix &output,
+                 std::vector<VectorStep> epilogue = {})
       : builder(builder), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
         plan(planOf<mlir::tpu::WindowTilingAttr>(op)), input(matrixOf(op.getInput())),
-        output(matrixOf(op.getResult())) {
+        output(output), epilogue(std::move(epilogue)) {
     if (op.getFill())
       fill = matrixOf(op.getFill());
     if (op.getScale())
@@ -58,6 +64,7 @@ public:
         reduceGlobal(in, out);
       else
         reduceBand(band, in, out);
+      applyEpilogue(layout.global() ? 1 : band * OW, out);
       inputs.release(builder, in);
       outputs.use(builder, outputs.endFill(builder));
       const int64_t row0 = firstRow * OW;
@@ -71,7 +78,8 @@ public:
 private:
   uint64_t operand(int64_t word) const { return uint64_t(plan.getOperands() + word); }
 
-  // What every band reads: the weights and the bias, or a scalar scale.
+  // What every band reads: the weights and the bias, or a scalar scale;
+  // then each epilogue operand (WindowLayout::epilogueWords).
   void loadOperands() {
     const int64_t C = shape.channels;
     if (op.getWeights()) {
@@ -82,6 +90,28 @@ private:
     } else if (scale && !layout.scalePerPosition) {
       builder.load(*scale, 0, 0, 1, 1, isa::Space::Scratchpad, operand(0));
     }
+    int64_t word = layout.epilogueWord();
+    for (const VectorStep &step : epilogue) {
+      if (step.operand.rows == 0)
+        continue;
+      if (step.spread != Spread::Row && step.spread != Spread::Scalar)
+        throw Error("a window reduction's epilogue takes only row and scalar operands");
+      epilogueOperands.push_back(operand(word));
+      loadOperand(builder, step, 0, 0, 1, C, epilogueOperands.back());
+      word += step.operand.rows * step.operand.cols;
+    }
+  }
+
+  // The epilogue on `rows` output rows at `out`, in place, each op counted
+  // to its own source op.
+  void applyEpilogue(int64_t rows, uint64_t out) {
+    const mlir::Location head = builder.sourceLocation();
+    auto operandAt = epilogueOperands.begin();
+    for (const VectorStep &step : epilogue) {
+      builder.setSource(step.source);
+      emitStep(builder, step, out, out, step.operand.rows ? *operandAt++ : 0, rows, shape.channels);
+    }
+    builder.setSource(head);
   }
 
   // The input rows of `band` output rows from oh0 (padded rows p0...) into
@@ -211,6 +241,8 @@ private:
   const ConvShape &shape;
   const mlir::tpu::WindowTilingAttr plan;
   const Matrix input, output;
+  const std::vector<VectorStep> epilogue;
+  std::vector<uint64_t> epilogueOperands; // their scratchpad addresses, in order
   std::optional<Matrix> fill, scale;
   std::set<uint64_t> bordered; // input buffers whose side padding is written
 };
@@ -219,10 +251,37 @@ struct LowerWindowReduce : LoweringPattern<mlir::tpu::WindowReduceOp> {
   using LoweringPattern::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(mlir::tpu::WindowReduceOp op,
                                       mlir::PatternRewriter &rewriter) const override {
-    return lowerInPlace(op, rewriter,
-                        [&](ProgramBuilder &builder) { WindowLowering(builder, op).emit(); });
+    return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
+      WindowLowering(builder, op, matrixOf(op.getResult())).emit();
+    });
   }
 };
+
+// A window reduction's group: the reduction, then its epilogue, a chain in
+// which each member reads the one before it.
+struct LowerWindowGroup : LoweringPattern<mlir::tpu::FusedOp> {
+  using LoweringPattern::LoweringPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::tpu::FusedOp fused,
+                                      mlir::PatternRewriter &rewriter) const override {
+    auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(fused.getHead());
+    if (!window)
+      return mlir::failure();
+    return lowerInPlace(fused, rewriter, [&](ProgramBuilder &builder) {
+      std::vector<VectorStep> steps;
+      mlir::Value chain = window.getResult();
+      for (mlir::Operation &member : llvm::drop_begin(fused.getMembers())) {
+        steps.push_back(elementwiseStep(member, chain));
+        chain = member.getResult(0);
+      }
+      WindowLowering(builder, window, matrixOf(fused.getResult(0)), std::move(steps)).emit();
+    });
+  }
+};
+
+bool isWindowGroup(mlir::Operation *op) {
+  auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op);
+  return fused && llvm::isa<mlir::tpu::WindowReduceOp>(fused.getHead());
+}
 
 } // namespace
 } // namespace tpu::codegen
@@ -233,8 +292,11 @@ class LowerWindowReductions
     : public mlir::tpu::impl::LowerWindowReductionsBase<LowerWindowReductions> {
 public:
   void runOnOperation() override {
-    if (mlir::failed(tpu::codegen::lowerOperations<tpu::codegen::LowerWindowReduce>(
-            getOperation(), llvm::IsaPred<mlir::tpu::WindowReduceOp>)))
+    if (mlir::failed(tpu::codegen::lowerOperations<tpu::codegen::LowerWindowReduce,
+                                                   tpu::codegen::LowerWindowGroup>(
+            getOperation(), [](mlir::Operation *op) {
+              return llvm::isa<mlir::tpu::WindowReduceOp>(op) || tpu::codegen::isWindowGroup(op);
+            })))
       signalPassFailure();
   }
 };

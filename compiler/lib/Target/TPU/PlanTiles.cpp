@@ -98,13 +98,20 @@ public:
     narrow = dramDType == "array" && hardware.array.dtype == ::tpu::isa::DType::BF16;
     // A row group runs as one only where the cost model says it is no
     // slower than its members on their own and it fits the scratchpad;
-    // otherwise its members form smaller groups that do.
-    SmallVector<mlir::tpu::FusedOp> unpaid;
+    // otherwise its members form smaller groups that do. A window
+    // reduction's epilogue operands take scratchpad from its bands: where
+    // no band fits with them, its members run on their own.
+    SmallVector<mlir::tpu::FusedOp> unpaid, unfit;
     getOperation().walk([&](mlir::tpu::FusedOp group) {
-      if (!llvm::isa<mlir::tpu::MatMulOp>(group.getHead()) &&
-          !::tpu::codegen::rowGroupPays(group, hardware))
+      if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(group.getHead())) {
+        if (!::tpu::codegen::planWindow(::tpu::codegen::windowLayoutOf(window), hardware))
+          unfit.push_back(group);
+      } else if (!group.hasEpilogue() && !::tpu::codegen::rowGroupPays(group, hardware)) {
         unpaid.push_back(group);
+      }
     });
+    for (mlir::tpu::FusedOp group : unfit)
+      mlir::tpu::unfuse(group);
     for (mlir::tpu::FusedOp group : unpaid)
       regroup(group, hardware);
     WalkResult walk = getOperation().walk([&](Operation *op) {
@@ -168,22 +175,22 @@ private:
   Attribute planOf(Operation *op, const ::tpu::HardwareConfig &hardware) {
     MLIRContext *context = &getContext();
     auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp());
-    bool memberOfRowGroup = fused && !llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
+    bool memberOfRowGroup = fused && !fused.hasEpilogue();
     if (memberOfRowGroup)
       return {};
     if (auto group = llvm::dyn_cast<mlir::tpu::FusedOp>(op)) {
-      if (llvm::isa<mlir::tpu::MatMulOp>(group.getHead()))
-        return {}; // planned with its matmul
+      if (group.hasEpilogue())
+        return {}; // planned with its head
       return ::tpu::codegen::planRowGroup(group, hardware);
     }
     if (llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(op))
       return planMatMul(op, hardware);
-    if (fused)
-      return {}; // in an epilogue, which runs on the matmul's tiles
-    if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
-      return plan;
     if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op))
       return planWindow(window, hardware);
+    if (fused)
+      return {}; // in an epilogue, which runs on its head's tiles
+    if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
+      return plan;
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
       // A convolution's: planned with its matmul, which may read the input
       // in place instead.

@@ -207,11 +207,11 @@ public:
         for (mlir::Value operand : op.getOperands())
           ledger.read(name, operand, tpu::codegen::neededBytes(op, operand));
       } else {
-        bool matmulGroup = llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
+        bool epilogue = fused.hasEpilogue();
         for (mlir::Operation &member : fused.getMembers()) {
           ledger.compute(member);
           std::string reader =
-              matmulGroup && &member != &fused.getHead() ? tpu::codegen::sourceName(&member) : name;
+              epilogue && &member != &fused.getHead() ? tpu::codegen::sourceName(&member) : name;
           for (mlir::Value operand : member.getOperands())
             if (operand.getParentRegion() != &fused.getBody())
               ledger.read(reader, operand, tpu::codegen::neededBytes(member, operand));

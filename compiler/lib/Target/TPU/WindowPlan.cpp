@@ -99,6 +99,13 @@ WindowLayout windowLayoutOf(mlir::tpu::WindowReduceOp op) {
               op.getPad(), {op.getOutputHeight(), op.getOutputWidth()});
   layout.weighted = bool(op.getWeights());
   layout.scalePerPosition = op.getScale() && op.getScale().getType().getNumElements() > 1;
+  // The epilogue loads each operand from outside its group once: a row
+  // over the channels, a scalar or a clamp's bounds.
+  if (auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp()))
+    for (mlir::Operation &member : llvm::drop_begin(fused.getMembers()))
+      for (mlir::Value operand : member.getOperands())
+        if (operand.getParentRegion() != &fused.getBody())
+          layout.epilogueWords += llvm::cast<mlir::ShapedType>(operand.getType()).getNumElements();
   return layout;
 }
 

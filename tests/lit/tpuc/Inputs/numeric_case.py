@@ -129,6 +129,42 @@ def windows():
     return nodes, {"x": x}, outputs, [("wd", wd), ("bd", bd), ("w3", w3), ("b3", b3)]
 
 
+def window_epilogues():
+    """Window reductions with the elementwise ops after them, which run on
+    each output band before its store where their operands are rows over
+    the channels or scalars: a depthwise convolution and ReLU6, a max pool
+    times a per-channel row plus a scalar, then a sigmoid, and a global
+    average and ReLU. An average pool plus a whole tensor stays apart."""
+    x = RNG.standard_normal((1, 6, 7, 8)).astype(np.float32)
+    wd = RNG.standard_normal((6, 1, 3, 3)).astype(np.float32)
+    bd = RNG.standard_normal(6).astype(np.float32)
+    scale = RNG.standard_normal((1, 6, 1, 1)).astype(np.float32)
+    shift = np.array([0.25], np.float32)
+    y = RNG.standard_normal((1, 6, 7, 8)).astype(np.float32)
+    bounds = [np.array(0.0, np.float32), np.array(6.0, np.float32)]
+    nodes = [helper.make_node("Conv", ["x", "wd", "bd"], ["depthwise"], pads=[1, 1, 1, 1], group=6),
+             helper.make_node("Clip", ["depthwise", "low", "high"], ["depthwise_relu6"]),
+             helper.make_node("MaxPool", ["x"], ["pooled"], kernel_shape=[3, 3], strides=[2, 2]),
+             helper.make_node("Mul", ["pooled", "scale"], ["scaled"]),
+             helper.make_node("Add", ["scaled", "shift"], ["shifted"]),
+             helper.make_node("Sigmoid", ["shifted"], ["pool_sigmoid"]),
+             helper.make_node("GlobalAveragePool", ["x"], ["global"]),
+             helper.make_node("Relu", ["global"], ["global_relu"]),
+             helper.make_node("AveragePool", ["x"], ["averaged"], kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["averaged", "y"], ["avg_plus_y"])]
+    depthwise = ref.conv2d(x, wd, bd, pads=(1, 1, 1, 1), group=6)
+    shifted = ref.max_pool(x, (3, 3), (2, 2)) * scale + shift
+    outputs = {
+        "depthwise_relu6": np.clip(depthwise, 0.0, 6.0),
+        "pool_sigmoid": 1.0 / (1.0 + np.exp(-shifted)),
+        "global_relu": np.maximum(ref.global_avg_pool(x), 0.0),
+        "avg_plus_y": ref.avg_pool(x, (3, 3), (1, 1), (1, 1, 1, 1)) + y}
+    return nodes, {"x": x, "y": y}, outputs, [("wd", wd), ("bd", bd), ("scale", scale),
+                                               ("shift", shift), ("low", bounds[0]),
+                                               ("high", bounds[1])]
+
+
 TOSA_PAD = """func.func @main(%x: tensor<1x3x3x4xf32>) -> tensor<1x6x4x4xf32> {
   %p = "tosa.const"() {value = dense<[[0, 0], [1, 2], [1, 0], [0, 0]]> : tensor<4x2xi32>} : () -> tensor<4x2xi32>
   %v = "tosa.const"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
@@ -218,7 +254,7 @@ def argmax_fused():
 
 CASES = {"transpose": transpose, "conv": conv, "pool": pool, "windows": windows,
          "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
-         "argmax_fused": argmax_fused}
+         "argmax_fused": argmax_fused, "window_epilogues": window_epilogues}
 
 
 def main():

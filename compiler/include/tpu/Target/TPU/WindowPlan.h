@@ -29,6 +29,7 @@ struct WindowLayout {
   ConvShape shape;               // outputs == channels
   bool weighted = false;         // a depthwise convolution: weights, bias, a product row
   bool scalePerPosition = false; // an average's [OH*OW, C] reciprocal counts, per band
+  int64_t epilogueWords = 0;     // the fused epilogue's operands (rows, scalars, bounds)
 
   // The stride along the width, or 1 when there is one output column.
   int64_t phases() const;
@@ -46,13 +47,14 @@ struct WindowLayout {
   int64_t inputWords(int64_t band) const;
   int64_t outputWords(int64_t band) const { return band * shape.outWidth * shape.channels; }
   // What is loaded once: the weights, then the bias; then the product row
-  // (else one word for a scalar scale).
+  // (else one word for a scalar scale); then the epilogue's operands.
   int64_t weightsWord() const { return 0; }
   int64_t biasWord() const { return shape.kernel[0] * shape.kernel[1] * shape.channels; }
   int64_t productWord() const { return biasWord() + shape.channels; }
-  int64_t operandWords() const {
+  int64_t epilogueWord() const {
     return weighted ? productWord() + shape.outWidth * shape.channels : 1;
   }
+  int64_t operandWords() const { return epilogueWord() + epilogueWords; }
 };
 
 // Band rows and word addresses (two equal addresses: one buffer).
@@ -66,6 +68,7 @@ struct WindowPlan {
 // nullopt for one the window reduction does not take (a channel
 // multiplier).
 std::optional<WindowLayout> windowLayoutOf(mlir::Operation *tosaOp);
+// The layout of a window reduction, with its fusion group's epilogue.
 WindowLayout windowLayoutOf(mlir::tpu::WindowReduceOp op);
 // The layout of a TOSA window op that tpu-lower-tosa makes a window
 // reduction: one it takes, with at most a vector op's columns of channels,
