@@ -114,9 +114,13 @@ private:
     builder.setSource(head);
   }
 
+  // Where padded column x of the buffer's first row is.
+  uint64_t column(uint64_t buffer, int64_t x) const {
+    return buffer + uint64_t(layout.columnWord(x, plan.getBand()));
+  }
+
   // The input rows of `band` output rows from oh0 (padded rows p0...) into
-  // `buffer`, each row's pixels by column phase, and the band's scale after
-  // them.
+  // `buffer`, by column phase, and the band's scale after them.
   void loadBand(int64_t image, int64_t oh0, int64_t band, uint64_t buffer) {
     const int64_t C = shape.channels, W = shape.width, Wp = shape.paddedWidth();
     const int64_t left = shape.pad[2], rowWords = layout.rowWords();
@@ -125,41 +129,52 @@ private:
     if (fill && bordered.insert(buffer).second)
       for (int64_t x = 0; x < Wp; ++x)
         if (x < left || x >= left + W)
-          loadRows(builder, *fill, fill->address, 0, buffer + uint64_t(layout.columnWord(x)),
-                   rowWords, shape.inputRows(plan.getBand()), C);
+          loadRows(builder, *fill, fill->address, 0, column(buffer, x), rowWords,
+                   shape.inputRows(plan.getBand()), C);
+    // Without side padding, a phase's pixels of consecutive image rows are
+    // evenly spaced in DRAM and consecutive in its rows on chip.
+    const bool phasesRunOn = Wp == W && W % phases == 0;
+    auto pixel = [&](int64_t ih, int64_t x) {
+      return input.at((image * shape.height + ih) * W + x, 0);
+    };
     const int64_t p0 = oh0 * shape.stride[0], rows = shape.inputRows(band);
     for (int64_t p = p0; p < p0 + rows;) {
       const int64_t ih = p - shape.pad[0];
-      const uint64_t row = buffer + uint64_t((p - p0) * rowWords);
+      const uint64_t row = uint64_t((p - p0) * rowWords);
       const bool padding = ih < 0 || ih >= shape.height;
+      const int64_t imageRows = std::min(p0 + rows - p, shape.height - ih);
       if (!padding && phases == 1 && W * C <= kMaxCols) {
-        // Consecutive image rows in one transfer.
-        int64_t count = std::min(p0 + rows - p, shape.height - ih);
-        loadRows(builder, input, input.at((image * shape.height + ih) * W, 0), W * C,
-                 row + uint64_t(left * C), rowWords, count, W * C);
-        p += count;
-        continue;
+        // Consecutive image rows in one transfer, a DMA row each.
+        loadRows(builder, input, pixel(ih, 0), W * C, column(buffer, left) + row, rowWords,
+                 imageRows, W * C);
+        p += imageRows;
+      } else if (!padding && phasesRunOn) {
+        // Per phase, its pixels of consecutive image rows in one transfer.
+        for (int64_t phase = 0; phase < phases; ++phase)
+          loadRows(builder, input, pixel(ih, phase), phases * C, column(buffer, phase) + row, C,
+                   imageRows * W / phases, C);
+        p += imageRows;
+      } else {
+        // Per phase, its pixels of the image's columns: from the image row,
+        // every phases-th pixel, or the fill row's one (DRAM stride 0).
+        for (int64_t phase = 0; phase < phases; ++phase) {
+          int64_t x = left + ((phase - left % phases) % phases + phases) % phases;
+          if (x >= left + W)
+            continue;
+          int64_t count = (left + W - x + phases - 1) / phases;
+          uint64_t sram = column(buffer, x) + row;
+          if (padding)
+            loadRows(builder, *fill, fill->address, 0, sram, C, count, C);
+          else
+            loadRows(builder, input, pixel(ih, x - left), phases * C, sram, C, count, C);
+        }
+        ++p;
       }
-      // Per phase, its pixels of the image's columns: from the image row,
-      // every phases-th pixel, or the fill row's one (DRAM stride 0).
-      for (int64_t phase = 0; phase < phases; ++phase) {
-        int64_t x = left + ((phase - left % phases) % phases + phases) % phases;
-        if (x >= left + W)
-          continue;
-        int64_t count = (left + W - x + phases - 1) / phases;
-        uint64_t sram = row + uint64_t(layout.columnWord(x));
-        if (padding)
-          loadRows(builder, *fill, fill->address, 0, sram, C, count, C);
-        else
-          loadRows(builder, input, input.at((image * shape.height + ih) * W + x - left, 0),
-                   phases * C, sram, C, count, C);
-      }
-      ++p;
     }
     if (layout.scalePerPosition) {
       int64_t first = oh0 * shape.outWidth, count = band * shape.outWidth;
       loadRows(builder, *scale, scale->at(first, 0), C,
-               buffer + uint64_t(shape.inputRows(plan.getBand()) * rowWords), C, count, C);
+               buffer + uint64_t(layout.scaleWord(plan.getBand())), C, count, C);
     }
   }
 
@@ -172,8 +187,8 @@ private:
     // Output row r's OW windows at a tap: OW consecutive pixels of a phase.
     auto pixelsOf = [&](int64_t r, int64_t tap) {
       int64_t kh = tap / shape.kernel[1], kw = tap % shape.kernel[1];
-      return in + uint64_t((r * shape.stride[0] + kh * shape.dilation[0]) * rowWords +
-                           layout.columnWord(kw * shape.dilation[1]));
+      return column(in, kw * shape.dilation[1]) +
+             uint64_t((r * shape.stride[0] + kh * shape.dilation[0]) * rowWords);
     };
     for (int64_t r = 0; r < band; ++r) {
       const uint64_t acc = out + uint64_t(r * OW * C);
@@ -226,9 +241,8 @@ private:
       builder.emit(vectorOp(Opcode::VAdd, out, out, operand(layout.biasWord()),
                             perChannel ? Broadcast::Row : Broadcast::Scalar, rows, C));
     } else if (scale) {
-      uint64_t factors = layout.scalePerPosition
-                             ? in + uint64_t(shape.inputRows(plan.getBand()) * layout.rowWords())
-                             : operand(0);
+      uint64_t factors =
+          layout.scalePerPosition ? in + uint64_t(layout.scaleWord(plan.getBand())) : operand(0);
       builder.emit(vectorOp(Opcode::VMul, out, out, factors,
                             layout.scalePerPosition ? Broadcast::None : Broadcast::Scalar, rows,
                             C));

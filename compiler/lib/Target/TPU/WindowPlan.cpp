@@ -22,7 +22,7 @@ bool WindowLayout::global() const {
 }
 
 int64_t WindowLayout::inputWords(int64_t band) const {
-  return shape.inputRows(band) * rowWords() + (scalePerPosition ? outputWords(band) : 0);
+  return scaleWord(band) + (scalePerPosition ? outputWords(band) : 0);
 }
 
 namespace {

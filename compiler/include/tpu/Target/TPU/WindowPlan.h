@@ -24,7 +24,9 @@ namespace tpu::codegen {
 // phases (padded column x is pixel x / phases() of phase x % phases()), so
 // that the OW windows of one tap in one output row are OW consecutive
 // pixels of one phase: a dense [OW, C] operand for the vector unit, which
-// has no strided operands.
+// has no strided operands. A band's buffer holds the rows of each phase in
+// turn, so that without side padding a phase's pixels of consecutive image
+// rows are one strided transfer.
 struct WindowLayout {
   ConvShape shape;               // outputs == channels
   bool weighted = false;         // a depthwise convolution: weights, bias, a product row
@@ -35,11 +37,16 @@ struct WindowLayout {
   int64_t phases() const;
   // Pixels of a phase.
   int64_t phaseWidth() const;
-  int64_t rowWords() const { return phases() * phaseWidth() * shape.channels; }
-  // Where padded column x starts in a row.
-  int64_t columnWord(int64_t x) const {
-    return (x % phases() * phaseWidth() + x / phases()) * shape.channels;
+  // Words from one padded row of a phase to the next.
+  int64_t rowWords() const { return phaseWidth() * shape.channels; }
+  // The rows of one phase in a buffer for bands of `band` output rows.
+  int64_t phaseWords(int64_t band) const { return shape.inputRows(band) * rowWords(); }
+  // Where padded column x of the first row starts in such a buffer.
+  int64_t columnWord(int64_t x, int64_t band) const {
+    return x % phases() * phaseWords(band) + x / phases() * shape.channels;
   }
+  // Where the band's part of the scale starts, after every phase's rows.
+  int64_t scaleWord(int64_t band) const { return phases() * phaseWords(band); }
   // One window over the whole unpadded image (a global pool) without
   // weights: the band is then the image's [H*W, C] pixels, reduced by halving.
   bool global() const;
