@@ -53,16 +53,19 @@ module attributes {tpu.target = #target} {
 // A row-local group (a softmax's tail: x - max, exp): each tile of whole
 // rows is loaded once with the column it needs, the members run on
 // scratchpad buffers (the column spread by one instruction per row), and only
-// the group's value is stored.
+// the group's value is stored. The loads announce the tile to the vector
+// unit, whose ops announce it to the store.
 // CHECK-LABEL: func.func @row_group
 // CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=4 cols=6 dtype=f32
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1 dtype=f32
-// CHECK-NEXT: tpu.depend load -> compute
-// CHECK-NEXT: tpu.depend store -> compute
+// CHECK-NEXT: %[[TILE:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[TILE]]
 // CHECK-COUNT-4: tpu.inst v.sub {{.*}} rows=1 cols=6 {{.*}} broadcast=scalar
 // CHECK-NEXT: tpu.inst v.exp {{.*}} rows=4 cols=6
-// CHECK-NEXT: tpu.depend compute -> store
+// CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> store
+// CHECK-NEXT: tpu.await %[[DONE]]
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=6 {{.*}} rows=4 cols=6 dtype=f32
+// CHECK-NEXT: tpu.signal store -> load
 // CHECK-NEXT: tpu.stored 0xc0 from %arg0, %arg1
   func.func @row_group(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
     %e = tpu.fused attributes {tpu.dram_address = 192 : i64, tpu.tiling = #tpu.row_group_tiling<rows = 4, inputs = [0, 24], results = [28, 0]>} -> tensor<4x6xf32> {
@@ -71,6 +74,77 @@ module attributes {tpu.target = #target} {
       tpu.yield %exp : tensor<4x6xf32>
     }
     return %e : tensor<4x6xf32>
+  }
+
+// The same group on 2-row tiles in one set of buffers: the next tile's
+// loads wait for the store of this one (the tiles follow one another).
+// CHECK-LABEL: func.func @row_group_one_set
+// CHECK: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=2 cols=1
+// CHECK-NEXT: %[[TILE0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[TILE0]]
+// CHECK: tpu.inst v.exp
+// CHECK: tpu.inst dma.st dram_addr=0xc0 {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+// CHECK-NEXT: %[[FREE0:.*]] = tpu.signal store -> load
+// CHECK-NEXT: tpu.await %[[FREE0]]
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=2 cols=1
+// CHECK-NEXT: %[[TILE1:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[TILE1]]
+// CHECK: tpu.inst dma.st dram_addr=0xf0 {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+  func.func @row_group_one_set(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
+    %e = tpu.fused attributes {tpu.dram_address = 192 : i64, tpu.tiling = #tpu.row_group_tiling<rows = 2, inputs = [0, 12], results = [14, 0]>} -> tensor<4x6xf32> {
+      %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+      %exp = tpu.unary exp %d : tensor<4x6xf32>
+      tpu.yield %exp : tensor<4x6xf32>
+    }
+    return %e : tensor<4x6xf32>
+  }
+
+// Two sets of buffers, the second 64 words after the first, on 2-row tiles
+// of 6 rows: the bias row is loaded once (its fixed place, no set), then
+// tile 0 into the first set. Tile 1 loads into the second set before the
+// vector unit starts on tile 0; tile 2 goes into the first set again once
+// the store of tile 0 has freed it (store -> load), before the vector unit
+// starts on tile 1, and so on: the DMA works while the vector unit does.
+// CHECK-LABEL: func.func @row_group_two_sets
+// CHECK: tpu.inst dma.ld dram_addr=0x100 {{.*}} sram_addr=0 {{.*}} rows=1 cols=4
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: %[[TILE0:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x20 {{.*}} sram_addr=80 {{.*}} rows=2 cols=4
+// CHECK-NEXT: %[[TILE1:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[TILE0]]
+// CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=24 src_space=sp src_addr=16 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
+// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24 rows=2 cols=4
+// CHECK-NEXT: %[[DONE0:.*]] = tpu.signal compute -> store
+// CHECK-NEXT: tpu.await %[[DONE0]]
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x200 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: %[[FREE0:.*]] = tpu.signal store -> load
+// CHECK-NEXT: tpu.await %[[FREE0]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: %[[TILE2:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[TILE1]]
+// CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=88 src_space=sp src_addr=80 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
+// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=80 src_space=sp src_addr=88 rows=2 cols=4
+// CHECK-NEXT: %[[DONE1:.*]] = tpu.signal compute -> store
+// CHECK-NEXT: tpu.await %[[DONE1]]
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x220 {{.*}} sram_addr=80 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.signal store -> load
+// CHECK-NEXT: tpu.await %[[TILE2]]
+// CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=24 src_space=sp src_addr=16
+// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24
+// CHECK-NEXT: %[[DONE2:.*]] = tpu.signal compute -> store
+// CHECK-NEXT: tpu.await %[[DONE2]]
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x240 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.signal store -> load
+// CHECK-NEXT: tpu.stored 0x200 from %arg0, %arg1
+  func.func @row_group_two_sets(%x: tensor<6x4xf32> {tpu.dram_address = 0 : i64}, %bias: tensor<1x4xf32> {tpu.dram_address = 256 : i64}) -> tensor<6x4xf32> {
+    %e = tpu.fused attributes {tpu.dram_address = 512 : i64, tpu.tiling = #tpu.row_group_tiling<rows = 2, inputs = [16, 0], results = [24, 16], second_set = 64>} -> tensor<6x4xf32> {
+      %s = tpu.binary add %x, %bias : tensor<6x4xf32>, tensor<1x4xf32> -> tensor<6x4xf32>
+      %exp = tpu.unary exp %s : tensor<6x4xf32>
+      tpu.yield %exp : tensor<6x4xf32>
+    }
+    return %e : tensor<6x4xf32>
   }
 
 // A row reduction: the tile of whole rows, then each row's sum into a

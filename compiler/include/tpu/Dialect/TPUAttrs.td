@@ -212,10 +212,16 @@ def TPU_RowGroupTilingAttr : TPU_Attr<"RowGroupTiling", "row_group_tiling"> {
     Tiles of up to `rows` whole rows; the word addresses in the scratchpad of
     each value the group reads from outside (`inputs`, in order of first
     use) and of each member's result (`results`, in order). A buffer is
-    reused once its value is dead. Set by `tpu-plan-tiles`.
+    reused once its value is dead. The values with the group's rows have a
+    second set of buffers `second_set` words after the first where it is
+    given: the tiles alternate between the sets, so that the next tile
+    loads and the last one stores while the vector unit works on this one;
+    without it the tiles follow one another. What the group loads whole (a
+    row, a scalar) is loaded once. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$rows, TPU_AddressesParameter:$inputs,
-                        TPU_AddressesParameter:$results);
+                        TPU_AddressesParameter:$results,
+                        OptionalParameter<"std::optional<int64_t>">:$second_set);
 }
 
 def TPU_CopyTilingAttr : TPU_Attr<"CopyTiling", "copy_tiling"> {

@@ -31,9 +31,13 @@ public:
       : config(config), builder(builder) {}
 
   // A group of row-local ops (elementwise, row reductions) over the same rows,
-  // such as a whole softmax or layer normalization: per tile of whole rows,
-  // the operands from outside come in once, every op runs on its planned
-  // scratchpad buffers, and only the last value is stored.
+  // such as a whole softmax or layer normalization: what it loads whole (a
+  // row, a scalar) comes in once; then per tile of whole rows, its rows of
+  // the operands from outside come in, every op runs on its planned
+  // scratchpad buffers, and only the last value is stored. The tiles take
+  // the plan's sets of buffers in turn (BufferRing): the next tile is
+  // loaded, as soon as the store of the tile before this one has freed its
+  // set, while the vector unit works on this one.
   void emitRowGroup(mlir::tpu::FusedOp group, const Matrix &output) {
     auto plan = planOf<mlir::tpu::RowGroupTilingAttr>(group);
     llvm::DenseMap<Value, uint64_t> buffers;
@@ -46,27 +50,55 @@ public:
         }
     for (auto [op, address] : llvm::zip(group.getMembers(), plan.getResults()))
       buffers[op.getResult(0)] = uint64_t(address);
-    auto address = [&](Value value) { return buffers.lookup(value); };
+    auto perRow = [&](Value value) { return loadsPerTileRow(value, output.rows); };
     const int64_t tileRows = plan.getRows();
+    const Value result = group.getBody().front().getTerminator()->getOperand(0);
+    // The sets as offsets from the first set's buffers; the store reads a
+    // set last and frees it.
+    BufferRing sets({0, plan.getSecondSet().value_or(0)}, Queue::Load, Queue::Compute,
+                    Queue::Store);
+    struct Tile {
+      int64_t r0, rows;
+      uint64_t set;
+      Value filled;
+    };
+    builder.beforeLoad();
+    for (Value input : inputs)
+      if (!perRow(input))
+        builder.load(matrixOf(input), 0, 0, 1, matrixOf(input).cols, isa::Space::Scratchpad,
+                     buffers.lookup(input));
+    auto fill = [&](int64_t r0) {
+      Tile tile{r0, std::min(tileRows, output.rows - r0), sets.startFill(builder), {}};
+      for (Value input : inputs)
+        if (perRow(input))
+          builder.load(matrixOf(input), r0, 0, tile.rows, matrixOf(input).cols,
+                       isa::Space::Scratchpad, buffers.lookup(input) + tile.set);
+      tile.filled = sets.endFill(builder);
+      return tile;
+    };
     const mlir::Location head = builder.sourceLocation();
-    for (int64_t r0 = 0; r0 < output.rows; r0 += tileRows) {
-      int64_t rows = std::min(tileRows, output.rows - r0);
-      builder.beforeLoad();
-      for (Value input : inputs) {
-        Matrix source = matrixOf(input);
-        bool perRow = loadsPerTileRow(input, output.rows);
-        builder.load(source, perRow ? r0 : 0, 0, perRow ? rows : 1, source.cols,
-                     isa::Space::Scratchpad, address(input));
-      }
-      builder.beforeCompute();
+    std::optional<Tile> next = fill(0);
+    while (next) {
+      Tile tile = *next;
+      next.reset();
+      bool more = tile.r0 + tile.rows < output.rows;
+      if (more && sets.nextIsFree())
+        next = fill(tile.r0 + tile.rows);
+      sets.use(builder, tile.filled);
+      auto address = [&](Value value) {
+        return buffers.lookup(value) + (perRow(value) ? tile.set : 0);
+      };
       for (mlir::Operation &op : group.getMembers()) {
         builder.setSource(&op);
-        emitRowLocal(op, rows, address);
+        emitRowLocal(op, tile.rows, address);
       }
       builder.setSource(head);
-      builder.beforeStore();
-      builder.store(output, r0, 0, rows, output.cols, isa::Space::Scratchpad,
-                    address(group.getBody().front().getTerminator()->getOperand(0)));
+      builder.await(builder.signal(Queue::Compute, Queue::Store));
+      builder.store(output, tile.r0, 0, tile.rows, output.cols, isa::Space::Scratchpad,
+                    address(result));
+      sets.release(builder, tile.set);
+      if (more && !next)
+        next = fill(tile.r0 + tile.rows);
     }
   }
 

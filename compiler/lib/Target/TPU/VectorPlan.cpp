@@ -1,6 +1,8 @@
 #include "tpu/Target/TPU/VectorPlan.h"
 
 #include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/Target/TPU/MatMulPlan.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/isa/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -62,16 +64,24 @@ private:
   int64_t end_ = 0;
 };
 
+// A vector op's work on a tile: the columns it covers in each row, whether
+// it takes an instruction a row, and the cycles of each group of lanes.
+struct OpWork {
+  int64_t cols;
+  bool perRow;
+  double groupCycles;
+};
+
 // A pass of the vector unit over a value of `rows` rows, in tiles of
-// `tileRows` rows (and `columnTiles` tiles across): what each tile loads,
-// computes and stores.
+// `tileRows` rows (and `columnTiles` tiles across) that alternate between
+// `sets` sets of buffers: what each tile loads, computes and stores.
 struct TiledWork {
-  int64_t rows, tileRows, columnTiles = 1;
+  int64_t rows = 0, tileRows = 0, columnTiles = 1, sets = 1;
   llvm::SmallVector<int64_t> rowLoads;   // columns, loaded a row per tile row
   llvm::SmallVector<int64_t> wholeLoads; // columns, loaded one row each tile
-  // Columns each vector op covers, and whether it takes an instruction a row.
-  llvm::SmallVector<std::pair<int64_t, bool>> ops;
-  int64_t storeColumns;
+  llvm::SmallVector<int64_t> onceLoads;  // columns, loaded one row before the tiles
+  llvm::SmallVector<OpWork> ops;
+  int64_t storeColumns = 0;
 };
 
 // Cycles of one DMA transfer of `n` rows of `cols` fp32 words on an idle bus
@@ -85,35 +95,64 @@ double transferCycles(int64_t n, int64_t cols, const HardwareConfig &config) {
   return double((n - 1) / O) * (L + b) + L + double((n - 1) % O + 1) * b;
 }
 
-// Every buffer is single, so a tile's loads, vector ops and store follow
-// one another; the tiles add up.
+// With one set of buffers a tile's loads, vector ops and store follow one
+// another and the tiles add up. With two, the vector unit works on tile i
+// while the DMA stores tile i-1 and then loads tile i+1 into the set that
+// store frees: tile i costs the longer of the two, plus the first tile's
+// loads and the last one's store.
 double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
-  auto tile = [&](int64_t t) {
-    double cycles = transferCycles(t, work.storeColumns, config);
+  const int64_t tiles = (work.rows + work.tileRows - 1) / work.tileRows;
+  auto rowsOf = [&](int64_t i) {
+    return i < 0 || i >= tiles ? 0 : std::min(work.tileRows, work.rows - i * work.tileRows);
+  };
+  auto load = [&](int64_t t) {
+    double cycles = 0;
     for (int64_t cols : work.rowLoads)
       cycles += transferCycles(t, cols, config);
     for (int64_t cols : work.wholeLoads)
       cycles += transferCycles(1, cols, config);
-    for (auto [cols, perRow] : work.ops) {
-      double groups = std::ceil(double(cols) / double(config.vector.lanes));
-      cycles += perRow ? double(t) * (config.vector.pipeline_latency + groups)
-                       : config.vector.pipeline_latency + double(t) * groups;
+    return t ? cycles : 0.0;
+  };
+  auto compute = [&](int64_t t) {
+    double cycles = 0;
+    for (const OpWork &op : work.ops) {
+      double groups = op.groupCycles * std::ceil(double(op.cols) / double(config.vector.lanes));
+      cycles += op.perRow ? double(t) * (config.vector.pipeline_latency + groups)
+                          : config.vector.pipeline_latency + double(t) * groups;
     }
     return cycles;
   };
-  double tiles = double(work.rows / work.tileRows) * tile(work.tileRows);
-  if (work.rows % work.tileRows)
-    tiles += tile(work.rows % work.tileRows);
-  return double(work.columnTiles) * tiles;
+  auto store = [&](int64_t t) { return t ? transferCycles(t, work.storeColumns, config) : 0.0; };
+  auto tile = [&](int64_t i) {
+    int64_t t = rowsOf(i);
+    if (work.sets == 1)
+      return load(t) + compute(t) + store(t);
+    return std::max(compute(t), store(rowsOf(i - 1)) + load(rowsOf(i + 1)));
+  };
+  double cycles = work.sets == 1 ? 0.0 : load(rowsOf(0)) + store(rowsOf(tiles - 1));
+  for (int64_t cols : work.onceLoads)
+    cycles += transferCycles(1, cols, config);
+  // Tiles 1 to tiles-3 have whole tiles on both sides: one estimate for all.
+  const int64_t alike = std::max<int64_t>(0, tiles - 3);
+  for (int64_t i = 0; i < tiles; i = i == 0 && alike ? tiles - 2 : i + 1)
+    cycles += tile(i);
+  cycles += double(alike) * tile(1);
+  return double(work.columnTiles) * cycles;
 }
 
 // Columns a vector op covers in each row (its result's, or its input's for
-// a reduction), and whether it takes one instruction per row (an operand
-// spread as a column, which the vector unit cannot broadcast).
-std::pair<int64_t, bool> opWork(mlir::Operation *op) {
+// a reduction), whether it takes one instruction per row (an operand
+// spread as a column, which the vector unit cannot broadcast), and the
+// cycles of a group of lanes (more for a transcendental).
+OpWork opWork(mlir::Operation *op, const HardwareConfig &config) {
   auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
+  auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op);
+  std::optional<isa::Opcode> opcode = unary ? unaryOpcode(unary.getKind()) : std::nullopt;
   return {std::max(shapeAsMatrix(op->getOperand(0)).second, shapeAsMatrix(op->getResult(0)).second),
-          binary && mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == Spread::Column};
+          binary && mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == Spread::Column,
+          opcode && isa::isTranscendental(*opcode)
+              ? double(config.vector.transcendental_cycles_per_group)
+              : 1.0};
 }
 
 bool isVectorOp(mlir::Operation *op) {
@@ -125,15 +164,18 @@ bool isVectorOp(mlir::Operation *op) {
 double estimateAlone(mlir::Operation *op, mlir::tpu::VectorTilingAttr plan,
                      const HardwareConfig &config) {
   auto [rows, cols] = shapeAsMatrix(op->getResult(0));
-  TiledWork work{rows, plan.getRows(), 1, {}, {}, {}, 0};
+  TiledWork work;
+  work.rows = rows;
+  work.tileRows = plan.getRows();
   // A reduction's tile covers whole rows; an elementwise op's tiles split
   // wide rows.
   bool reduces = llvm::isa<mlir::tpu::RowReduceOp>(op);
   if (!reduces)
     work.columnTiles = (cols + plan.getCols() - 1) / plan.getCols();
   auto across = [&](int64_t c) { return reduces ? c : std::min(c, plan.getCols()); };
-  auto [opCols, perRow] = opWork(op);
-  work.ops = {{across(opCols), perRow}};
+  OpWork opWorkAlone = opWork(op, config);
+  opWorkAlone.cols = across(opWorkAlone.cols);
+  work.ops = {opWorkAlone};
   work.storeColumns = across(cols);
   for (mlir::Value operand : op->getOperands()) {
     int64_t operandCols = shapeAsMatrix(operand).second;
@@ -143,6 +185,26 @@ double estimateAlone(mlir::Operation *op, mlir::tpu::VectorTilingAttr plan,
       work.wholeLoads.push_back(across(operandCols));
   }
   return estimateCycles(work, config);
+}
+
+// A row group's pass (without its tiles): its values from outside loaded,
+// those with the group's rows a row per tile row, the others once; every
+// member a vector op; its value stored.
+TiledWork groupWork(mlir::tpu::FusedOp group, const HardwareConfig &config) {
+  TiledWork work;
+  std::tie(work.rows, work.storeColumns) = shapeAsMatrix(group.getResult(0));
+  llvm::DenseSet<mlir::Value> inside, loaded;
+  for (mlir::Operation &op : group.getMembers()) {
+    for (mlir::Value operand : op.getOperands())
+      if (!inside.contains(operand) && loaded.insert(operand).second) {
+        int64_t cols = shapeAsMatrix(operand).second;
+        (loadsPerTileRow(operand, work.rows) ? work.rowLoads : work.onceLoads).push_back(cols);
+      }
+    inside.insert(op.getResult(0));
+    if (isVectorOp(&op))
+      work.ops.push_back(opWork(&op, config));
+  }
+  return work;
 }
 
 } // namespace
@@ -170,21 +232,13 @@ bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config) {
   } catch (const Error &) {
     return false;
   }
-  const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
-  TiledWork fused{
-      groupRows, plan.getRows(), 1, {}, {}, {}, shapeAsMatrix(group.getResult(0)).second};
-  llvm::DenseSet<mlir::Value> inside, loaded;
+  TiledWork fused = groupWork(group, config);
+  fused.tileRows = plan.getRows();
+  fused.sets = plan.getSecondSet() ? 2 : 1;
   double alone = 0;
   for (mlir::Operation &op : group.getMembers()) {
-    for (mlir::Value operand : op.getOperands())
-      if (!inside.contains(operand) && loaded.insert(operand).second) {
-        int64_t cols = shapeAsMatrix(operand).second;
-        (loadsPerTileRow(operand, groupRows) ? fused.rowLoads : fused.wholeLoads).push_back(cols);
-      }
-    inside.insert(op.getResult(0));
     if (!isVectorOp(&op))
       continue;
-    fused.ops.push_back(opWork(&op));
     mlir::tpu::VectorTilingAttr own;
     try {
       own = planVectorOp(&op, config);
@@ -249,11 +303,11 @@ mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const Hardw
   const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
   // Values with the group's rows get tileRows x cols words, at an offset in
   // words of a tile row; the others a fixed place, loaded each tile.
-  struct Buffer {
+  struct Slot {
     bool perRow;
     int64_t offset;
   };
-  llvm::DenseMap<mlir::Value, Buffer> buffers;
+  llvm::DenseMap<mlir::Value, Slot> buffers;
   llvm::SmallVector<mlir::Value> inputs, results;
   // A per-row buffer is reused once its value is dead: each lives from its
   // definition (the tile's loads, for values from outside) to its last
@@ -285,27 +339,58 @@ mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const Hardw
     place(op->getResult(0));
     results.push_back(op->getResult(0));
     for (mlir::Value operand : op->getOperands()) {
-      const Buffer &buffer = buffers.find(operand)->second;
+      const Slot &buffer = buffers.find(operand)->second;
       if (buffer.perRow && lastUse.lookup(operand) == index)
         perRowWords.release(buffer.offset, shapeAsMatrix(operand).second);
     }
   }
-  int64_t perRow = perRowWords.peak();
-  int64_t tileRows =
-      std::min({groupRows, kMaxDmaRows, (int64_t(config.scratchpad.words()) - fixed) / perRow});
-  if (tileRows < 1)
-    noRoomForOneRow(config, perRow);
-  // Fixed places first, then the per-row buffers of `tileRows` rows each.
-  auto addresses = [&](llvm::ArrayRef<mlir::Value> values) {
-    llvm::SmallVector<int64_t> words;
-    for (mlir::Value value : values) {
-      const Buffer &buffer = buffers.find(value)->second;
-      words.push_back(buffer.perRow ? fixed + buffer.offset * tileRows : buffer.offset);
-    }
-    return words;
+  const int64_t perRow = perRowWords.peak();
+  // The tile rows and buffer sets the cost model estimates fastest. Fixed
+  // places first, then one set of per-row buffers right after them, or two
+  // sets, each and the fixed places in banks of their own: the DMA filling
+  // or storing one set then never waits for the vector unit on the other.
+  struct Choice {
+    int64_t rows;
+    uint64_t first;                   // the first set's address
+    std::optional<int64_t> secondSet; // words from the first set to the second
+    double cycles;
   };
-  return mlir::tpu::RowGroupTilingAttr::get(group.getContext(), tileRows, addresses(inputs),
-                                            addresses(results));
+  std::optional<Choice> best;
+  TiledWork work = groupWork(group, config);
+  const uint64_t words = config.scratchpad.words();
+  for (int64_t sets : {1, 2})
+    for (int64_t rows = std::min(groupRows, kMaxDmaRows); rows >= 1; --rows) {
+      uint64_t setWords = uint64_t(perRow * rows);
+      std::optional<Placement> placed;
+      if (sets == 1 && uint64_t(fixed) + setWords <= words)
+        placed = Placement{{0, uint64_t(fixed)}, false};
+      else if (sets == 2)
+        placed = placeBuffers({{uint64_t(fixed)}, {setWords}, {setWords}}, words,
+                              config.scratchpad.banks);
+      if (!placed || (sets == 2 && !placed->ownBanks))
+        continue;
+      work.tileRows = rows;
+      work.sets = sets;
+      double cycles = estimateCycles(work, config);
+      if (best && cycles >= best->cycles)
+        continue;
+      best = Choice{rows, placed->addresses[1], std::nullopt, cycles};
+      if (sets == 2)
+        best->secondSet = int64_t(placed->addresses[2] - placed->addresses[1]);
+    }
+  if (!best)
+    noRoomForOneRow(config, perRow);
+  auto addresses = [&](llvm::ArrayRef<mlir::Value> values) {
+    llvm::SmallVector<int64_t> at;
+    for (mlir::Value value : values) {
+      const Slot &buffer = buffers.find(value)->second;
+      at.push_back(buffer.perRow ? int64_t(best->first) + buffer.offset * best->rows
+                                 : buffer.offset);
+    }
+    return at;
+  };
+  return mlir::tpu::RowGroupTilingAttr::get(group.getContext(), best->rows, addresses(inputs),
+                                            addresses(results), best->secondSet);
 }
 
 } // namespace tpu::codegen

@@ -118,12 +118,17 @@ void loadRows(ProgramBuilder &builder, const Matrix &from, uint64_t dram, int64_
 // (a plan gives one buffer as two equal addresses: each fill then waits
 // for the consumer to release the last).
 // Each fill is announced with a token producer -> consumer; the consumer
-// releases a buffer with a token consumer -> producer, which the next fill
-// of the same buffer waits for.
+// (or the queue that reads the buffer last, `releaser`: a row group's store
+// after the vector unit) releases a buffer with a token to the producer,
+// which the next fill of the same buffer waits for.
 class BufferRing {
 public:
   BufferRing(llvm::ArrayRef<int64_t> addresses, isa::Queue producer, isa::Queue consumer)
-      : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer) {
+      : BufferRing(addresses, producer, consumer, consumer) {}
+  BufferRing(llvm::ArrayRef<int64_t> addresses, isa::Queue producer, isa::Queue consumer,
+             isa::Queue releaser)
+      : addresses_(addresses.begin(), addresses.end()), producer_(producer), consumer_(consumer),
+        releaser_(releaser) {
     addresses_.erase(std::unique(addresses_.begin(), addresses_.end()), addresses_.end());
     releases_.resize(addresses_.size());
     held_.resize(addresses_.size());
@@ -146,10 +151,10 @@ public:
   uint64_t nextAddress() const { return addresses_[next_]; }
   // Whether the next fill's buffer has been released (or never filled).
   bool nextIsFree() const { return !held_[next_]; }
-  // After the consumer's last read of the buffer at `address`.
+  // After the releaser's last read of the buffer at `address`.
   void release(ProgramBuilder &builder, uint64_t address) {
     size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
-    releases_[slot] = builder.signal(consumer_, producer_);
+    releases_[slot] = builder.signal(releaser_, producer_);
     held_[slot] = false;
   }
 
@@ -157,7 +162,7 @@ private:
   std::vector<uint64_t> addresses_;
   std::vector<mlir::Value> releases_; // the tokens that free each buffer, once there is one
   std::vector<bool> held_;            // filled and not yet released
-  isa::Queue producer_, consumer_;
+  isa::Queue producer_, consumer_, releaser_;
   size_t next_ = 0, current_ = 0;
 };
 
