@@ -120,8 +120,8 @@ Matrix matrixOf(Value value) {
   Matrix matrix{*address, rows, cols, dramDType(value)};
   if (mlir::tpu::TransposeOp transpose = foldedLayoutOf(value)) {
     // The NCHW side's H * W.
-    llvm::ArrayRef<int64_t> nchw = shapeOf(transpose.getPerms()[1] == 2 ? transpose.getInput()
-                                                                         : transpose.getResult());
+    llvm::ArrayRef<int64_t> nchw =
+        shapeOf(transpose.getPerms()[1] == 2 ? transpose.getInput() : transpose.getResult());
     matrix.pixels = nchw[2] * nchw[3];
   }
   return matrix;
@@ -210,8 +210,7 @@ void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64
 // channel's DRAM row, so one transposing transfer of `cols` channels by the
 // image's pixels in the tile lands them as dense pixel rows on chip.
 void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
-                              int64_t rows, int64_t cols, isa::Space space,
-                              uint64_t sramAddress) {
+                              int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
   if (dram.pixels == 0)
     return emit(dma(opcode, dram, row, col, rows, cols, space, sramAddress));
   for (int64_t r = row; r < row + rows;) {

@@ -116,7 +116,6 @@ private:
                 int64_t cols, isa::Space space, uint64_t sramAddress);
 
 public:
-
 private:
   mlir::OpBuilder &builder;
   mlir::Location location;
