@@ -115,8 +115,6 @@ private:
   void transfer(isa::Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
                 int64_t cols, isa::Space space, uint64_t sramAddress);
 
-public:
-private:
   mlir::OpBuilder &builder;
   mlir::Location location;
 };
