@@ -239,8 +239,15 @@ bool mlir::tpu::readInPlace(Im2ColOp im2col) {
 }
 
 std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
-  while (auto view = value.getDefiningOp<ViewOp>())
-    value = view.getInput();
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewOp>())
+      value = view.getInput();
+    else if (auto transpose = value.getDefiningOp<TransposeOp>();
+             transpose && transpose->hasAttr(kLayoutFoldedAttr))
+      value = transpose.getInput();
+    else
+      break;
+  }
   if (auto stored = value.getDefiningOp<StoredOp>())
     return uint64_t(stored.getAddress());
   if (auto constant = value.getDefiningOp<DramConstantOp>())

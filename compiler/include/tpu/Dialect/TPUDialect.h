@@ -82,8 +82,15 @@ constexpr llvm::StringLiteral kDramDTypeAttr = "tpu.dram_dtype";
 // the bundle records for the host (tpu-lower-tosa).
 constexpr llvm::StringLiteral kHostTypeAttr = "tpu.host_type";
 
-// Where tpu-plan-memory put a tensor in DRAM (a view is its input's place);
-// none when it has not.
+// tpu-plan-tiles: on a tpu.transpose between NCHW and NHWC that moves no
+// data of its own: its consumers read its NCHW input into their NHWC tiles
+// (perms [0, 2, 3, 1]), or its producer stores its NHWC tiles into its NCHW
+// result ([0, 3, 1, 2]), with transposing DMA transfers (docs/compiler.md,
+// "Layout transposes"). It has no buffer and no instructions.
+constexpr llvm::StringLiteral kLayoutFoldedAttr = "tpu.layout_folded";
+
+// Where tpu-plan-memory put a tensor in DRAM (a view, or a folded layout
+// transpose, is its input's place); none when it has not.
 std::optional<uint64_t> dramAddress(Value value);
 
 // Whether the window rows `im2col` stands for are never written: every

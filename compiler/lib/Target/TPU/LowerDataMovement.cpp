@@ -266,6 +266,8 @@ public:
   }
 
   void emitTranspose(mlir::tpu::TransposeOp op, const Matrix &output) {
+    if (op->hasAttr(mlir::tpu::kLayoutFoldedAttr))
+      return; // its readers' (or its producer's) transposing DMA moves it
     llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
     llvm::SmallVector<int64_t, 6> inputStrides = denseStrides(inputShape);
     StridedView source{matrixOf(op.getInput()).address, {}};
@@ -326,7 +328,7 @@ public:
       builder.load(*padRow, 0, 0, 1, fillCols, isa::Space::Scratchpad, fillAddress);
     }
     CopyBatcher batcher(builder, *this, plan.getStaging());
-    uint64_t inputAddress = matrixOf(op.getInput()).address;
+    const Matrix input = matrixOf(op.getInput());
     llvm::SmallVector<int64_t, 6> targetStrides{outH * outW * windowCols, outW * windowCols,
                                                 windowCols, 1};
     // The outputs o in [lo, hi) whose input o*stride + offset is in [0, size).
@@ -349,9 +351,13 @@ public:
         };
         if (hLo < hHi && wLo < wHi) {
           int64_t ih = hLo * strideH + rowOffset, iw = wLo * strideW + colOffset;
-          StridedView source{
-              inputAddress + uint64_t((ih * in[2] + iw) * channels) * kWordBytes,
-              {in[1] * in[2] * channels, strideH * in[2] * channels, strideW * channels, 1}};
+          // An NCHW input (a folded layout transpose) has its channels
+          // input.pixels apart.
+          int64_t channelStride = input.pixels ? input.pixels : 1;
+          int64_t pixelStride = input.pixels ? 1 : channels;
+          StridedView source{input.address + uint64_t((ih * in[2] + iw) * pixelStride) * kWordBytes,
+                             {in[1] * in[2] * channels, strideH * in[2] * pixelStride,
+                              strideW * pixelStride, channelStride}};
           emitStridedCopy({in[0], hHi - hLo, wHi - wLo, channels}, source, targetAt(hLo, wLo),
                           batcher);
         }

@@ -272,7 +272,11 @@ public:
           uint64_t dram =
               input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
           sram += uint64_t(shape.pad[2] * C);
-          if (W * C <= kMaxCols)
+          if (input.pixels) // NCHW: a transposing load per row
+            for (int64_t r = 0; r < count; ++r)
+              builder.load(input, (image * shape.height + ih + r) * W, 0, W, C,
+                           isa::Space::Scratchpad, sram + uint64_t(r * rowWords));
+          else if (W * C <= kMaxCols)
             loadRows(builder, input, dram, W * C, sram, rowWords, count, W * C);
           else
             for (int64_t r = 0; r < count; ++r)

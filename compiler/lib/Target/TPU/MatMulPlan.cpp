@@ -361,10 +361,16 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
   const double panels = double(convPanels(steps, c.kBlock).size());
   if (panels > 1)
     compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
-  const double inputRow = rowCycles(shape.width * shape.channels, bytes.activations, config);
+  // An NCHW input row is C DRAM rows of W elements, turned into W pixel
+  // rows of C words: the bus or the turn, whichever is slower.
+  const double inputRow =
+      shape.channelMajor
+          ? std::max(double(shape.channels) * rowCycles(shape.width, bytes.activations, config),
+                     turnCycles(shape.width, shape.channels, config))
+          : rowCycles(shape.width * shape.channels, bytes.activations, config);
   // A band's input rows are a transfer per image, or per row where a row is
-  // more than a DMA row can hold; each pays the DRAM latency.
-  const bool rowPerTransfer = shape.width * shape.channels > kMaxCols;
+  // more than a DMA row can hold or is NCHW; each pays the DRAM latency.
+  const bool rowPerTransfer = shape.channelMajor || shape.width * shape.channels > kMaxCols;
   double inputs = overBands([&](int64_t m) {
     double rows = double(shape.bandInputRows(m / OW));
     double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
@@ -420,6 +426,11 @@ std::optional<Placement> placeBuffers(const std::vector<Buffer> &buffers, uint64
 double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config) {
   double bus = std::ceil(double(bytes * elements) / config.dram.bytes_per_cycle);
   return std::max(bus, (config.dram.latency_cycles + bus) / config.dram.max_outstanding);
+}
+
+double turnCycles(int64_t segments, int64_t length, const HardwareConfig &config) {
+  const int64_t width = std::max<int64_t>(1, int64_t(config.dram.bytes_per_cycle / 4));
+  return double(segments) * std::ceil(double(length) / double(width));
 }
 
 std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,

@@ -38,13 +38,23 @@ SmallVector<Value> readsOf(Operation &op) {
   return reads;
 }
 
+// Whether `op` is a layout transpose folded into its consumers' reads or
+// its producer's writes, which has no buffer of its own.
+bool foldedLayout(Operation *op) {
+  return llvm::isa_and_nonnull<mlir::tpu::TransposeOp>(op) &&
+         op->hasAttr(mlir::tpu::kLayoutFoldedAttr);
+}
+
 // A view reads its input's buffer, and so does a convolution reading its
-// input in place through an im2col that writes nothing: the buffer belongs
-// to the first value that is neither.
+// input in place through an im2col that writes nothing, and a folded layout
+// transpose (its producer stores into its input's buffer): the buffer
+// belongs to the first value that is none of them.
 Value bufferOwner(Value value) {
   while (true) {
     if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
       value = view.getInput();
+    else if (foldedLayout(value.getDefiningOp()))
+      value = value.getDefiningOp()->getOperand(0);
     else if (auto im2col = value.getDefiningOp<mlir::tpu::Im2ColOp>();
              im2col && mlir::tpu::readInPlace(im2col))
       value = im2col.getInput();
@@ -55,11 +65,11 @@ Value bufferOwner(Value value) {
 
 // Whether `op`'s result gets a buffer: a TPU operation that writes DRAM (a
 // fusion group writes only the value it yields); not a view, nor an im2col
-// read in place.
+// read in place, nor a folded layout transpose.
 bool materialized(Operation &op) {
   return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
          !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) &&
-         op.getNumResults() == 1 &&
+         op.getNumResults() == 1 && !foldedLayout(&op) &&
          !(llvm::isa<mlir::tpu::Im2ColOp>(op) &&
            mlir::tpu::readInPlace(llvm::cast<mlir::tpu::Im2ColOp>(op)));
 }

@@ -82,6 +82,56 @@ mlir::tpu::CopyTilingAttr planIm2Col(mlir::tpu::Im2ColOp op, const ::tpu::Hardwa
   return plan;
 }
 
+// The NHWC values a layout transpose's result reaches through views.
+SmallVector<OpOperand *> usesThroughViews(Value value) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(use.getOwner()))
+      uses.append(usesThroughViews(view.getResult()));
+    else
+      uses.push_back(&use);
+  return uses;
+}
+
+// Whether `use` reads its NHWC tensor in tiles that a transposing load can
+// fill from the NCHW tensor: a convolution's input (its band of input rows,
+// or its im2col's strided copies), or a whole-tile operand of a matmul's
+// epilogue.
+bool readsChannelMajor(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (llvm::isa<mlir::tpu::Im2ColOp>(user))
+    return use.getOperandNumber() == 0;
+  auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(user->getParentOp());
+  auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(user);
+  return fused && binary && llvm::isa<mlir::tpu::MatMulOp>(fused.getHead()) &&
+         binary.getLhs() != binary.getRhs() &&
+         mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == mlir::tpu::Spread::Same;
+}
+
+// Folds the layout transposes between NCHW and NHWC (docs/compiler.md,
+// "Layout transposes") into their neighbours' DMA: one to NHWC whose every
+// reader loads its tiles with transposing loads from the NCHW input, and
+// one to NCHW of the only result of a matmul group, whose epilogue stores
+// its tiles transposed into the NCHW result. Neither then moves data.
+void foldLayoutTransposes(func::FuncOp function) {
+  function.walk([](mlir::tpu::TransposeOp transpose) {
+    ArrayRef<int64_t> perms = transpose.getPerms();
+    bool fold = false;
+    if (perms == ArrayRef<int64_t>{0, 2, 3, 1}) {
+      SmallVector<OpOperand *> uses = usesThroughViews(transpose.getResult());
+      fold = !uses.empty() &&
+             llvm::all_of(uses, [](OpOperand *use) { return readsChannelMajor(*use); });
+    } else if (perms == ArrayRef<int64_t>{0, 3, 1, 2}) {
+      auto view = transpose.getInput().getDefiningOp<mlir::tpu::ViewOp>();
+      auto fused = view ? view.getInput().getDefiningOp<mlir::tpu::FusedOp>() : nullptr;
+      fold = view && view->hasOneUse() && fused && fused->getNumResults() == 1 &&
+             fused->hasOneUse() && llvm::isa<mlir::tpu::MatMulOp>(fused.getHead());
+    }
+    if (fold)
+      transpose->setAttr(mlir::tpu::kLayoutFoldedAttr, UnitAttr::get(transpose.getContext()));
+  });
+}
+
 class PlanTiles : public mlir::tpu::impl::PlanTilesBase<PlanTiles> {
 public:
   using PlanTilesBase::PlanTilesBase;
@@ -114,6 +164,7 @@ public:
       mlir::tpu::unfuse(group);
     for (mlir::tpu::FusedOp group : unpaid)
       regroup(group, hardware);
+    foldLayoutTransposes(getOperation());
     WalkResult walk = getOperation().walk([&](Operation *op) {
       try {
         if (Attribute plan = planOf(op, hardware))
@@ -200,6 +251,8 @@ private:
     }
     if (auto pad = llvm::dyn_cast<mlir::tpu::PadOp>(op))
       return planCopies(context, pad.getFill(), hardware);
+    if (op->hasAttr(mlir::tpu::kLayoutFoldedAttr))
+      return {}; // moves no data
     if (llvm::isa<mlir::tpu::TransposeOp, mlir::tpu::SliceOp, mlir::tpu::ConcatOp,
                   mlir::tpu::GatherOp>(op))
       return planCopies(context, Value(), hardware);

@@ -80,18 +80,59 @@ int64_t plannedElementBytes(Value value, bool narrow) {
   return narrow && onlyTheArrayReads(value) ? 2 : int64_t(kWordBytes);
 }
 
+namespace {
+// The folded layout transpose whose NHWC side `value` is: the one that
+// defines it (through views), or the one its only use (through views)
+// stores it into.
+mlir::tpu::TransposeOp foldedLayoutOf(Value value) {
+  // perms[1] is 2 from NCHW to NHWC, 3 from NHWC to NCHW.
+  auto folded = [](mlir::tpu::TransposeOp transpose, int64_t channelAxis) {
+    return transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) &&
+                   transpose.getPerms()[1] == channelAxis
+               ? transpose
+               : nullptr;
+  };
+  for (Value read = value;;) {
+    if (auto view = read.getDefiningOp<mlir::tpu::ViewOp>())
+      read = view.getInput();
+    else if (auto transpose = folded(read.getDefiningOp<mlir::tpu::TransposeOp>(), 2))
+      return transpose;
+    else
+      break;
+  }
+  while (value.hasOneUse()) {
+    mlir::Operation *user = *value.getUsers().begin();
+    if (auto transpose = folded(llvm::dyn_cast<mlir::tpu::TransposeOp>(user), 3))
+      return transpose;
+    if (!llvm::isa<mlir::tpu::ViewOp>(user))
+      break;
+    value = user->getResult(0);
+  }
+  return nullptr;
+}
+} // namespace
+
 Matrix matrixOf(Value value) {
   std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
   if (!address)
     throw Error("an operand has no DRAM place; run tpu-plan-memory first");
   auto [rows, cols] = matrixShape(value);
-  return {*address, rows, cols, dramDType(value)};
+  Matrix matrix{*address, rows, cols, dramDType(value)};
+  if (mlir::tpu::TransposeOp transpose = foldedLayoutOf(value)) {
+    // The NCHW side's H * W.
+    llvm::ArrayRef<int64_t> nchw =
+        shapeOf(transpose.getPerms()[1] == 2 ? transpose.getInput() : transpose.getResult());
+    matrix.pixels = nchw[2] * nchw[3];
+  }
+  return matrix;
 }
 
 ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs) {
-  return convShape(shapeOf(im2col.getInput()), im2col.getKernel(), im2col.getStride(),
-                   im2col.getDilation(), im2col.getPad(),
-                   {im2col.getOutputHeight(), im2col.getOutputWidth()}, outputs);
+  ConvShape shape = convShape(shapeOf(im2col.getInput()), im2col.getKernel(), im2col.getStride(),
+                              im2col.getDilation(), im2col.getPad(),
+                              {im2col.getOutputHeight(), im2col.getOutputWidth()}, outputs);
+  shape.channelMajor = bool(foldedLayoutOf(im2col.getInput()));
+  return shape;
 }
 
 std::string sourceName(mlir::Operation *op) {
@@ -157,12 +198,39 @@ isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col
 
 void ProgramBuilder::load(const Matrix &source, int64_t row, int64_t col, int64_t rows,
                           int64_t cols, isa::Space space, uint64_t sramAddress) {
-  emit(dma(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress));
+  transfer(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress);
 }
 
 void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
                            int64_t cols, isa::Space space, uint64_t sramAddress) {
-  emit(dma(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress));
+  transfer(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress);
+}
+
+// An NCHW matrix's tile: per image, its pixels are contiguous in each
+// channel's DRAM row, so one transposing transfer of `cols` channels by the
+// image's pixels in the tile lands them as dense pixel rows on chip.
+void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
+                              int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
+  if (dram.pixels == 0)
+    return emit(dma(opcode, dram, row, col, rows, cols, space, sramAddress));
+  for (int64_t r = row; r < row + rows;) {
+    int64_t image = r / dram.pixels, pixel = r % dram.pixels;
+    int64_t span = std::min({row + rows - r, dram.pixels - pixel, kMaxCols});
+    for (int64_t c0 = 0; c0 < cols; c0 += kMaxDmaRows) {
+      int64_t first = (image * dram.cols + col + c0) * dram.pixels + pixel;
+      emit(isa::makeInstruction(
+          opcode, {{Field::DramAddr, dram.address + uint64_t(first) * isa::dtypeBytes(dram.dtype)},
+                   {Field::DramStride, uint64_t(dram.pixels)},
+                   {Field::Space, uint64_t(space)},
+                   {Field::SramAddr, sramAddress + uint64_t((r - row) * cols + c0)},
+                   {Field::SramStride, uint64_t(cols)},
+                   {Field::Rows, uint64_t(std::min(kMaxDmaRows, cols - c0))},
+                   {Field::Cols, uint64_t(span)},
+                   {Field::DType, uint64_t(dram.dtype)},
+                   {Field::Transpose, 1}}));
+    }
+    r += span;
+  }
 }
 
 void loadRows(ProgramBuilder &builder, const Matrix &from, uint64_t dram, int64_t dramStride,

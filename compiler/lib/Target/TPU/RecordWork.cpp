@@ -28,10 +28,19 @@ namespace {
 
 using mlir::Value;
 
-// The DRAM tensor a value is: views share their input's.
+// Whether `op` is a folded layout transpose, which moves no data: its
+// readers read its input, its producer writes its result.
+bool foldedLayout(mlir::Operation *op) {
+  return llvm::isa_and_nonnull<mlir::tpu::TransposeOp>(op) &&
+         op->hasAttr(mlir::tpu::kLayoutFoldedAttr);
+}
+
+// The DRAM tensor a value is: views and folded layout transposes share
+// their input's.
 Value dramTensor(Value value) {
-  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-    value = view.getInput();
+  while (llvm::isa_and_nonnull<mlir::tpu::ViewOp>(value.getDefiningOp()) ||
+         foldedLayout(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   return value;
 }
 
@@ -198,7 +207,7 @@ public:
     for (mlir::Operation &op : function.getBody().front()) {
       if (llvm::isa<mlir::tpu::ViewOp, mlir::tpu::DramConstantOp, mlir::arith::ConstantOp,
                     mlir::func::ReturnOp>(op) ||
-          !llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()))
+          !llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) || tpu::codegen::foldedLayout(&op))
         continue;
       std::string name = tpu::codegen::sourceName(&op);
       auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op);

@@ -252,7 +252,28 @@ def argmax_fused():
     return nodes, {"x": x}, outputs, [("w", w), ("b", b)]
 
 
-CASES = {"transpose": transpose, "conv": conv, "pool": pool, "windows": windows,
+def residual():
+    """A residual block on an NCHW batch of 2 (2x6x7x5): 3x3 conv, relu,
+    3x3 conv, plus the input, relu. The convolutions read the input and
+    write the output in NCHW with transposing DMA (the layout transposes
+    fold), in tiles of rows that span both images."""
+    x = RNG.standard_normal((2, 6, 7, 5)).astype(np.float32)
+    w1 = RNG.standard_normal((6, 6, 3, 3)).astype(np.float32)
+    b1 = RNG.standard_normal(6).astype(np.float32)
+    w2 = RNG.standard_normal((6, 6, 3, 3)).astype(np.float32)
+    b2 = RNG.standard_normal(6).astype(np.float32)
+    pads = [1, 1, 1, 1]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=pads, name="c1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="r1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=pads, name="c2"),
+             helper.make_node("Add", ["c2", "x"], ["sum"], name="sum"),
+             helper.make_node("Relu", ["sum"], ["y"], name="y")]
+    r1 = np.maximum(ref.conv2d(x, w1, b1, pads=(1, 1, 1, 1)), 0)
+    y = np.maximum(ref.conv2d(r1, w2, b2, pads=(1, 1, 1, 1)) + x, 0)
+    return nodes, {"x": x}, {"y": y}, [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]
+
+
+CASES = {"transpose": transpose, "residual": residual, "conv": conv, "pool": pool, "windows": windows,
          "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
          "argmax_fused": argmax_fused, "window_epilogues": window_epilogues}
 

@@ -71,6 +71,10 @@ struct ElementBytes {
 // Cycles of one DMA row of `elements` elements of `bytes` each in a long
 // transfer: its bus cycles, or the DRAM latency over the requests in flight.
 double rowCycles(int64_t elements, int64_t bytes, const HardwareConfig &config);
+// Cycles of a transposing transfer's corner turn (docs/simulator.md, DRAM):
+// `segments` on-chip rows of `length` words, one run of at most
+// max(1, bytes_per_cycle / 4) words a cycle.
+double turnCycles(int64_t segments, int64_t length, const HardwareConfig &config);
 
 // The plan the cost model estimates fastest among those that fit the
 // config's memories, or nullopt when not even one weight tile and one row
@@ -103,6 +107,9 @@ struct ConvShape {
   std::array<int64_t, 2> kernel{}, stride{}, dilation{};
   std::array<int64_t, 4> pad{}; // top, bottom, left, right
   int64_t outHeight = 0, outWidth = 0, outputs = 0;
+  // The input is stored NCHW (a folded layout transpose): each input row
+  // is a transposing load of C DRAM rows of W elements.
+  bool channelMajor = false;
 
   // Columns of the input with its left and right padding.
   int64_t paddedWidth() const { return pad[2] + width + pad[3]; }

@@ -25,11 +25,17 @@ constexpr uint64_t kWordBytes = 4;
 // A tensor in DRAM, seen as a row-major matrix of fp32 (or of int32: the
 // words of an integer result), stored as `dtype` (bf16 for what only a bf16
 // array reads, dramDType), which DMA widens and narrows.
+//
+// With `pixels`, the [N*pixels, C] matrix of an NHWC tensor is stored NCHW
+// (a layout transpose folded into its reads or its writes): per image, C
+// DRAM rows of `pixels` elements. ProgramBuilder's load and store then move
+// its tiles with transposing DMA transfers; `at` does not apply.
 struct Matrix {
   uint64_t address = 0;
   int64_t rows = 0;
   int64_t cols = 0;
   isa::DType dtype = isa::DType::F32;
+  int64_t pixels = 0;
   uint64_t at(int64_t row, int64_t col) const {
     return address + uint64_t(row * cols + col) * isa::dtypeBytes(dtype);
   }
@@ -55,7 +61,9 @@ std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 
 // A tensor where tpu-plan-memory put it; throws tpu::Error when it has no
-// place.
+// place. The NHWC side of a folded layout transpose (the result of one that
+// reads NCHW, or the value one stores as NCHW) is its NCHW tensor, with
+// `pixels` set.
 Matrix matrixOf(mlir::Value value);
 
 // The convolution whose window rows `im2col` gathers, with `outputs`
@@ -97,12 +105,16 @@ public:
   // Before a store: the result it reads has been computed.
   void beforeStore();
 
+  // A rows x cols tile at (row, col) of the matrix, dense on chip.
   void load(const Matrix &source, int64_t row, int64_t col, int64_t rows, int64_t cols,
             isa::Space space, uint64_t sramAddress);
   void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
              isa::Space space, uint64_t sramAddress);
 
 private:
+  void transfer(isa::Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
+                int64_t cols, isa::Space space, uint64_t sramAddress);
+
   mlir::OpBuilder &builder;
   mlir::Location location;
 };
