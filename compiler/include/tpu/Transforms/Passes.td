@@ -157,9 +157,10 @@ def FuseOps : Pass<"tpu-fuse", "mlir::func::FuncOp"> {
     together; this pass decides the shape of a group:
 
     * `mode=epilogue`: an operation the target produces tile by tile (the
-      systolic array: a matmul of batch 1, a convolution) and the chain of
+      systolic array: a matmul of batch 1, a convolution, a pool or
+      depthwise convolution over its input held on chip) and the chain of
       elementwise ops after it (bias, residual, activation, clamp, scaling)
-      that the target can apply to each tile in place.
+      that the target can apply to each tile (or output band) in place.
     * `mode=full` (the default): also groups of row-local ops over the same
       rows (elementwise ops, row reductions, and for the systolic array erf
       and windowed ops such as pools), such as a whole softmax, layer

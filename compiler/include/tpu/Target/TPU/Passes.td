@@ -83,9 +83,19 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     * a vector op (`#tpu.vector_tiling`): tiles of whole columns up to the
       DMA's limit and as many rows as fit with the operand's part.
     * a row-local group (`#tpu.row_group_tiling`): tiles of whole rows, each
-      value in a buffer of its own while it lives.
+      value in a buffer of its own while it lives, on one set of buffers or
+      two (`second_set`: the next tile loads and the last stores while the
+      vector unit works), as the row-group cost model finds faster.
+    * a window reduction (`#tpu.window_tiling`): bands of output rows, their
+      input rows held phase by phase, with room for its fused epilogue's
+      operands; a window group whose band does not fit with them is split.
     * a copy (`#tpu.copy_tiling`): the scratchpad words it stages through,
       below the fill row that pads.
+
+    A layout transpose between NCHW and NHWC that only convolutions and
+    whole-tile epilogue operands read, or that only stores a matmul group's
+    result, is marked `tpu.layout_folded`: it moves no data, and its readers
+    and its writer use transposing DMA transfers instead.
 
     What cannot fit (not one weight tile and one row, not one row of a
     group) is an error on the operation.
@@ -247,17 +257,21 @@ def LowerMatMuls : Pass<"tpu-lower-matmuls", "mlir::func::FuncOp"> {
 def LowerWindowReductions : Pass<"tpu-lower-window-reductions", "mlir::func::FuncOp"> {
   let summary = "Lower window reductions (pools, depthwise convolutions) to DMA and vector ops";
   let description = [{
-    Writes the instructions of each `tpu.window_reduce` before it, as its
+    Writes the instructions of each `tpu.window_reduce` (alone, or heading a
+    fusion group whose other members are its epilogue) before it, as its
     `#tpu.window_tiling` plans it, and replaces its result by the tensor the
     program stored. Per band of output rows of an image, the input rows the
     band reads are loaded into the scratchpad once: each row split into its
-    column phases for a strided window (one `dma.ld` per row and phase, DRAM
-    stride `sw*C`), padding written from the fill row with a DRAM stride of
-    0 (left and right columns once per buffer, top and bottom rows with the
-    bands that reach them). Per output row and tap, one vector op combines
-    the tap's dense `[OW, C]` pixels into the band's output (`v.max`;
-    `v.add`; for weights `v.mul` by the tap's row, then `v.add`); then the
-    bias or the scale over the whole band, and one store. A global pool
+    column phases for a strided window, held phase by phase (DRAM stride
+    `sw*C`: one `dma.ld` per phase for the band's image rows without side
+    padding, else one per row and phase), padding written from the fill row
+    with a DRAM stride of 0 (left and right columns once per buffer, top and
+    bottom rows with the bands that reach them). Per output row and tap, one
+    vector op combines the tap's dense `[OW, C]` pixels into the band's
+    output (`v.max`; `v.add`; for weights `v.mul` by the tap's row, then
+    `v.add`); then the bias or the scale over the whole band, the
+    epilogue's ops (their row or scalar operands loaded once), and one
+    store. A global pool
     halves its `[H*W, C]` pixels in place instead. Input and output buffers
     are double-buffered when the plan gives two, so loads, the vector unit
     and stores overlap.
