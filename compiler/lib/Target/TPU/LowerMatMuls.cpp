@@ -52,17 +52,10 @@ public:
   // still in the accumulators (a fused epilogue): the ops of its fusion group.
   using Epilogue = std::vector<VectorStep>;
 
-  // A matmul group: the matmul, then its epilogue, a chain in which each
-  // member reads the one before it.
+  // A matmul group: the matmul, then its epilogue.
   void emitGroup(mlir::tpu::FusedOp fused) {
-    auto matmul = llvm::cast<mlir::tpu::MatMulOp>(fused.getHead());
-    std::vector<VectorStep> steps;
-    mlir::Value chain = matmul.getResult();
-    for (mlir::Operation &member : llvm::drop_begin(fused.getMembers())) {
-      steps.push_back(elementwiseStep(member, chain));
-      chain = member.getResult(0);
-    }
-    emit(matmul, matrixOf(fused.getResult(0)), steps);
+    emit(llvm::cast<mlir::tpu::MatMulOp>(fused.getHead()), matrixOf(fused.getResult(0)),
+         epilogueSteps(fused));
   }
 
   // A matmul, or a convolution reading its input in place.

@@ -271,8 +271,7 @@ struct LowerWindowReduce : LoweringPattern<mlir::tpu::WindowReduceOp> {
   }
 };
 
-// A window reduction's group: the reduction, then its epilogue, a chain in
-// which each member reads the one before it.
+// A window reduction's group: the reduction, then its epilogue.
 struct LowerWindowGroup : LoweringPattern<mlir::tpu::FusedOp> {
   using LoweringPattern::LoweringPattern;
   mlir::LogicalResult matchAndRewrite(mlir::tpu::FusedOp fused,
@@ -281,13 +280,7 @@ struct LowerWindowGroup : LoweringPattern<mlir::tpu::FusedOp> {
     if (!window)
       return mlir::failure();
     return lowerInPlace(fused, rewriter, [&](ProgramBuilder &builder) {
-      std::vector<VectorStep> steps;
-      mlir::Value chain = window.getResult();
-      for (mlir::Operation &member : llvm::drop_begin(fused.getMembers())) {
-        steps.push_back(elementwiseStep(member, chain));
-        chain = member.getResult(0);
-      }
-      WindowLowering(builder, window, matrixOf(fused.getResult(0)), std::move(steps)).emit();
+      WindowLowering(builder, window, matrixOf(fused.getResult(0)), epilogueSteps(fused)).emit();
     });
   }
 };

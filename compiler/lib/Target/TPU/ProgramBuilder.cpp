@@ -333,6 +333,16 @@ VectorStep elementwiseStep(mlir::Operation &op, Value input) {
   throw Error(fmt::format("'{}' is not elementwise", op.getName().getStringRef().str()));
 }
 
+std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group) {
+  std::vector<VectorStep> steps;
+  Value chain = group.getHead().getResult(0);
+  for (mlir::Operation &member : llvm::drop_begin(group.getMembers())) {
+    steps.push_back(elementwiseStep(member, chain));
+    chain = member.getResult(0);
+  }
+  return steps;
+}
+
 isa::Broadcast broadcastOf(Spread spread) {
   return spread == Spread::Same  ? isa::Broadcast::None
          : spread == Spread::Row ? isa::Broadcast::Row

@@ -202,6 +202,9 @@ struct VectorStep {
 // The step elementwise `op` applies to `input`, one of its operands (either
 // one of a commutative binary op); its operand from DRAM.
 VectorStep elementwiseStep(mlir::Operation &op, mlir::Value input);
+// The steps of a group's epilogue: each member after its head, a chain in
+// which each reads the one before it.
+std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group);
 isa::Broadcast broadcastOf(mlir::tpu::Spread spread);
 // The part of the step's operand a rows x cols tile at (r0, c0) combines
 // with, into the scratchpad at `address`.
