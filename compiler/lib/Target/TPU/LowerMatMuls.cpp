@@ -262,8 +262,8 @@ public:
             continue;
           }
           int64_t count = std::min(p0 + rows - p, shape.height - ih);
-          uint64_t dram =
-              input.address + uint64_t((image * shape.height + ih) * W * C) * kWordBytes;
+          uint64_t dram = input.address + uint64_t((image * shape.height + ih) * W * C) *
+                                              isa::dtypeBytes(input.dtype);
           sram += uint64_t(shape.pad[2] * C);
           if (input.pixels) // NCHW: a transposing load per row
             for (int64_t r = 0; r < count; ++r)
@@ -273,7 +273,7 @@ public:
             loadRows(builder, input, dram, W * C, sram, rowWords, count, W * C);
           else
             for (int64_t r = 0; r < count; ++r)
-              loadRows(builder, input, dram + uint64_t(r * W * C) * kWordBytes, C,
+              loadRows(builder, input, dram + uint64_t(r * W * C) * isa::dtypeBytes(input.dtype), C,
                        sram + uint64_t(r * rowWords), C, W, C);
           p += count;
         }

@@ -50,11 +50,15 @@ uint64_t dramBytesOf(Value value) {
 
 namespace {
 
-// Whether only matrix products read `value` (through views).
+// Whether only matrix products read `value` (through views, and through
+// convolutions' windows read in place: their bands go straight to the array).
 bool onlyArrayReads(Value value) {
-  return llvm::all_of(value.getUsers(), [](mlir::Operation *user) {
+  return llvm::all_of(value.getUses(), [](mlir::OpOperand &use) {
+    mlir::Operation *user = use.getOwner();
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(user))
       return onlyArrayReads(view.getResult());
+    if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(user))
+      return use.get() == im2col.getInput() && mlir::tpu::readInPlace(im2col);
     return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
   });
 }
