@@ -273,9 +273,21 @@ def residual():
     return nodes, {"x": x}, {"y": y}, [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]
 
 
+def wide_conv():
+    """A padded 3x3 convolution of an NCHW batch of 2 (2x8x3x60) whose rows
+    are too wide for any band of padded rows to fit a 1024-word scratchpad:
+    its im2col matrix is built in DRAM, read through the NCHW input."""
+    x = RNG.standard_normal((2, 8, 3, 60)).astype(np.float32)
+    w = RNG.standard_normal((4, 8, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], name="c")]
+    return nodes, {"x": x}, {"y": ref.conv2d(x, w, b, pads=(1, 1, 1, 1))}, [("w", w), ("b", b)]
+
+
 CASES = {"transpose": transpose, "residual": residual, "conv": conv, "pool": pool, "windows": windows,
          "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
-         "argmax_fused": argmax_fused, "window_epilogues": window_epilogues}
+         "argmax_fused": argmax_fused, "window_epilogues": window_epilogues,
+         "wide_conv": wide_conv}
 
 
 def main():
