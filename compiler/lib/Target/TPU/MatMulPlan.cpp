@@ -125,6 +125,13 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
                       const HardwareConfig &config) {
   const double R = config.array.rows, C = double(config.array.cols);
   auto row = [&](int64_t elements) { return rowCycles(elements, bytes.activations, config); };
+  // An activation block of m rows by k columns; stored NCHW, it is k DRAM
+  // rows of m pixels turned into m rows of k words: the bus or the turn,
+  // whichever is slower.
+  auto block = [&](int64_t m, int64_t k) {
+    return bytes.activationPixels ? std::max(double(k) * row(m), turnCycles(m, k, config))
+                                  : double(m) * row(k);
+  };
   const double mTiles = std::ceil(double(M) / double(c.tileM));
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   // The array: per C-wide chunk of an output tile and K step, an mm of m
@@ -144,9 +151,13 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
   // DRAM: row requests of each transfer, and its latency.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
   const int64_t loadCols = std::min(c.kBlock, c.pieceCols);
-  double activations = activationLoads * (double(M) * overTiles(K, loadCols, row) +
-                                          mTiles * std::ceil(double(K) / double(loadCols)) *
-                                              config.dram.latency_cycles);
+  double activations =
+      activationLoads *
+      (overTiles(M, c.tileM,
+                 [&](int64_t m) {
+                   return overTiles(K, loadCols, [&](int64_t k) { return block(m, k); });
+                 }) +
+       mTiles * std::ceil(double(K) / double(loadCols)) * config.dram.latency_cycles);
   // A refilled block waits for the array to release its buffer, all of it
   // with one buffer, or the pieces beyond the extra ones.
   bool activationsRefill = c.tileM < M || c.kBlock < K;
@@ -163,7 +174,7 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
   const int64_t firstM = std::min(c.tileM, M), firstN = std::min(c.tileN, N);
   compute += 2.0 * latency +
              double(std::min(c.panelRows, K)) * rowCycles(firstN, bytes.weights, config) +
-             double(firstM) * row(std::min(loadCols, K));
+             block(firstM, std::min(loadCols, K));
   return withTransfers(compute, activations, serialized, panels, c, mTiles, M, K, N, epilogue,
                        bytes, config) +
          latency + double(firstM) * rowCycles(firstN, bytes.results, config);

@@ -95,11 +95,11 @@ SmallVector<OpOperand *> usesThroughViews(Value value) {
 
 // Whether `use` reads its NHWC tensor in tiles that a transposing load can
 // fill from the NCHW tensor: a convolution's input (its band of input rows,
-// or its im2col's strided copies), or a whole-tile operand of a matmul's
-// epilogue.
+// or its im2col's strided copies), a matmul's activations (a 1x1
+// convolution's input), or a whole-tile operand of a matmul's epilogue.
 bool readsChannelMajor(OpOperand &use) {
   Operation *user = use.getOwner();
-  if (llvm::isa<mlir::tpu::Im2ColOp>(user))
+  if (llvm::isa<mlir::tpu::Im2ColOp, mlir::tpu::MatMulOp>(user))
     return use.getOperandNumber() == 0;
   auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(user->getParentOp());
   auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(user);
@@ -184,13 +184,14 @@ private:
   bool narrow = false;
 
   // The DRAM element sizes of a matmul's activations `lhs` (for a
-  // convolution, its input), weights `rhs` and result.
+  // convolution, its input), weights `rhs` and result, and whether `lhs`
+  // is stored NCHW.
   ::tpu::codegen::ElementBytes bytesOf(Operation *op, Value lhs, Value rhs) const {
     auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp());
     Value result = fused ? fused->getResult(0) : op->getResult(0);
     return {::tpu::codegen::plannedElementBytes(lhs, narrow),
             ::tpu::codegen::plannedElementBytes(rhs, narrow),
-            ::tpu::codegen::plannedElementBytes(result, narrow)};
+            ::tpu::codegen::plannedElementBytes(result, narrow), ::tpu::codegen::nchwPixelsOf(lhs)};
   }
 
   // Splits a row group that does not pay into the longest runs of its

@@ -116,26 +116,28 @@ mlir::tpu::TransposeOp foldedLayoutOf(Value value) {
 }
 } // namespace
 
+int64_t nchwPixelsOf(Value value) {
+  mlir::tpu::TransposeOp transpose = foldedLayoutOf(value);
+  if (!transpose)
+    return 0;
+  llvm::ArrayRef<int64_t> nchw =
+      shapeOf(transpose.getPerms()[1] == 2 ? transpose.getInput() : transpose.getResult());
+  return nchw[2] * nchw[3];
+}
+
 Matrix matrixOf(Value value) {
   std::optional<uint64_t> address = mlir::tpu::dramAddress(value);
   if (!address)
     throw Error("an operand has no DRAM place; run tpu-plan-memory first");
   auto [rows, cols] = matrixShape(value);
-  Matrix matrix{*address, rows, cols, dramDType(value)};
-  if (mlir::tpu::TransposeOp transpose = foldedLayoutOf(value)) {
-    // The NCHW side's H * W.
-    llvm::ArrayRef<int64_t> nchw =
-        shapeOf(transpose.getPerms()[1] == 2 ? transpose.getInput() : transpose.getResult());
-    matrix.pixels = nchw[2] * nchw[3];
-  }
-  return matrix;
+  return Matrix{*address, rows, cols, dramDType(value), nchwPixelsOf(value)};
 }
 
 ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs) {
   ConvShape shape = convShape(shapeOf(im2col.getInput()), im2col.getKernel(), im2col.getStride(),
                               im2col.getDilation(), im2col.getPad(),
                               {im2col.getOutputHeight(), im2col.getOutputWidth()}, outputs);
-  shape.channelMajor = bool(foldedLayoutOf(im2col.getInput()));
+  shape.channelMajor = nchwPixelsOf(im2col.getInput()) > 0;
   return shape;
 }
 

@@ -63,9 +63,12 @@ struct EpilogueOperands {
 
 // Bytes of an element of the matmul's tensors in DRAM, as tpu-plan-memory
 // stores them (2 for bf16: weights, and what only a bf16 array reads), for
-// the cost of their DMA rows; an epilogue's operands are fp32.
+// the cost of their DMA rows; an epilogue's operands are fp32. Activations
+// stored NCHW (a folded layout transpose) have `activationPixels`, an
+// image's H * W: their blocks load through the DMA's corner turn.
 struct ElementBytes {
   int64_t activations = 4, weights = 4, results = 4;
+  int64_t activationPixels = 0;
 };
 
 // Cycles of one DMA row of `elements` elements of `bytes` each in a long

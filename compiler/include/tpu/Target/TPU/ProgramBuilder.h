@@ -60,6 +60,10 @@ int64_t plannedElementBytes(mlir::Value value, bool narrow);
 std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 
+// The H * W of the NCHW tensor that holds `value`, the NHWC side of a
+// folded layout transpose, in DRAM; 0 for any other value.
+int64_t nchwPixelsOf(mlir::Value value);
+
 // A tensor where tpu-plan-memory put it; throws tpu::Error when it has no
 // place. The NHWC side of a folded layout transpose (the result of one that
 // reads NCHW, or the value one stores as NCHW) is its NCHW tensor, with
