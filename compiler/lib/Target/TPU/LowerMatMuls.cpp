@@ -524,19 +524,13 @@ public:
     builder.setSource(head);
   }
 
-  // One emitMatMul per batch, on the batch's rows of each row-major tensor.
+  // One emitMatMul per batch, on the batch's rows of each tensor.
   void emitBatchMatMul(mlir::tpu::BatchMatMulOp op, const Matrix &y) {
-    llvm::ArrayRef<int64_t> lhs = op.getLhs().getType().getShape();
-    llvm::ArrayRef<int64_t> rhs = op.getRhs().getType().getShape();
     Matrix a = matrixOf(op.getLhs()), w = matrixOf(op.getRhs());
-    auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
-      return Matrix{all.address + uint64_t(batch * rows * cols) * isa::dtypeBytes(all.dtype), rows,
-                    cols, all.dtype};
-    };
     mlir::tpu::MatMulTilingAttr plan = planOf<mlir::tpu::MatMulTilingAttr>(op);
-    for (int64_t b = 0; b < lhs[0]; ++b)
-      emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
-                 batchOf(y, b, lhs[1], rhs[2]), plan);
+    for (int64_t b = 0; b < op.getLhs().getType().getShape()[0]; ++b)
+      emitMatMul(batchOf(op.getLhs(), a, b), batchOf(op.getRhs(), w, b),
+                 batchOf(op.getResult(), y, b), plan);
   }
 
 private:
