@@ -29,8 +29,16 @@ llvm::ArrayRef<int64_t> shapeOf(Value value) {
 }
 
 isa::DType dramDType(Value value) {
-  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-    value = view.getInput();
+  // A folded transpose's is its input's.
+  while (true) {
+    if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+      value = view.getInput();
+    else if (auto transpose = value.getDefiningOp<mlir::tpu::TransposeOp>();
+             transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr))
+      value = transpose.getInput();
+    else
+      break;
+  }
   if (mlir::Operation *op = value.getDefiningOp())
     if (auto name = op->getAttrOfType<mlir::StringAttr>(mlir::tpu::kDramDTypeAttr)) {
       if (name.getValue() != "bf16")
@@ -50,11 +58,20 @@ uint64_t dramBytesOf(Value value) {
 
 namespace {
 
-// Whether only matrix products read `value` (through views).
+// A transpose between attention's [N, S, H, D] and [N, H, S, D].
+bool isHeadTranspose(mlir::tpu::TransposeOp transpose) {
+  return transpose && transpose.getPerms() == llvm::ArrayRef<int64_t>{0, 2, 1, 3};
+}
+
+// Whether only matrix products read `value` (through views, and through
+// folded head transposes: their batched matmuls read the heads in place).
 bool onlyArrayReads(Value value) {
   return llvm::all_of(value.getUsers(), [](mlir::Operation *user) {
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(user))
       return onlyArrayReads(view.getResult());
+    if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(user))
+      return transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) && isHeadTranspose(transpose) &&
+             onlyArrayReads(transpose.getResult());
     return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
   });
 }
@@ -129,9 +146,6 @@ Matrix matrixOf(Value value) {
 }
 
 namespace {
-bool isHeadTranspose(mlir::tpu::TransposeOp transpose) {
-  return transpose && transpose.getPerms() == llvm::ArrayRef<int64_t>{0, 2, 1, 3};
-}
 
 // The values `value` is read as through views.
 void viewsOf(Value value, llvm::SmallVectorImpl<mlir::OpOperand *> &uses) {
