@@ -75,6 +75,7 @@ public:
   // and the panel's.
   struct Step {
     int64_t m0 = 0, m = 0, n0 = 0, n = 0, kb0 = 0, kb = 0, block0 = 0, blockCols = 0;
+    size_t batch = 0; // of a batched matmul: whose a, w and y
     size_t panelIndex = 0;
     bool newBlock = true;    // loads its activation block (else the band's)
     bool lastOfBand = false; // the band's last output tile
@@ -150,10 +151,12 @@ public:
   // chunks) accumulate over K in steps of R. Activations come in blocks of
   // tileM rows x kBlock columns (the whole K when it fits, so a block serves
   // every output column), weights in panels of panelRows x tileN along each
-  // block.
-  void emitMatMul(const Matrix &a, const Matrix &w, const Matrix &y,
+  // block. A batched matmul's products (as[b] x ws[b] -> ys[b], all of one
+  // shape) are one pipeline of steps, batch after batch: the next batch's
+  // operands load while the array works on this one and its result stores.
+  void emitMatMul(llvm::ArrayRef<Matrix> as, llvm::ArrayRef<Matrix> ws, llvm::ArrayRef<Matrix> ys,
                   mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
-    const int64_t K = a.cols, N = y.cols, M = y.rows;
+    const int64_t K = as.front().cols, N = ys.front().cols, M = ys.front().rows;
     const int64_t tileN = plan.getTileN(), tileM = plan.getTileM(), kBlock = plan.getKBlock();
     const int64_t panelRows = plan.getPanelRows().value_or(kBlock);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
@@ -161,25 +164,27 @@ public:
     // The steps in order: per output tile (m0, n0), per activation block
     // kb0, per weight panel kp0.
     std::vector<Step> steps;
-    for (int64_t m0 = 0; m0 < M; m0 += tileM)
-      for (int64_t n0 = 0; n0 < N; n0 += tileN)
-        for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock)
-          for (int64_t kp0 = kb0; kp0 < std::min(K, kb0 + kBlock); kp0 += panelRows) {
-            Step step;
-            step.m0 = m0, step.m = std::min(tileM, M - m0);
-            step.n0 = n0, step.n = std::min(tileN, N - n0);
-            step.block0 = kb0, step.blockCols = std::min(kBlock, K - kb0);
-            step.kb0 = kp0, step.kb = std::min(panelRows, kb0 + step.blockCols - kp0);
-            step.newBlock = kp0 == kb0 && (!blockPerRowBand || n0 == 0);
-            step.lastOfBand = n0 + tileN >= N;
-            steps.push_back(step);
-          }
+    for (size_t batch = 0; batch < as.size(); ++batch)
+      for (int64_t m0 = 0; m0 < M; m0 += tileM)
+        for (int64_t n0 = 0; n0 < N; n0 += tileN)
+          for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock)
+            for (int64_t kp0 = kb0; kp0 < std::min(K, kb0 + kBlock); kp0 += panelRows) {
+              Step step;
+              step.batch = batch;
+              step.m0 = m0, step.m = std::min(tileM, M - m0);
+              step.n0 = n0, step.n = std::min(tileN, N - n0);
+              step.block0 = kb0, step.blockCols = std::min(kBlock, K - kb0);
+              step.kb0 = kp0, step.kb = std::min(panelRows, kb0 + step.blockCols - kp0);
+              step.newBlock = kp0 == kb0 && (!blockPerRowBand || n0 == 0);
+              step.lastOfBand = n0 + tileN >= N;
+              steps.push_back(step);
+            }
     Source source;
     source.pieceCols =
         blockPerRowBand ? activationPieceCols(tileM, K, plan.getTileK(), config) : kBlock;
     source.loadPiece = [&](const Step &step, size_t piece, uint64_t address) {
       int64_t first = int64_t(piece) * source.pieceCols;
-      builder.load(a, step.m0, step.block0 + first, step.m,
+      builder.load(as[step.batch], step.m0, step.block0 + first, step.m,
                    std::min(source.pieceCols, step.blockCols - first), isa::Space::Scratchpad,
                    address);
     };
@@ -190,7 +195,7 @@ public:
       return 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
              llvm::divideCeil(step.n, int64_t(config.array.cols));
     };
-    emitSteps(steps, source, w, y, plan.getActivations(), plan.getWeights(), plan.getOperands(),
+    emitSteps(steps, source, ws, ys, plan.getActivations(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releasePanelEachStep=*/panelRows < K,
               /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
   }
@@ -331,10 +336,11 @@ public:
   // array works on this one. A panel (block) is released after its step
   // when the next step of the same output tile (band) needs another, else
   // once per output tile (band).
-  void emitSteps(std::vector<Step> &steps, const Source &source, const Matrix &w, const Matrix &y,
-                 llvm::ArrayRef<int64_t> pieces, llvm::ArrayRef<int64_t> panels,
-                 llvm::ArrayRef<int64_t> operandBuffers, llvm::ArrayRef<int64_t> tiles,
-                 bool releasePanelEachStep, bool releaseBlockEachStep, const Epilogue &epilogue) {
+  void emitSteps(std::vector<Step> &steps, const Source &source, llvm::ArrayRef<Matrix> ws,
+                 llvm::ArrayRef<Matrix> ys, llvm::ArrayRef<int64_t> pieces,
+                 llvm::ArrayRef<int64_t> panels, llvm::ArrayRef<int64_t> operandBuffers,
+                 llvm::ArrayRef<int64_t> tiles, bool releasePanelEachStep,
+                 bool releaseBlockEachStep, const Epilogue &epilogue) {
     // Operands from earlier operations: their stores have landed, their
     // buffers are free.
     builder.dependsOn(Queue::Store, Queue::Load);
@@ -367,7 +373,8 @@ public:
     };
     auto fillPanel = [&](Step &step) {
       step.panel = weights.startFill(builder);
-      builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, step.panel);
+      builder.load(ws[step.batch], step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad,
+                   step.panel);
       step.panelToken = weights.endFill(builder);
     };
     // A step's fills: its panel, then its block's pieces (the array loads
@@ -437,7 +444,7 @@ public:
           fillStep(*next, false);
       };
       source.compute(step, acc, hooks);
-      bool lastOfTile = step.kb0 + step.kb >= w.rows;
+      bool lastOfTile = step.kb0 + step.kb >= ws[step.batch].rows;
       if (releasePanelEachStep)
         weights.release(builder, step.panel);
       if (lastOfTile) {
@@ -448,7 +455,8 @@ public:
         if (!releasePanelEachStep)
           weights.release(builder, step.panel);
         results.use(builder, results.endFill(builder));
-        builder.store(y, step.m0, step.n0, step.m, step.n, isa::Space::Accumulator, acc);
+        builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n, isa::Space::Accumulator,
+                      acc);
         results.release(builder, acc);
       }
       if (next)
@@ -524,19 +532,16 @@ public:
     builder.setSource(head);
   }
 
-  // One emitMatMul per batch, on the batch's rows of each row-major tensor.
+  // The batches' products, on each batch's rows of each tensor.
   void emitBatchMatMul(mlir::tpu::BatchMatMulOp op, const Matrix &y) {
-    llvm::ArrayRef<int64_t> lhs = op.getLhs().getType().getShape();
-    llvm::ArrayRef<int64_t> rhs = op.getRhs().getType().getShape();
     Matrix a = matrixOf(op.getLhs()), w = matrixOf(op.getRhs());
-    auto batchOf = [](const Matrix &all, int64_t batch, int64_t rows, int64_t cols) {
-      return Matrix{all.address + uint64_t(batch * rows * cols) * isa::dtypeBytes(all.dtype), rows,
-                    cols, all.dtype};
-    };
-    mlir::tpu::MatMulTilingAttr plan = planOf<mlir::tpu::MatMulTilingAttr>(op);
-    for (int64_t b = 0; b < lhs[0]; ++b)
-      emitMatMul(batchOf(a, b, lhs[1], lhs[2]), batchOf(w, b, rhs[1], rhs[2]),
-                 batchOf(y, b, lhs[1], rhs[2]), plan);
+    std::vector<Matrix> as, ws, ys;
+    for (int64_t b = 0; b < op.getLhs().getType().getShape()[0]; ++b) {
+      as.push_back(batchOf(op.getLhs(), a, b));
+      ws.push_back(batchOf(op.getRhs(), w, b));
+      ys.push_back(batchOf(op.getResult(), y, b));
+    }
+    emitMatMul(as, ws, ys, planOf<mlir::tpu::MatMulTilingAttr>(op));
   }
 
 private:

@@ -63,10 +63,30 @@ public:
       Value filled;
     };
     builder.beforeLoad();
-    for (Value input : inputs)
-      if (!perRow(input))
-        builder.load(matrixOf(input), 0, 0, 1, matrixOf(input).cols, isa::Space::Scratchpad,
-                     buffers.lookup(input));
+    // What comes in once, a row each, side by side in the scratchpad: a run
+    // that is side by side in DRAM too (constants tpu-plan-memory packed
+    // for this group) comes in with one transfer.
+    std::optional<std::pair<Matrix, uint64_t>> run; // DRAM, scratchpad
+    auto loadRun = [&] {
+      if (run)
+        builder.load(run->first, 0, 0, 1, run->first.cols, isa::Space::Scratchpad, run->second);
+    };
+    for (Value input : inputs) {
+      if (perRow(input))
+        continue;
+      Matrix source = matrixOf(input);
+      uint64_t at = buffers.lookup(input);
+      if (run && run->first.dtype == source.dtype &&
+          run->first.at(0, run->first.cols) == source.address &&
+          run->second + uint64_t(run->first.cols) == at &&
+          run->first.cols + source.cols <= kMaxCols) {
+        run->first.cols += source.cols;
+        continue;
+      }
+      loadRun();
+      run = {source, at};
+    }
+    loadRun();
     auto fill = [&](int64_t r0) {
       Tile tile{r0, std::min(tileRows, output.rows - r0), sets.startFill(builder), {}};
       for (Value input : inputs)

@@ -98,10 +98,12 @@ public:
     narrow = dramDType == "array" && succeeded(target) &&
              mlir::tpu::hardwareConfig(*target).array.dtype == ::tpu::isa::DType::BF16;
 
-    // The constant segment first, then the inputs, each 64-byte aligned.
+    // The constant segment first, then the inputs, each 64-byte aligned
+    // except a packed constant, which follows the one before it.
+    const llvm::DenseSet<Operation *> packed = packRowGroupConstants(function, builder);
     uint64_t end = 0;
-    auto allocate = [&](Value value) {
-      uint64_t at = llvm::alignTo(end, kAlignment);
+    auto allocate = [&](Value value, bool aligned = true) {
+      uint64_t at = aligned ? llvm::alignTo(end, kAlignment) : end;
       end = at + ::tpu::codegen::dramBytesOf(value);
       return at;
     };
@@ -109,13 +111,14 @@ public:
       auto type = llvm::dyn_cast<RankedTensorType>(constant.getType());
       if (!type || !type.getElementType().isF32())
         return; // reported by its user's lowering
+      const bool follows = packed.contains(constant);
       builder.setInsertionPoint(constant);
       auto placed = builder.create<mlir::tpu::DramConstantOp>(
           constant.getLoc(), type, 0, llvm::cast<ElementsAttr>(constant.getValue()));
       constant.replaceAllUsesWith(placed.getResult());
       constant.erase();
       narrowIfOnlyTheArrayReads(*placed);
-      placed.setAddressAttr(address(allocate(placed.getResult())));
+      placed.setAddressAttr(address(allocate(placed.getResult(), !follows)));
     });
     for (BlockArgument arg : function.getArguments())
       function.setArgAttr(arg.getArgNumber(), mlir::tpu::kDramAddressAttr, address(allocate(arg)));
@@ -127,6 +130,41 @@ public:
   }
 
 private:
+  // Each run of constants a row group loads once (onceLoadRuns: its scalars
+  // and rows, side by side in the scratchpad) becomes copies of its own,
+  // made consecutive here and placed side by side in DRAM, so that
+  // tpu-lower-vector-ops loads the run with one transfer: one DRAM latency
+  // instead of one per constant (GELU's erf has 11 coefficients and its
+  // clamp bounds). Returns the copies that follow the one before them.
+  static llvm::DenseSet<Operation *> packRowGroupConstants(func::FuncOp function,
+                                                           OpBuilder &builder) {
+    llvm::DenseSet<Operation *> follows;
+    SmallVector<mlir::tpu::FusedOp> groups;
+    function.walk([&](mlir::tpu::FusedOp group) {
+      if (group->hasAttrOfType<mlir::tpu::RowGroupTilingAttr>(mlir::tpu::kTilingAttr))
+        groups.push_back(group);
+    });
+    for (mlir::tpu::FusedOp group : groups)
+      for (const SmallVector<Value> &run : ::tpu::codegen::onceLoadRuns(group)) {
+        if (run.size() < 2)
+          continue;
+        builder.setInsertionPoint(group);
+        for (size_t index = 0; index < run.size(); ++index) {
+          Value value = run[index];
+          Operation *original = value.getDefiningOp();
+          Operation *copy = builder.clone(*original);
+          value.replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+            return group->isProperAncestor(use.getOwner());
+          });
+          if (original->use_empty())
+            original->erase();
+          if (index > 0)
+            follows.insert(copy);
+        }
+      }
+    return follows;
+  }
+
   // On a bf16 array, stores `op`'s f32 result as bf16 when only matrix
   // products read it.
   void narrowIfOnlyTheArrayReads(Operation &op) {

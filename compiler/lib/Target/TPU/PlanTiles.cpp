@@ -121,6 +121,8 @@ void foldLayoutTransposes(func::FuncOp function) {
       SmallVector<OpOperand *> uses = usesThroughViews(transpose.getResult());
       fold = !uses.empty() &&
              llvm::all_of(uses, [](OpOperand *use) { return readsChannelMajor(*use); });
+    } else if (::tpu::codegen::headTransposeFolds(transpose)) {
+      fold = true;
     } else if (perms == ArrayRef<int64_t>{0, 3, 1, 2}) {
       auto view = transpose.getInput().getDefiningOp<mlir::tpu::ViewOp>();
       auto fused = view ? view.getInput().getDefiningOp<mlir::tpu::FusedOp>() : nullptr;

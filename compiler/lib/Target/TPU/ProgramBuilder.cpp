@@ -29,8 +29,16 @@ llvm::ArrayRef<int64_t> shapeOf(Value value) {
 }
 
 isa::DType dramDType(Value value) {
-  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-    value = view.getInput();
+  // A folded transpose's is its input's.
+  while (true) {
+    if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+      value = view.getInput();
+    else if (auto transpose = value.getDefiningOp<mlir::tpu::TransposeOp>();
+             transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr))
+      value = transpose.getInput();
+    else
+      break;
+  }
   if (mlir::Operation *op = value.getDefiningOp())
     if (auto name = op->getAttrOfType<mlir::StringAttr>(mlir::tpu::kDramDTypeAttr)) {
       if (name.getValue() != "bf16")
@@ -50,8 +58,15 @@ uint64_t dramBytesOf(Value value) {
 
 namespace {
 
-// Whether only matrix products read `value` (through views, and through
-// convolutions' windows read in place: their bands go straight to the array).
+// A transpose between attention's [N, S, H, D] and [N, H, S, D].
+bool isHeadTranspose(mlir::tpu::TransposeOp transpose) {
+  return transpose && transpose.getPerms() == llvm::ArrayRef<int64_t>{0, 2, 1, 3};
+}
+
+// Whether only matrix products read `value` (through views, through
+// convolutions' windows read in place: their bands go straight to the
+// array, and through folded head transposes: their batched matmuls read
+// the heads in place).
 bool onlyArrayReads(Value value) {
   return llvm::all_of(value.getUses(), [](mlir::OpOperand &use) {
     mlir::Operation *user = use.getOwner();
@@ -59,6 +74,9 @@ bool onlyArrayReads(Value value) {
       return onlyArrayReads(view.getResult());
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(user))
       return use.get() == im2col.getInput() && mlir::tpu::readInPlace(im2col);
+    if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(user))
+      return transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) && isHeadTranspose(transpose) &&
+             onlyArrayReads(transpose.getResult());
     return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
   });
 }
@@ -89,10 +107,11 @@ namespace {
 // defines it (through views), or the one its only use (through views)
 // stores it into.
 mlir::tpu::TransposeOp foldedLayoutOf(Value value) {
-  // perms[1] is 2 from NCHW to NHWC, 3 from NHWC to NCHW.
+  // perms[1] is 2 from NCHW to NHWC, 3 from NHWC to NCHW; a head transpose
+  // (perms[3] is 3) is no layout's.
   auto folded = [](mlir::tpu::TransposeOp transpose, int64_t channelAxis) {
     return transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) &&
-                   transpose.getPerms()[1] == channelAxis
+                   transpose.getPerms()[1] == channelAxis && transpose.getPerms()[3] != 3
                ? transpose
                : nullptr;
   };
@@ -131,6 +150,100 @@ Matrix matrixOf(Value value) {
     throw Error("an operand has no DRAM place; run tpu-plan-memory first");
   auto [rows, cols] = matrixShape(value);
   return Matrix{*address, rows, cols, dramDType(value), nchwPixelsOf(value)};
+}
+
+namespace {
+
+// The values `value` is read as through views.
+void viewsOf(Value value, llvm::SmallVectorImpl<mlir::OpOperand *> &uses) {
+  for (mlir::OpOperand &use : value.getUses())
+    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(use.getOwner()))
+      viewsOf(view.getResult(), uses);
+    else
+      uses.push_back(&use);
+}
+
+// Whether `batched` ([B, S, D]) is the [N, H, S, D] side `heads` viewed.
+bool batchesHeads(Value batched, Value heads) {
+  llvm::ArrayRef<int64_t> b = shapeOf(batched), h = shapeOf(heads);
+  return b.size() == 3 && h.size() == 4 && b[0] == h[0] * h[1] && b[1] == h[2] && b[2] == h[3];
+}
+
+// The batched matmul writing `transpose`'s input (through views) and read
+// by nothing else.
+mlir::tpu::BatchMatMulOp headWriter(mlir::tpu::TransposeOp transpose) {
+  Value value = transpose.getInput();
+  while (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
+    value = view.getInput();
+  auto writer = value.getDefiningOp<mlir::tpu::BatchMatMulOp>();
+  llvm::SmallVector<mlir::OpOperand *> uses;
+  if (writer)
+    viewsOf(writer.getResult(), uses);
+  return writer && uses.size() == 1 && uses.front()->getOwner() == transpose &&
+                 batchesHeads(writer.getResult(), transpose.getInput())
+             ? writer
+             : nullptr;
+}
+
+// Whether batched matmuls are the only readers of `transpose`'s result
+// (through views), each batching its heads: they load them from its input.
+bool readByHeadBatches(mlir::tpu::TransposeOp transpose) {
+  llvm::SmallVector<mlir::OpOperand *> uses;
+  viewsOf(transpose.getResult(), uses);
+  return !uses.empty() && llvm::all_of(uses, [&](mlir::OpOperand *use) {
+    return llvm::isa<mlir::tpu::BatchMatMulOp>(use->getOwner()) &&
+           batchesHeads(use->get(), transpose.getResult());
+  });
+}
+} // namespace
+
+bool headTransposeFolds(mlir::tpu::TransposeOp transpose) {
+  return isHeadTranspose(transpose) && (readByHeadBatches(transpose) || headWriter(transpose));
+}
+
+mlir::tpu::TransposeOp headTransposeOf(Value value) {
+  auto folded = [](mlir::tpu::TransposeOp transpose) {
+    return isHeadTranspose(transpose) && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr);
+  };
+  // Read: the transpose's result, where its readers load it (which the
+  // lowering of its writer, replacing it, leaves true).
+  for (Value read = value;;) {
+    if (auto view = read.getDefiningOp<mlir::tpu::ViewOp>()) {
+      read = view.getInput();
+    } else {
+      auto transpose = read.getDefiningOp<mlir::tpu::TransposeOp>();
+      if (folded(transpose) && readByHeadBatches(transpose))
+        return transpose;
+      break;
+    }
+  }
+  // Written: its only reader is a transpose its readers do not load.
+  if (auto writer = value.getDefiningOp<mlir::tpu::BatchMatMulOp>()) {
+    llvm::SmallVector<mlir::OpOperand *> uses;
+    viewsOf(value, uses);
+    auto transpose = uses.size() == 1
+                         ? llvm::dyn_cast<mlir::tpu::TransposeOp>(uses.front()->getOwner())
+                         : nullptr;
+    if (folded(transpose) && !readByHeadBatches(transpose) && headWriter(transpose) == writer)
+      return transpose;
+  }
+  return nullptr;
+}
+
+Matrix batchOf(Value value, const Matrix &all, int64_t batch) {
+  llvm::ArrayRef<int64_t> shape = shapeOf(value);
+  const int64_t rows = shape[1], cols = shape[2];
+  Matrix matrix{all.address, rows, cols, all.dtype};
+  int64_t first = batch * rows * cols;
+  if (mlir::tpu::TransposeOp transpose = headTransposeOf(value)) {
+    // The [N, H, S, D] side is the one `value` views.
+    const int64_t heads =
+        shapeOf(readByHeadBatches(transpose) ? transpose.getResult() : transpose.getInput())[1];
+    first = ((batch / heads) * rows * heads + batch % heads) * cols;
+    matrix.stride = heads * cols;
+  }
+  matrix.address += uint64_t(first) * isa::dtypeBytes(all.dtype);
+  return matrix;
 }
 
 ConvShape convShapeOf(mlir::tpu::Im2ColOp im2col, int64_t outputs) {
@@ -192,7 +305,7 @@ namespace {
 isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
                      int64_t cols, isa::Space space, uint64_t sramAddress) {
   return isa::makeInstruction(opcode, {{Field::DramAddr, dram.at(row, col)},
-                                       {Field::DramStride, uint64_t(dram.cols)},
+                                       {Field::DramStride, uint64_t(dram.rowStride())},
                                        {Field::Space, uint64_t(space)},
                                        {Field::SramAddr, sramAddress},
                                        {Field::SramStride, uint64_t(cols)},

@@ -5,6 +5,7 @@
 #include "tpu/Target/TPU/ProgramBuilder.h"
 #include "tpu/isa/Error.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <fmt/format.h>
@@ -187,22 +188,33 @@ double estimateAlone(mlir::Operation *op, mlir::tpu::VectorTilingAttr plan,
   return estimateCycles(work, config);
 }
 
+// The words of a value a row group loads once (a row, a scalar).
+int64_t onceWords(mlir::Value value) {
+  auto [rows, cols] = shapeAsMatrix(value);
+  return rows * cols;
+}
+
 // A row group's pass (without its tiles): its values from outside loaded,
-// those with the group's rows a row per tile row, the others once; every
-// member a vector op; its value stored.
+// those with the group's rows a row per tile row, the others once, a
+// transfer per run; every member a vector op; its value stored.
 TiledWork groupWork(mlir::tpu::FusedOp group, const HardwareConfig &config) {
   TiledWork work;
   std::tie(work.rows, work.storeColumns) = shapeAsMatrix(group.getResult(0));
   llvm::DenseSet<mlir::Value> inside, loaded;
   for (mlir::Operation &op : group.getMembers()) {
     for (mlir::Value operand : op.getOperands())
-      if (!inside.contains(operand) && loaded.insert(operand).second) {
-        int64_t cols = shapeAsMatrix(operand).second;
-        (loadsPerTileRow(operand, work.rows) ? work.rowLoads : work.onceLoads).push_back(cols);
-      }
+      if (!inside.contains(operand) && loaded.insert(operand).second &&
+          loadsPerTileRow(operand, work.rows))
+        work.rowLoads.push_back(shapeAsMatrix(operand).second);
     inside.insert(op.getResult(0));
     if (isVectorOp(&op))
       work.ops.push_back(opWork(&op, config));
+  }
+  for (const llvm::SmallVector<mlir::Value> &run : onceLoadRuns(group)) {
+    int64_t words = 0;
+    for (mlir::Value value : run)
+      words += onceWords(value);
+    work.onceLoads.push_back(words);
   }
   return work;
 }
@@ -291,6 +303,34 @@ bool loadsPerTileRow(mlir::Value value, int64_t groupRows) {
     return llvm::isa<mlir::tpu::ClampOp>(use.getOwner()) && use.getOperandNumber() == 1;
   };
   return shapeAsMatrix(value).first == groupRows && llvm::none_of(value.getUses(), isBounds);
+}
+
+llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group) {
+  const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
+  auto packable = [](mlir::Value value) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(value.getType());
+    return value.getDefiningOp<mlir::arith::ConstantOp>() && type && type.getElementType().isF32();
+  };
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>> runs;
+  llvm::DenseSet<mlir::Value> seen;
+  int64_t runWords = 0;
+  for (mlir::Operation &op : group.getMembers())
+    for (mlir::Value operand : op.getOperands()) {
+      if (operand.getParentRegion() == &group.getBody() || !seen.insert(operand).second ||
+          loadsPerTileRow(operand, groupRows))
+        continue;
+      // One transfer's row holds at most kMaxCols elements.
+      int64_t words = onceWords(operand);
+      if (packable(operand) && !runs.empty() && packable(runs.back().back()) &&
+          runWords + words <= kMaxCols) {
+        runs.back().push_back(operand);
+        runWords += words;
+      } else {
+        runs.push_back({operand});
+        runWords = words;
+      }
+    }
+  return runs;
 }
 
 mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const HardwareConfig &config) {

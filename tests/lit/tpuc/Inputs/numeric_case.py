@@ -284,10 +284,75 @@ def wide_conv():
     return nodes, {"x": x}, {"y": ref.conv2d(x, w, b, pads=(1, 1, 1, 1))}, [("w", w), ("b", b)]
 
 
+
+def attention():
+    """Two sequences (N = 2) of 5 tokens through one attention layer with 3
+    heads of 4, then a residual, a layer normalization and GELU (exact, with
+    Erf): the head split and merge transposes fold into the batched matmuls,
+    whose batch n*3 + h is head h of sequence n; the normalization's and
+    GELU's scalars and rows come in with one transfer per group."""
+    n, s, heads, d = 2, 5, 3, 4
+    e = heads * d
+    x = RNG.standard_normal((n, s, e)).astype(np.float32)
+    params = {name: RNG.standard_normal(shape).astype(np.float32) * 0.5
+              for name, shape in (("wq", (e, e)), ("wk", (e, e)), ("wv", (e, e)),
+                                  ("bq", (e,)), ("bk", (e,)), ("bv", (e,)))}
+    gamma = RNG.uniform(0.5, 1.5, e).astype(np.float32)
+    beta = RNG.standard_normal(e).astype(np.float32)
+    shape = np.array([n, s, heads, d], np.int64)
+    merged = np.array([n, s, e], np.int64)
+    scale, half, root2, one = (np.array(v, np.float32) for v in (2.0, 0.5, np.sqrt(2.0), 1.0))
+    nodes = []
+    for t in "qkv":
+        nodes += [helper.make_node("MatMul", ["x", "w" + t], [t + "m"]),
+                  helper.make_node("Add", [t + "m", "b" + t], [t + "b"]),
+                  helper.make_node("Reshape", [t + "b", "shape"], [t + "r"])]
+    nodes += [helper.make_node("Transpose", ["qr"], ["q"], perm=[0, 2, 1, 3]),
+              helper.make_node("Transpose", ["kr"], ["kt"], perm=[0, 2, 3, 1]),
+              helper.make_node("Transpose", ["vr"], ["v"], perm=[0, 2, 1, 3]),
+              helper.make_node("MatMul", ["q", "kt"], ["scores"]),
+              helper.make_node("Div", ["scores", "scale"], ["scaled"]),
+              helper.make_node("Softmax", ["scaled"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "v"], ["context"]),
+              helper.make_node("Transpose", ["context"], ["ct"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["ct", "merged"], ["cm"]),
+              helper.make_node("Add", ["cm", "x"], ["res"]),
+              helper.make_node("LayerNormalization", ["res", "gamma", "beta"], ["ln"], axis=-1,
+                               epsilon=1e-5),
+              helper.make_node("Div", ["ln", "root2"], ["g0"]),
+              helper.make_node("Erf", ["g0"], ["g1"]),
+              helper.make_node("Add", ["g1", "one"], ["g2"]),
+              helper.make_node("Mul", ["ln", "g2"], ["g3"]),
+              helper.make_node("Mul", ["g3", "half"], ["y"])]
+    x64 = x.astype(np.float64)
+    p64 = {k: v.astype(np.float64) for k, v in params.items()}
+
+    def split(t):
+        return (x64 @ p64["w" + t] + p64["b" + t]).reshape(n, s, heads, d)
+    q = split("q").transpose(0, 2, 1, 3)
+    k = split("k").transpose(0, 2, 3, 1)
+    v = split("v").transpose(0, 2, 1, 3)
+    z = q @ k / 2.0
+    z = np.exp(z - z.max(-1, keepdims=True))
+    context = (z / z.sum(-1, keepdims=True)) @ v
+    res = context.transpose(0, 2, 1, 3).reshape(n, s, e) + x64
+    mean = res.mean(-1, keepdims=True)
+    var = ((res - mean) ** 2).mean(-1, keepdims=True)
+    ln = (res - mean) / np.sqrt(var + 1e-5) * gamma + beta
+    y = ln * 0.5 * (1.0 + ref.erf(ln / np.sqrt(2.0)))
+    initializers = list(params.items()) + [("gamma", gamma), ("beta", beta), ("shape", shape),
+                                           ("merged", merged), ("scale", scale), ("half", half),
+                                           ("root2", root2), ("one", one)]
+    return nodes, {"x": x}, {"y": y}, initializers
+
+
+# The opset a case needs where it is not 13.
+OPSETS = {"attention": 17}
+
 CASES = {"transpose": transpose, "residual": residual, "conv": conv, "pool": pool, "windows": windows,
          "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
          "argmax_fused": argmax_fused, "window_epilogues": window_epilogues,
-         "wide_conv": wide_conv}
+         "attention": attention, "wide_conv": wide_conv}
 
 
 def main():
@@ -303,7 +368,7 @@ def main():
     graph = helper.make_graph(nodes, kind, [info(n, v.shape) for n, v in inputs.items()],
                               [info(n, v.shape, onnx_type(v)) for n, v in outputs.items()],
                               initializer=[numpy_helper.from_array(v, n) for n, v in initializers])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSETS.get(kind, 13))])
     model.ir_version = 8
     with open(os.path.join(out, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())

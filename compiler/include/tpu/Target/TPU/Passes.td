@@ -95,7 +95,10 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     A layout transpose between NCHW and NHWC that only convolutions and
     whole-tile epilogue operands read, or that only stores a matmul group's
     result, is marked `tpu.layout_folded`: it moves no data, and its readers
-    and its writer use transposing DMA transfers instead.
+    and its writer use transposing DMA transfers instead. So is an
+    attention head transpose (perms [0, 2, 1, 3]) that only batched matmuls
+    read, batching its heads, or that only stores a batched matmul's
+    result: they load or store each head in place with strided transfers.
 
     What cannot fit (not one weight tile and one row, not one row of a
     group) is an error on the operation.
@@ -127,7 +130,9 @@ def PlanMemory : Pass<"tpu-plan-memory", "mlir::func::FuncOp"> {
   let description = [{
     DRAM as the program sees it, each tensor 64-byte aligned: the constants
     from address 0 (the bundle's constant segment; each `arith.constant`
-    becomes a `tpu.dram_constant` at its place), then the inputs
+    becomes a `tpu.dram_constant` at its place; the constants a row group
+    loads whole, side by side in its scratchpad, get copies of their own
+    placed side by side, so that one transfer loads them), then the inputs
     (`tpu.dram_address` on the arguments), then the results' region, laid
     out by liveness: a result's buffer is free once the last operation
     reading it (or a view of it) has run, and a later result takes the

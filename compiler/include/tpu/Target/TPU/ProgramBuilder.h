@@ -36,8 +36,12 @@ struct Matrix {
   int64_t cols = 0;
   isa::DType dtype = isa::DType::F32;
   int64_t pixels = 0;
+  // Elements from one DRAM row's start to the next's where not `cols` (a
+  // head of an attention tensor, read or written in place).
+  int64_t stride = 0;
+  int64_t rowStride() const { return stride ? stride : cols; }
   uint64_t at(int64_t row, int64_t col) const {
-    return address + uint64_t(row * cols + col) * isa::dtypeBytes(dtype);
+    return address + uint64_t(row * rowStride() + col) * isa::dtypeBytes(dtype);
   }
 };
 
@@ -69,6 +73,23 @@ int64_t nchwPixelsOf(mlir::Value value);
 // reads NCHW, or the value one stores as NCHW) is its NCHW tensor, with
 // `pixels` set.
 Matrix matrixOf(mlir::Value value);
+
+// The folded head transpose (perms [0, 2, 1, 3] between [N, S, H, D] in
+// DRAM and the [N, H, S, D] side a batched matmul reads or writes as
+// [N*H, S, D]) that `value`, a batched matmul's operand or result, is read
+// from or stored through; null if none. Batch n*H + h is then S rows of D
+// elements, H*D apart, from element (n*S*H + h)*D of the DRAM tensor.
+mlir::tpu::TransposeOp headTransposeOf(mlir::Value value);
+// Whether `transpose` (perms [0, 2, 1, 3]) can be folded into its
+// neighbours: into the batched matmul that is its input's only writer and
+// reader (through views), which then stores its result's layout, else into
+// the batched matmuls that are its result's only readers, which load its
+// input's layout.
+bool headTransposeFolds(mlir::tpu::TransposeOp transpose);
+// Batch `batch` of a batched matmul's operand or result `value` ([B, rows,
+// cols]) whose DRAM tensor is `all`: the batches one after another, or a
+// head of the tensor headTransposeOf(value) folds.
+Matrix batchOf(mlir::Value value, const Matrix &all, int64_t batch);
 
 // The convolution whose window rows `im2col` gathers, with `outputs`
 // output channels.

@@ -45,4 +45,12 @@ bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config);
 // the tile (else once, whole: a row, a scalar, clamp bounds).
 bool loadsPerTileRow(mlir::Value value, int64_t groupRows);
 
+// What a row group loads once, before its tiles (its values from outside
+// that loadsPerTileRow says are whole), in the order of their fixed
+// scratchpad places (side by side), as runs that come in with one transfer
+// each: a run of two or more is consecutive f32 constants (arith.constant),
+// which tpu-plan-memory packs side by side in DRAM for this group; any
+// other value is a run of its own.
+llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group);
+
 } // namespace tpu::codegen
