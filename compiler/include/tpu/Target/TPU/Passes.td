@@ -345,6 +345,47 @@ def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
   }];
 }
 
+def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
+  let summary = "Issue a group's first loads of never-written data before its wait on the "
+                "groups before it";
+  let description = [{
+    Every fusion group's load queue starts by waiting for the compute and
+    store queues (`tpu.depend compute -> load` and `store -> load`): its
+    loads overwrite buffers the previous group reads, and read what it
+    stores. A load of DRAM the program never stores to (weights, biases,
+    constants, inputs) needs the wait only for its buffer. This pass moves
+    the loads of that kind a group starts with (up to its first other load
+    or wait in the load queue) to right after the load queue's op before the
+    wait, so they run while the previous group computes, when their banks
+    are none of those that the compute and store instructions since the load
+    queue's previous such wait touch (over each region's span; a mxu.mm's
+    accumulator rows as wide as the array). The load queue's order stays as
+    it was; those loads just stop waiting. Disjoint banks are disjoint data,
+    and the transfer never holds a bank another unit waits for, so the
+    earlier load costs the previous group no bank stall. A module without a
+    `tpu.target` is left as it is.
+
+    Before:
+    ```mlir
+    tpu.inst dma.st ... sram_addr=0 ...          // the previous group
+    tpu.depend store -> load
+    tpu.depend compute -> load
+    tpu.inst dma.ld dram_addr=0x0 ... sram_addr=16384 ...   // a weight panel
+    ```
+
+    After:
+    ```mlir
+    tpu.inst dma.ld dram_addr=0x0 ... sram_addr=16384 ...
+    tpu.inst dma.st ... sram_addr=0 ...
+    tpu.depend store -> load
+    tpu.depend compute -> load
+    ```
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Loads issued before their group's wait">,
+  ];
+}
+
 def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
   let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
   let description = [{
