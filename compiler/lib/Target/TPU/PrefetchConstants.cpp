@@ -7,7 +7,6 @@
 #include "tpu/isa/Legality.h"
 
 #include <array>
-#include <functional>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_PREFETCHCONSTANTS
@@ -163,18 +162,11 @@ public:
     const Footprints footprints(mlir::tpu::hardwareConfig(target));
     Block &block = getOperation().getBody().front();
 
-    // What the program writes in DRAM: a load of anything else reads the
-    // same bytes whenever it runs.
-    std::vector<std::pair<uint64_t, uint64_t>> written;
+    written.clear();
     for (Operation &op : block)
       if (std::optional<isa::Instruction> inst = instruction(&op);
           inst && inst->opcode == Opcode::DmaStore)
         written.push_back(dramRange(*inst));
-    neverWritten = [written](const isa::Instruction &load) {
-      auto [begin, end] = dramRange(load);
-      return llvm::none_of(written,
-                           [&](auto range) { return begin < range.second && range.first < end; });
-    };
 
     // Walking in program order: the compute and store instructions since
     // the load queue last waited for both queues (they may still run when a
@@ -214,7 +206,15 @@ public:
   }
 
 private:
-  std::function<bool(const isa::Instruction &)> neverWritten;
+  // What the program writes in DRAM: a load of anything else reads the
+  // same bytes whenever it runs.
+  std::vector<std::pair<uint64_t, uint64_t>> written;
+
+  bool neverWritten(const isa::Instruction &load) const {
+    auto [begin, end] = dramRange(load);
+    return llvm::none_of(written,
+                         [&](auto range) { return begin < range.second && range.first < end; });
+  }
 
   // The compute queue's token to the load queue that says `access` has
   // completed: the first signal after it, before the boundary at `first`,
@@ -279,9 +279,8 @@ private:
     }
     if (hoisted.empty())
       return;
-    if (release && (!after || after->isBeforeInBlock(release))) {
+    if (release && (!after || after->isBeforeInBlock(release)))
       after = release;
-    }
     OpBuilder builder(&getContext());
     if (after)
       builder.setInsertionPointAfter(after);

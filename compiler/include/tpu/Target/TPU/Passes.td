@@ -352,17 +352,21 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
     Every fusion group's load queue starts by waiting for the compute and
     store queues (`tpu.depend compute -> load` and `store -> load`): its
     loads overwrite buffers the previous group reads, and read what it
-    stores. A load of DRAM the program never stores to (weights, biases,
-    constants, inputs) needs the wait only for its buffer. This pass moves
-    the loads of that kind a group starts with (up to its first other load
-    or wait in the load queue) to right after the load queue's op before the
-    wait, so they run while the previous group computes, when their banks
-    are none of those that the compute and store instructions since the load
-    queue's previous such wait touch (over each region's span; a mxu.mm's
-    accumulator rows as wide as the array). The load queue's order stays as
-    it was; those loads just stop waiting. Disjoint banks are disjoint data,
-    and the transfer never holds a bank another unit waits for, so the
-    earlier load costs the previous group no bank stall. A module without a
+    stores. A load of DRAM no `dma.st` of the program writes (weights,
+    biases, constants, inputs) needs the wait only for its buffer. This pass
+    moves the loads of that kind a group starts with (up to its first other
+    op of the load queue) to right after the load queue's op before the
+    wait, so they run while the previous group computes. The load queue's
+    order stays as it was; those loads just stop waiting.
+
+    Their buffers must be free: compared by the banks each region spans, a
+    load whose banks no compute or store instruction since the load queue's
+    previous such wait touches moves freely (disjoint banks are disjoint
+    data, and the transfer holds no bank another unit waits for); one whose
+    banks the previous group's compute touches waits for that group's
+    release token of them (the first `tpu.signal compute -> load` after the
+    last such instruction, when no matrix instruction follows it in the
+    compute queue) and goes after it; any other stays. A module without a
     `tpu.target` is left as it is.
 
     Before:
