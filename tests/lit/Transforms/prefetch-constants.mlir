@@ -82,12 +82,49 @@ func.func @streaming() {
   return
 }
 
-// A store may still read bank 2: the load stays.
+// A store may still read bank 2 and no token says when it is done: the
+// load stays.
 // CHECK-LABEL: func.func @stored
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
 func.func @stored() {
   tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The same store, then the array reading bank 2 up to a release token: the
+// compute's token does not say the store is done, so the load stays.
+// CHECK-LABEL: func.func @storedThenRead
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @storedThenRead() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// A store's token after it (a row group's set released by its store): the
+// load waits for it instead, and for the array's release of bank 2 too.
+// CHECK-LABEL: func.func @storeReleases
+// CHECK:      %[[STORED:.*]] = tpu.signal store -> load
+// CHECK-NEXT: tpu.await %[[FREE:.*]]
+// CHECK-NEXT: tpu.await %[[STORED]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+// CHECK-NEXT: tpu.depend store -> load
+func.func @storeReleases() {
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  %stored = tpu.signal store -> load
   tpu.depend store -> load
   tpu.depend compute -> load
   tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32

@@ -216,21 +216,22 @@ private:
                          [&](auto range) { return begin < range.second && range.first < end; });
   }
 
-  // The compute queue's token to the load queue that says `access` has
-  // completed: the first signal after it, before the boundary at `first`,
-  // unless the matrix unit's next instruction follows it (its push would
-  // drain the array; before a vector op it costs nothing, as that waits
-  // for the array too).
-  static mlir::tpu::SignalOp releaseAfter(Operation *access, Operation *first) {
-    for (Operation *op = access->getNextNode(); op != first; op = op->getNextNode()) {
+  // A token to the load queue that says `access` has completed: the first
+  // signal from its queue after it, before the boundary at `first`; from
+  // the compute queue, not one the matrix unit's next instruction follows
+  // (its push would drain the array; before a vector op it costs a cycle,
+  // as that waits for the array anyway).
+  static mlir::tpu::SignalOp releaseAfter(const Access &access, Operation *first) {
+    for (Operation *op = access.op->getNextNode(); op != first; op = op->getNextNode()) {
       auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op);
-      if (!signal || mlir::tpu::isaQueue(signal.getFrom()) != Queue::Compute ||
+      if (!signal || mlir::tpu::isaQueue(signal.getFrom()) != access.queue ||
           mlir::tpu::isaQueue(signal.getTo()) != Queue::Load)
         continue;
-      for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-        if (std::optional<isa::Instruction> inst = instruction(next);
-            inst && inst->queue() == Queue::Compute)
-          return isMatrix(next) ? nullptr : signal;
+      if (access.queue == Queue::Compute)
+        for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+          if (std::optional<isa::Instruction> inst = instruction(next);
+              inst && inst->queue() == Queue::Compute)
+            return isMatrix(next) ? nullptr : signal;
       return signal;
     }
     return nullptr;
@@ -240,13 +241,17 @@ private:
   // the program never writes to right after `after` (the load queue's op
   // before the boundary; the function's start if none): the load queue's
   // order stays as it was, those loads just stop waiting for the groups
-  // before. A load whose banks a compute instruction that may still run
-  // touches waits for that instruction's release token instead (and goes
-  // after it); one whose banks a store may still read stays.
+  // before. A load whose banks a compute or store instruction of the groups
+  // before that may still run touches waits for its queue's release token
+  // after the last such instruction instead (and goes after it); one that
+  // has none stays, and so does one whose banks the group's own compute
+  // touches first.
   void hoist(Operation *first, Operation *last, Operation *after, std::vector<Access> accesses,
              const Footprints &footprints) {
     llvm::SmallVector<Operation *> hoisted;
-    mlir::tpu::SignalOp release;
+    // Per queue (compute, store), the latest token to wait for.
+    std::array<mlir::tpu::SignalOp, 2> releases;
+    auto slot = [](Queue queue) { return queue == Queue::Compute ? 0 : 1; };
     for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
       std::optional<isa::Instruction> inst = instruction(op);
       if (inst && inst->queue() != Queue::Load) {
@@ -262,32 +267,40 @@ private:
       if (!inst)
         continue;
       Banks banks = footprints.of(*inst);
-      auto conflict = std::find_if(accesses.rbegin(), accesses.rend(), [&](const Access &access) {
-        return access.banks.intersects(banks);
-      });
-      if (conflict != accesses.rend()) {
-        // Only the previous groups' compute can be waited for here.
-        if (conflict->queue != Queue::Compute || !conflict->op->isBeforeInBlock(first))
-          break;
-        mlir::tpu::SignalOp token = releaseAfter(conflict->op, first);
-        if (!token)
-          break;
-        if (!release || release->isBeforeInBlock(token))
-          release = token;
+      std::array<mlir::tpu::SignalOp, 2> needed = releases;
+      bool free = true;
+      for (Queue queue : {Queue::Compute, Queue::Store}) {
+        auto conflict = std::find_if(accesses.rbegin(), accesses.rend(), [&](const Access &access) {
+          return access.queue == queue && access.banks.intersects(banks);
+        });
+        if (conflict == accesses.rend())
+          continue;
+        mlir::tpu::SignalOp token;
+        if (conflict->op->isBeforeInBlock(first))
+          token = releaseAfter(*conflict, first);
+        free = free && token;
+        mlir::tpu::SignalOp &latest = needed[slot(queue)];
+        if (token && (!latest || latest->isBeforeInBlock(token)))
+          latest = token;
       }
+      if (!free)
+        break;
+      releases = needed;
       hoisted.push_back(op);
     }
     if (hoisted.empty())
       return;
-    if (release && (!after || after->isBeforeInBlock(release)))
-      after = release;
+    for (mlir::tpu::SignalOp release : releases)
+      if (release && (!after || after->isBeforeInBlock(release)))
+        after = release;
     OpBuilder builder(&getContext());
     if (after)
       builder.setInsertionPointAfter(after);
     else
       builder.setInsertionPointToStart(first->getBlock());
-    if (release)
-      builder.create<mlir::tpu::AwaitOp>(hoisted.front()->getLoc(), release.getToken());
+    for (mlir::tpu::SignalOp release : releases)
+      if (release)
+        builder.create<mlir::tpu::AwaitOp>(hoisted.front()->getLoc(), release.getToken());
     for (Operation *op : hoisted) {
       op->remove();
       builder.insert(op);

@@ -363,11 +363,12 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
     load whose banks no compute or store instruction since the load queue's
     previous such wait touches moves freely (disjoint banks are disjoint
     data, and the transfer holds no bank another unit waits for); one whose
-    banks the previous group's compute touches waits for that group's
-    release token of them (the first `tpu.signal compute -> load` after the
-    last such instruction, when no matrix instruction follows it in the
-    compute queue) and goes after it; any other stays. A module without a
-    `tpu.target` is left as it is.
+    banks the previous groups' compute or stores touch waits, per queue, for
+    their release token of them (the first `tpu.signal compute -> load` or
+    `store -> load` after the last such instruction; a compute one only
+    where no matrix instruction follows it in the compute queue) and goes
+    after it; any other stays. A module without a `tpu.target` is left as
+    it is.
 
     Before:
     ```mlir
