@@ -24,6 +24,7 @@ void buildInstructionLoweringPipeline(OpPassManager &pm) {
 
 void buildISAPipeline(OpPassManager &pm) {
   buildInstructionLoweringPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createPrefetchConstants());
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }
 

@@ -350,6 +350,52 @@ def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
   }];
 }
 
+def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
+  let summary = "Issue a group's first loads of never-written data before its wait on the "
+                "groups before it";
+  let description = [{
+    Every fusion group's load queue starts by waiting for the compute and
+    store queues (`tpu.depend compute -> load` and `store -> load`): its
+    loads overwrite buffers the previous group reads, and read what it
+    stores. A load of DRAM no `dma.st` of the program writes (weights,
+    biases, constants, inputs) needs the wait only for its buffer. This pass
+    moves the loads of that kind a group starts with (up to its first other
+    op of the load queue) to right after the load queue's op before the
+    wait, so they run while the previous group computes. The load queue's
+    order stays as it was; those loads just stop waiting.
+
+    Their buffers must be free: compared by the banks each region spans, a
+    load whose banks no compute or store instruction since the load queue's
+    previous such wait touches moves freely (disjoint banks are disjoint
+    data, and the transfer holds no bank another unit waits for); one whose
+    banks the previous groups' compute or stores touch waits, per queue, for
+    their release token of them (the first `tpu.signal compute -> load` or
+    `store -> load` after the last such instruction; a compute one only
+    where no matrix instruction follows it in the compute queue) and goes
+    after it; any other stays. A module without a `tpu.target` is left as
+    it is.
+
+    Before:
+    ```mlir
+    tpu.inst dma.st ... sram_addr=0 ...          // the previous group
+    tpu.depend store -> load
+    tpu.depend compute -> load
+    tpu.inst dma.ld dram_addr=0x0 ... sram_addr=16384 ...   // a weight panel
+    ```
+
+    After:
+    ```mlir
+    tpu.inst dma.ld dram_addr=0x0 ... sram_addr=16384 ...
+    tpu.inst dma.st ... sram_addr=0 ...
+    tpu.depend store -> load
+    tpu.depend compute -> load
+    ```
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Loads issued before their group's wait">,
+  ];
+}
+
 def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
   let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
   let description = [{

@@ -1,0 +1,168 @@
+// RUN: tpu-opt %s --tpu-prefetch-constants | FileCheck %s
+
+// A group's leading loads of DRAM the program never stores to, moved above
+// its wait on the groups before (tpu.depend store -> load and compute ->
+// load) to right after the load queue's op before it, on the tpu-8x8 target
+// (scratchpad banks of 4096 words). The previous group here loads at 0,
+// applies relu there and stores it to 0x400.
+#target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #target} {
+
+// A weight panel into bank 2, which the previous group never touches: it
+// goes right after that group's fill token, before its relu and store; the
+// next load (the group's activations, which the previous group stored)
+// stays behind the wait.
+// CHECK-LABEL: func.func @disjoint
+// CHECK:      tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.await
+// CHECK-NEXT: tpu.inst v.relu
+// CHECK:      tpu.inst dma.st
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400
+func.func @disjoint() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The previous group's array reads bank 2 (its weights at 8192) until its
+// release token, pushed before a vector op: the panel into bank 2 waits for
+// that token instead, after it.
+// CHECK-LABEL: func.func @release
+// CHECK:      tpu.inst mxu.ldw src_addr=8192
+// CHECK-NEXT: %[[FREE:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREE]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.inst v.relu
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: return
+func.func @release() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The same with the array's next instruction right after the token: its
+// push would drain the array, so the panel waits for the whole group.
+// CHECK-LABEL: func.func @streaming
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @streaming() {
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst mxu.ldw src_addr=0 src_stride=8 rows=8 cols=8
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// A store may still read bank 2 and no token says when it is done: the
+// load stays.
+// CHECK-LABEL: func.func @stored
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @stored() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The same store, then the array reading bank 2 up to a release token: the
+// compute's token does not say the store is done, so the load stays.
+// CHECK-LABEL: func.func @storedThenRead
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @storedThenRead() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// A store's token after it (a row group's set released by its store): the
+// load waits for it instead, and for the array's release of bank 2 too.
+// CHECK-LABEL: func.func @storeReleases
+// CHECK:      %[[STORED:.*]] = tpu.signal store -> load
+// CHECK-NEXT: tpu.await %[[FREE:.*]]
+// CHECK-NEXT: tpu.await %[[STORED]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+// CHECK-NEXT: tpu.depend store -> load
+func.func @storeReleases() {
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  %stored = tpu.signal store -> load
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The program stores to the DRAM the load reads (one byte of it): the load
+// stays behind the wait.
+// CHECK-LABEL: func.func @written
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @written() {
+  tpu.inst dma.st dram_addr=0xfc dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=1 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// Only the loads before the group's first token from the load queue move
+// (above it, that token would wait for them): the first panel, not the
+// second. Without a group before, they go to the function's start.
+// CHECK-LABEL: func.func @first
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100
+func.func @first() {
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  %panel = tpu.signal load -> compute
+  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+  %second = tpu.signal load -> compute
+  tpu.await %panel
+  tpu.await %second
+  return
+}
+
+}
