@@ -92,8 +92,8 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     * a copy (`#tpu.copy_tiling`): the scratchpad words it stages through,
       below the fill row that pads.
 
-    A layout transpose between NCHW and NHWC that only convolutions and
-    whole-tile epilogue operands read, or that only stores a matmul group's
+    A layout transpose between NCHW and NHWC that only convolutions (a 1x1
+    one as a matmul's activations) and whole-tile epilogue operands read, or that only stores a matmul group's
     result, is marked `tpu.layout_folded`: it moves no data, and its readers
     and its writer use transposing DMA transfers instead. So is an
     attention head transpose (perms [0, 2, 1, 3]) that only batched matmuls
@@ -328,7 +328,9 @@ def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
     then one token, then its stores. `tpu.im2col` copies, per window tap,
     the output rows whose input is inside the image and fills the rest.
     `tpu.gather` loads a batch of int32 indices into the scratchpad, then
-    `dma.gather` fetches their rows and stores write them out.
+    `dma.gather` fetches their rows and stores write them out. A folded
+    layout transpose moves nothing; it is lowered after the ops that read
+    through it (an im2col of an NCHW input reads it with transposing loads).
 
     Before:
     ```mlir
