@@ -267,18 +267,17 @@ public:
             continue;
           }
           int64_t count = std::min(p0 + rows - p, shape.height - ih);
-          uint64_t dram = input.address + uint64_t((image * shape.height + ih) * W * C) *
-                                              isa::dtypeBytes(input.dtype);
+          const int64_t firstPixel = (image * shape.height + ih) * W;
           sram += uint64_t(shape.pad[2] * C);
           if (input.pixels) // NCHW: a transposing load per row
             for (int64_t r = 0; r < count; ++r)
-              builder.load(input, (image * shape.height + ih + r) * W, 0, W, C,
-                           isa::Space::Scratchpad, sram + uint64_t(r * rowWords));
+              builder.load(input, firstPixel + r * W, 0, W, C, isa::Space::Scratchpad,
+                           sram + uint64_t(r * rowWords));
           else if (W * C <= kMaxCols)
-            loadRows(builder, input, dram, W * C, sram, rowWords, count, W * C);
+            loadRows(builder, input, input.at(firstPixel, 0), W * C, sram, rowWords, count, W * C);
           else
             for (int64_t r = 0; r < count; ++r)
-              loadRows(builder, input, dram + uint64_t(r * W * C) * isa::dtypeBytes(input.dtype), C,
+              loadRows(builder, input, input.at(firstPixel + r * W, 0), C,
                        sram + uint64_t(r * rowWords), C, W, C);
           p += count;
         }

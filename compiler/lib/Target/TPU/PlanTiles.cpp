@@ -82,17 +82,6 @@ mlir::tpu::CopyTilingAttr planIm2Col(mlir::tpu::Im2ColOp op, const ::tpu::Hardwa
   return plan;
 }
 
-// The NHWC values a layout transpose's result reaches through views.
-SmallVector<OpOperand *> usesThroughViews(Value value) {
-  SmallVector<OpOperand *> uses;
-  for (OpOperand &use : value.getUses())
-    if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(use.getOwner()))
-      uses.append(usesThroughViews(view.getResult()));
-    else
-      uses.push_back(&use);
-  return uses;
-}
-
 // Whether `use` reads its NHWC tensor in tiles that a transposing load can
 // fill from the NCHW tensor: a convolution's input (its band of input rows,
 // or its im2col's strided copies), a matmul's activations (a 1x1
@@ -118,7 +107,7 @@ void foldLayoutTransposes(func::FuncOp function) {
     ArrayRef<int64_t> perms = transpose.getPerms();
     bool fold = false;
     if (perms == ArrayRef<int64_t>{0, 2, 3, 1}) {
-      SmallVector<OpOperand *> uses = usesThroughViews(transpose.getResult());
+      SmallVector<OpOperand *> uses = ::tpu::codegen::usesThroughViews(transpose.getResult());
       fold = !uses.empty() &&
              llvm::all_of(uses, [](OpOperand *use) { return readsChannelMajor(*use); });
     } else if (::tpu::codegen::headTransposeFolds(transpose)) {

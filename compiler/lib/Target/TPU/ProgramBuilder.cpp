@@ -152,16 +152,17 @@ Matrix matrixOf(Value value) {
   return Matrix{*address, rows, cols, dramDType(value), nchwPixelsOf(value)};
 }
 
-namespace {
-
-// The values `value` is read as through views.
-void viewsOf(Value value, llvm::SmallVectorImpl<mlir::OpOperand *> &uses) {
+llvm::SmallVector<mlir::OpOperand *> usesThroughViews(Value value) {
+  llvm::SmallVector<mlir::OpOperand *> uses;
   for (mlir::OpOperand &use : value.getUses())
     if (auto view = llvm::dyn_cast<mlir::tpu::ViewOp>(use.getOwner()))
-      viewsOf(view.getResult(), uses);
+      uses.append(usesThroughViews(view.getResult()));
     else
       uses.push_back(&use);
+  return uses;
 }
+
+namespace {
 
 // Whether `batched` ([B, S, D]) is the [N, H, S, D] side `heads` viewed.
 bool batchesHeads(Value batched, Value heads) {
@@ -178,7 +179,7 @@ mlir::tpu::BatchMatMulOp headWriter(mlir::tpu::TransposeOp transpose) {
   auto writer = value.getDefiningOp<mlir::tpu::BatchMatMulOp>();
   llvm::SmallVector<mlir::OpOperand *> uses;
   if (writer)
-    viewsOf(writer.getResult(), uses);
+    uses = usesThroughViews(writer.getResult());
   return writer && uses.size() == 1 && uses.front()->getOwner() == transpose &&
                  batchesHeads(writer.getResult(), transpose.getInput())
              ? writer
@@ -188,8 +189,7 @@ mlir::tpu::BatchMatMulOp headWriter(mlir::tpu::TransposeOp transpose) {
 // Whether batched matmuls are the only readers of `transpose`'s result
 // (through views), each batching its heads: they load them from its input.
 bool readByHeadBatches(mlir::tpu::TransposeOp transpose) {
-  llvm::SmallVector<mlir::OpOperand *> uses;
-  viewsOf(transpose.getResult(), uses);
+  llvm::SmallVector<mlir::OpOperand *> uses = usesThroughViews(transpose.getResult());
   return !uses.empty() && llvm::all_of(uses, [&](mlir::OpOperand *use) {
     return llvm::isa<mlir::tpu::BatchMatMulOp>(use->getOwner()) &&
            batchesHeads(use->get(), transpose.getResult());
@@ -219,8 +219,7 @@ mlir::tpu::TransposeOp headTransposeOf(Value value) {
   }
   // Written: its only reader is a transpose its readers do not load.
   if (auto writer = value.getDefiningOp<mlir::tpu::BatchMatMulOp>()) {
-    llvm::SmallVector<mlir::OpOperand *> uses;
-    viewsOf(value, uses);
+    llvm::SmallVector<mlir::OpOperand *> uses = usesThroughViews(value);
     auto transpose = uses.size() == 1
                          ? llvm::dyn_cast<mlir::tpu::TransposeOp>(uses.front()->getOwner())
                          : nullptr;

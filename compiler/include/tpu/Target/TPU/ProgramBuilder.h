@@ -64,6 +64,10 @@ int64_t plannedElementBytes(mlir::Value value, bool narrow);
 std::pair<int64_t, int64_t> matrixShape(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 
+// The uses of `value`, and through views of it, those of the views (not the
+// views themselves).
+llvm::SmallVector<mlir::OpOperand *> usesThroughViews(mlir::Value value);
+
 // The H * W of the NCHW tensor that holds `value`, the NHWC side of a
 // folded layout transpose, in DRAM; 0 for any other value.
 int64_t nchwPixelsOf(mlir::Value value);
