@@ -7,9 +7,13 @@
 // each preset, a strided 1x1 convolution, and the fallback when no band
 // fits. K steps: runs of a kernel row's KW*C = 192 elements, cut into
 // tile_k = min(R, 192) rows; panels of whole K steps up to k_block rows.
+// Where each K step is one tap's channels (tile_k divides C = 64), the
+// array skips the padding taps and a band holds no padding: its input rows
+// are 16 x 64 words; with K steps of two taps (128x128) they are padded to
+// 18 x 64.
 
-// 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 padded
-// input rows of 18 x 64 words (6912) leave room for two 144 x 16 weight
+// 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 input
+// rows of 16 x 64 words (6144) leave room for two 144 x 16 weight
 // panels but not a second band (one buffer: inputs = [0, 0]). Panel rows
 // of 16 columns: 8-column rows (32 bytes) would wait on DRAM latency (16
 // requests in flight). The epilogue's operand (none here) follows the
@@ -18,7 +22,7 @@
 // CHECK: tpu.im2col
 // CHECK-NOT: tpu.tiling
 // CHECK-SAME: -> tensor<256x576xf32>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [6912, 6912], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [6144, 6144], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -45,11 +49,11 @@ func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<12
 
 // -----
 
-// 32x32: the whole image is one band (18 x 18 x 64 input words), two
+// 32x32: the whole image is one band (18 x 16 x 64 input words), two
 // 32-column tiles so that the first tile's epilogue and store overlap the
 // second's compute, panels of 128 rows (4 K steps) double-buffered.
 // CHECK-LABEL: func.func @resnet_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [20736, 20736], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [18432, 18432], accumulators = [0, 8192]>
 module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
     array = <rows = 32, cols = 32, dtype = bf16>,
     scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
@@ -83,11 +87,11 @@ func.func @resnet_conv_residual(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf3
 }
 
 // ResNet-18's last stage at batch 8 (2x2 images, here 256 channels): a band
-// of 16 output rows is all 8 images, each with its own 4 padded input rows
-// (8 x 4 x 4 x 256 = 32768 words), so each weight panel serves the whole
+// of 16 output rows is all 8 images, each with its own 4 input rows
+// (8 x 4 x 2 x 256 = 16384 words), so each weight panel serves the whole
 // batch instead of being loaded once per image.
 // CHECK-LABEL: func.func @batch_of_small_images
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 576, inputs = [0, 0], weights = [32768, 65536], operands = [32768, 32768], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 576, inputs = [0, 0], weights = [16384, 49152], operands = [16384, 16384], accumulators = [0, 8192]>
 func.func @batch_of_small_images(%x: tensor<8x2x2x256xf32>, %w: tensor<2304x256xf32>, %fill: tensor<1x256xf32>) -> tensor<32x256xf32> {
   %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<8x2x2x256xf32>, tensor<1x256xf32> -> tensor<32x2304xf32>
   %y = tpu.matmul %rows, %w : tensor<32x2304xf32>, tensor<2304x256xf32> -> tensor<32x256xf32>
@@ -97,8 +101,9 @@ func.func @batch_of_small_images(%x: tensor<8x2x2x256xf32>, %w: tensor<2304x256x
 
 // -----
 
-// 128x128: K steps of 128 rows (a run of 192 is two steps, 128 and 64),
-// the whole image one band, all 64 columns one tile.
+// 128x128: K steps of 128 rows (a run of 192 is two steps, 128 and 64,
+// the first of two taps: the band keeps its padding columns), the whole
+// image one band, all 64 columns one tile.
 // CHECK-LABEL: func.func @resnet_conv
 // CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [20736, 20736], accumulators = [0, 65536]>
 module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
@@ -117,10 +122,11 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 
 // -----
 
-// A 16 KiB scratchpad (4096 words) holds no band: one output row reads 3
-// padded input rows of 18 x 64 words (3456), and a 32 x 32 weight tile
-// does not fit beside them. The im2col writes its rows to DRAM (a copy
-// plan) and the matmul reads them (a matmul plan).
+// A 16 KiB scratchpad (4096 words) holds a band of one output row (its 3
+// input rows of 16 x 64 words, 3072) and one 32 x 32 weight tile, the only
+// panel buffer; but then every weight is loaded again for each of the 16
+// bands, and the cost model finds the im2col rows written to DRAM (a copy
+// plan) and multiplied (a matmul plan) faster.
 // CHECK-LABEL: func.func @resnet_conv
 // CHECK: tpu.im2col {{.*}}tpu.tiling = #tpu.copy_tiling<staging = 4032, fill = 4032>
 // CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.matmul_tiling<
@@ -141,16 +147,17 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // -----
 
 // ResNet-18's layer4 3x3 convolution at 64x64 (2x2 outputs of 512 channels,
-// K = 4608) on 8x8 with its bias and ReLU fused: the input band fills two
-// banks, so the bias row leaves room for panels of at most 4096 - N words.
-// Every load (panel, input band, bias row) is a transfer of its own on the
-// load queue, paying the DRAM latency before its rows: panels of 120 x 32
-// weights. The model before, with no latency per transfer and no store
-// term, took 248 x 16 (the bf16 rows of 32 bytes are bound by the
-// latency, 16 requests in flight): the convolution 54% slower in the
-// simulator than unfused.
+// K = 4608) on 8x8 with its bias and ReLU fused: the input band (4 input
+// rows of 2 x 512 words, no padding columns) fills one bank, leaving room
+// for panels of 8 x 512 weights. Every load (panel, input band, bias row)
+// is a transfer of its own on the load queue, paying the DRAM latency
+// before its rows: one K step's panel serves all 512 columns, in rows of
+// 1 KiB that the bus, not the latency, bounds. With padding columns the
+// band took two banks and the panels were 120 x 32 (the model before
+// that, with no latency per transfer and no store term, took 248 x 16, the
+// bf16 rows of 32 bytes bound by the latency: 54% slower than unfused).
 // CHECK-LABEL: func.func @layer4_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 2, tile_n = 32, tile_k = 8, k_block = 120, inputs = [0, 0], weights = [8192, 12288], operands = [16128, 16128], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 2, tile_n = 512, tile_k = 8, k_block = 8, inputs = [0, 0], weights = [8192, 12288], operands = [4096, 4096], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,

@@ -202,18 +202,20 @@ public:
 
   // A convolution on its NHWC input held on chip (docs/compiler.md,
   // "Convolutions"). Per band of output rows, the input rows it reads are
-  // loaded once into a buffer of paddedWidth() x C words a row, the
-  // padding as zeros (the fill row, read with a DRAM stride of 0): the
-  // left and right columns once per buffer, top and bottom rows with the
-  // bands that reach them. Per K step (a run of window taps, contiguous in
-  // the weights and in an input row) and C-wide chunk, one weight tile
-  // serves the whole band: one mxu.mm per output row streams its OW windows
-  // stride*C words apart, accumulating over the K steps.
+  // loaded once into a buffer of C words a pixel, laid out as convLayout
+  // says: without padding where the array skips the padding taps, else
+  // with it as zeros (the fill row, read with a DRAM stride of 0): the left
+  // and right columns once per buffer, top and bottom rows with the bands
+  // that reach them. Per K step (a run of window taps, contiguous in the
+  // weights and in an input row) and C-wide chunk, one weight tile serves
+  // the whole band: one mxu.mm per output row streams its windows stride*C
+  // words apart, accumulating over the K steps.
   void emitConv(mlir::tpu::Im2ColOp im2col, const Matrix &w, const Matrix &y,
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
+    const ConvLayout layout = convLayout(shape, plan.getTileK());
     const int64_t C = shape.channels, W = shape.width, OW = shape.outWidth;
-    const int64_t OH = shape.outHeight, Wp = shape.paddedWidth(), rowWords = Wp * C;
+    const int64_t OH = shape.outHeight, rowWords = layout.rowWords(shape);
     // Words between the images of a band of whole images.
     const int64_t imageWords = shape.inputRows(OH) * rowWords;
     const int64_t N = y.cols, tileN = plan.getTileN();
@@ -245,8 +247,8 @@ public:
     Source source;
     source.loadPiece = [&](const Step &step, size_t, uint64_t buffer) {
       // The left and right padding columns, which no band overwrites.
-      if (fill && bordered.insert(buffer).second)
-        for (int64_t x = 0; x < Wp; ++x)
+      if (layout.padColumns && fill && bordered.insert(buffer).second)
+        for (int64_t x = 0; x < layout.rowPixels; ++x)
           if (x < shape.pad[2] || x >= shape.pad[2] + W)
             loadRows(builder, *fill, fill->address, 0, buffer + uint64_t(x * C), rowWords,
                      shape.bandInputRows(plan.getBand()), C);
@@ -262,14 +264,18 @@ public:
           uint64_t sram = part + uint64_t((p - p0) * rowWords);
           if (ih < 0 || ih >= shape.height) { // padding rows, up to the image or the band's end
             int64_t end = std::min(p0 + rows, ih < 0 ? shape.pad[0] : p0 + rows);
-            loadRows(builder, *fill, fill->address, 0, sram, C, (end - p) * Wp, C);
+            if (layout.padRows)
+              loadRows(builder, *fill, fill->address, 0, sram, C, (end - p) * layout.rowPixels, C);
             p = end;
             continue;
           }
           int64_t count = std::min(p0 + rows - p, shape.height - ih);
           const int64_t firstPixel = (image * shape.height + ih) * W;
-          sram += uint64_t(shape.pad[2] * C);
-          if (input.pixels) // NCHW: a transposing load per row
+          if (layout.padColumns)
+            sram += uint64_t(shape.pad[2] * C);
+          if (input.pixels && !layout.padColumns) // NCHW rows back to back: one transposing load
+            builder.load(input, firstPixel, 0, count * W, C, isa::Space::Scratchpad, sram);
+          else if (input.pixels) // NCHW: a transposing load per row
             for (int64_t r = 0; r < count; ++r)
               builder.load(input, firstPixel + r * W, 0, W, C, isa::Space::Scratchpad,
                            sram + uint64_t(r * rowWords));
@@ -283,32 +289,75 @@ public:
         }
       }
     };
+    // The output columns a K step's windows read the image at: those its
+    // tap does without padding columns, else all.
+    auto columnsOf = [&](const ConvKStep &k) {
+      int64_t firstColumn = 0, endColumn = OW;
+      if (!layout.padColumns) {
+        while (firstColumn < OW && shape.inputColumn(firstColumn, k.kw) < 0)
+          ++firstColumn;
+        while (endColumn > firstColumn && shape.inputColumn(endColumn - 1, k.kw) >= W)
+          --endColumn;
+      }
+      return std::make_pair(firstColumn, endColumn);
+    };
+    // Per output position of the tile, whether an mxu.mm has written its
+    // accumulators yet (the first writes, the rest accumulate): reset with
+    // each tile's first panel, updated after each K step's chunks.
+    std::vector<bool> written;
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
-      const int64_t arrayCols = config.array.cols;
+      const int64_t arrayCols = config.array.cols, bandRows = step.m / OW;
+      if (step.panelIndex == 0)
+        written.assign(size_t(step.m), false);
       auto [first, end] = panels[step.panelIndex];
+      bool began = false;
       for (size_t i = first; i < end; ++i) {
         const ConvKStep &k = kSteps[i];
+        auto [firstColumn, endColumn] = columnsOf(k);
+        // The band's output rows whose tap row reads the image.
+        llvm::SmallVector<int64_t> outputRows;
+        for (int64_t j = 0; j < bandRows; ++j) {
+          int64_t ih = shape.inputRow((step.m0 / OW + j) % OH, k.kh);
+          if (layout.padRows || (ih >= 0 && ih < shape.height))
+            outputRows.push_back(j);
+        }
+        if (outputRows.empty() || firstColumn == endColumn)
+          continue;
         for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
           builder.emit(
               loadWeights(step, k.row - step.kb0, c0, k.rows, std::min(arrayCols, step.n - c0)));
-          if (i == first && c0 == 0)
-            hooks.begin(0);
-          for (int64_t j = 0; j < step.m / OW; ++j)
-            builder.emit(isa::makeInstruction(
-                Opcode::MatMul,
-                {{Field::SrcAddr,
-                  step.pieces[0] + uint64_t(j / OH * imageWords +
-                                            j % OH * shape.stride[0] * rowWords + k.offset)},
-                 {Field::SrcStride, uint64_t(shape.stride[1] * C)},
-                 {Field::DstAddr, acc + uint64_t(j * OW * step.n + c0)},
-                 {Field::DstStride, uint64_t(step.n)},
-                 {Field::Rows, uint64_t(OW)},
-                 {Field::Cols, uint64_t(k.rows)},
-                 {Field::DType, uint64_t(config.array.dtype)},
-                 {Field::Accumulate, k.row > 0 ? 1u : 0u},
-                 {Field::Flip, j == 0 ? 1u : 0u}}));
+          if (!began)
+            hooks.begin(0), began = true;
+          bool flip = true;
+          for (int64_t j : outputRows)
+            // One mxu.mm per run of windows that all write or all accumulate.
+            for (int64_t ow = firstColumn; ow < endColumn;) {
+              bool accumulate = written[size_t(j * OW + ow)];
+              int64_t runEnd = ow + 1;
+              while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
+                ++runEnd;
+              int64_t window = j / OH * imageWords + j % OH * shape.stride[0] * rowWords +
+                               ow * shape.stride[1] * C + k.offset;
+              builder.emit(isa::makeInstruction(
+                  Opcode::MatMul, {{Field::SrcAddr, step.pieces[0] + uint64_t(window)},
+                                   {Field::SrcStride, uint64_t(shape.stride[1] * C)},
+                                   {Field::DstAddr, acc + uint64_t((j * OW + ow) * step.n + c0)},
+                                   {Field::DstStride, uint64_t(step.n)},
+                                   {Field::Rows, uint64_t(runEnd - ow)},
+                                   {Field::Cols, uint64_t(k.rows)},
+                                   {Field::DType, uint64_t(config.array.dtype)},
+                                   {Field::Accumulate, accumulate ? 1u : 0u},
+                                   {Field::Flip, flip ? 1u : 0u}}));
+              flip = false;
+              ow = runEnd;
+            }
         }
+        for (int64_t j : outputRows)
+          for (int64_t ow = firstColumn; ow < endColumn; ++ow)
+            written[size_t(j * OW + ow)] = true;
       }
+      if (!began)
+        hooks.begin(0);
       hooks.end(0);
     };
     source.computeInstructions = [&](const Step &step) {

@@ -344,7 +344,7 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
 // bands (with their halo rows) as the activation loads. The epilogue's
 // whole-tile operand loads while the array works when it has a buffer of
 // its own (`tileOperandBuffer`), else in the epilogue, the array waiting.
-double estimateConvCycles(const Candidate &c, const ConvShape &shape,
+double estimateConvCycles(const Candidate &c, const ConvShape &shape, const ConvLayout &layout,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
                           bool tileOperandBuffer, const ElementBytes &bytes,
                           const HardwareConfig &config) {
@@ -380,8 +380,10 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape,
                      turnCycles(shape.width, shape.channels, config))
           : rowCycles(shape.width * shape.channels, bytes.activations, config);
   // A band's input rows are a transfer per image, or per row where a row is
-  // more than a DMA row can hold or is NCHW; each pays the DRAM latency.
-  const bool rowPerTransfer = shape.channelMajor || shape.width * shape.channels > kMaxCols;
+  // more than a DMA row can hold or is NCHW between padding columns; each
+  // pays the DRAM latency.
+  const bool rowPerTransfer = (shape.channelMajor && layout.padColumns) ||
+                              (!shape.channelMajor && shape.width * shape.channels > kMaxCols);
   double inputs = overBands([&](int64_t m) {
     double rows = double(shape.bandInputRows(m / OW));
     double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
@@ -493,18 +495,61 @@ bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
   return ones(kernel) && ones(stride) && llvm::all_of(pad, [](int64_t p) { return p == 0; });
 }
 
-std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {
+namespace {
+
+// The K steps with their window offsets in a band of `rowWords` words a
+// row whose first column is input column `firstColumn` (-pad: the padding).
+std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t rowWords,
+                                int64_t firstColumn) {
   const int64_t run = shape.runLength(), C = shape.channels, KW = shape.kernel[1];
-  const int64_t rowWords = shape.paddedWidth() * C;
   std::vector<ConvKStep> steps;
   for (int64_t r = 0; r < shape.runs(); ++r) {
     // Run r starts at tap (kh, kw) of the window.
     int64_t kh = run == C ? r / KW : r, kw = run == C ? r % KW : 0;
-    int64_t origin = kh * shape.dilation[0] * rowWords + kw * shape.dilation[1] * C;
-    for (int64_t k0 = 0; k0 < run; k0 += tileK)
-      steps.push_back({r * run + k0, std::min(tileK, run - k0), origin + k0});
+    int64_t origin = kh * shape.dilation[0] * rowWords +
+                     (kw * shape.dilation[1] - shape.pad[2] - firstColumn) * C;
+    for (int64_t k0 = 0; k0 < run; k0 += tileK) {
+      int64_t rows = std::min(tileK, run - k0);
+      steps.push_back({r * run + k0, rows, origin + k0, kh, kw + k0 / C, k0 % C + rows <= C});
+    }
   }
   return steps;
+}
+
+// Whether each of `outputs` output rows (columns) has a tap of `taps` whose
+// input(o, k) lies in [0, extent).
+template <typename Input>
+bool everyOutputReads(int64_t outputs, int64_t taps, int64_t extent, Input input) {
+  for (int64_t o = 0; o < outputs; ++o) {
+    bool reads = false;
+    for (int64_t k = 0; k < taps && !reads; ++k)
+      reads = input(o, k) >= 0 && input(o, k) < extent;
+    if (!reads)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK) {
+  ConvLayout layout;
+  layout.padRows = !everyOutputReads(shape.outHeight, shape.kernel[0], shape.height,
+                                     [&](int64_t o, int64_t k) { return shape.inputRow(o, k); });
+  const std::vector<ConvKStep> steps = kStepsIn(shape, tileK, 0, 0);
+  bool stepsOfOneTap = llvm::all_of(steps, [](const ConvKStep &step) { return step.oneTap; });
+  layout.padColumns = (shape.pad[2] > 0 || shape.pad[3] > 0) &&
+                      (!stepsOfOneTap || !everyOutputReads(shape.outWidth, shape.kernel[1],
+                                                           shape.width, [&](int64_t o, int64_t k) {
+                                                             return shape.inputColumn(o, k);
+                                                           }));
+  layout.rowPixels = layout.padColumns ? shape.paddedWidth() : shape.width;
+  return layout;
+}
+
+std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {
+  const ConvLayout layout = convLayout(shape, tileK);
+  return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0);
 }
 
 std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &steps,
@@ -521,16 +566,21 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
   return panels;
 }
 
+// The im2col's rows in DRAM are fp32.
+constexpr int64_t kIm2ColBytes = 4;
+
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
                                  const HardwareConfig &config, const ElementBytes &bytes) {
-  const int64_t C = shape.channels, rowWords = shape.paddedWidth() * C;
+  const int64_t C = shape.channels;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
-  // A pixel's channels are one DMA row; a padded input row one on-chip
-  // stride; an output row's windows, sw*C apart, one mm's source stride.
+  const int64_t tileK = std::min<int64_t>(shape.runLength(), config.array.rows);
+  const ConvLayout layout = convLayout(shape, tileK);
+  const int64_t rowWords = layout.rowWords(shape);
+  // A pixel's channels are one DMA row; an input row one on-chip stride; an
+  // output row's windows, sw*C apart, one mm's source stride.
   if (C > kMaxCols || rowWords > kMaxSramStride || shape.stride[1] * C > kMaxMatMulStride ||
       shape.outWidth > kMaxDmaRows)
     return std::nullopt;
-  const int64_t tileK = std::min<int64_t>(shape.runLength(), config.array.rows);
   std::vector<ConvKStep> steps = convKSteps(shape, tileK);
   std::optional<ConvPlan> best;
   const int64_t outRows = shape.batch * shape.outHeight;
@@ -563,13 +613,25 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
             forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
                              operandAfterBand, config, [&](const Placed &placed) {
                                keepFastest(best, {band, tileN, tileK, kBlock}, placed,
-                                           estimateConvCycles(placed.effective, shape, steps,
-                                                              epilogue, tileOperandBuffer, bytes,
-                                                              config));
+                                           estimateConvCycles(placed.effective, shape, layout,
+                                                              steps, epilogue, tileOperandBuffer,
+                                                              bytes, config));
                              });
         }
       }
   }
+  // Where the weights are reloaded for each of several bands, writing the
+  // im2col rows to DRAM and multiplying them may be faster. The rows'
+  // copy: each output position's kernel rows are transfers of their own,
+  // each paying the DRAM latency, and the rows' bytes.
+  const int64_t M = outRows * shape.outWidth;
+  if (best && best->band < outRows)
+    if (std::optional<MatMulPlan> im2col = planMatMul(M, K, N, epilogue, config, bytes)) {
+      double copy = double(M) * (double(shape.kernel[0]) * config.dram.latency_cycles +
+                                 rowCycles(K, kIm2ColBytes, config));
+      if (im2col->estimatedCycles + copy < best->estimatedCycles)
+        return std::nullopt;
+    }
   return best;
 }
 

@@ -144,7 +144,30 @@ struct ConvShape {
   // the weight matrix's rows and of the input; with it, each tap's C.
   int64_t runLength() const { return dilation[1] == 1 ? kernel[1] * channels : channels; }
   int64_t runs() const { return kernel[0] * kernel[1] * channels / runLength(); }
+  // The input row (column) that tap kh (kw) of output row oh (column ow)
+  // reads; outside [0, height) ([0, width)) it is padding.
+  int64_t inputRow(int64_t oh, int64_t kh) const {
+    return oh * stride[0] + kh * dilation[0] - pad[0];
+  }
+  int64_t inputColumn(int64_t ow, int64_t kw) const {
+    return ow * stride[1] + kw * dilation[1] - pad[2];
+  }
 };
+
+// Where a convolution's input band puts its padding. A padding tap adds
+// zero, so the array skips it: an mxu.mm streams only the output row's
+// windows whose tap reads the image, and none where the tap's input row is
+// padding. The band then holds no padding, except padding columns where a
+// K step spans taps that differ in which columns they read (a tile of
+// several taps' channels: no run of windows skips only some of its rows),
+// and padding rows (columns) where some output row (column) reads nothing
+// but padding (its accumulators would never be written).
+struct ConvLayout {
+  bool padRows = true, padColumns = true;
+  int64_t rowPixels = 0; // pixels a band row holds: the image's, with the padding columns if any
+  int64_t rowWords(const ConvShape &shape) const { return rowPixels * shape.channels; }
+};
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK);
 
 // The shape of a window op over an NHWC `input` with `kernel`, `stride`,
 // `dilation` and `pad` (top, bottom, left, right) to `outputHW` output
@@ -160,10 +183,13 @@ bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
 
 // One K step of a convolution: weight rows [row, row + rows) of the
 // [KH*KW*C, O] matrix against the activations at word `offset` from an
-// output position's window origin in the input band held on chip (the band
-// is paddedWidth() x C words a row).
+// output position's window origin in the input band held on chip (laid out
+// as convLayout says; without padding columns the origin is the window's
+// first column, which may lie left of the row). Its rows start at tap
+// (kh, kw); `oneTap`: they are that tap's channels only.
 struct ConvKStep {
-  int64_t row, rows, offset;
+  int64_t row, rows, offset, kh, kw;
+  bool oneTap;
 };
 // The K steps in order: per run, steps of at most tileK rows.
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK);
@@ -185,7 +211,9 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
                                                   int64_t kBlock);
 
 // The fastest plan that fits the config's memories and the ISA's fields, or
-// nullopt (the convolution then writes its im2col matrix).
+// nullopt (the convolution then writes its im2col matrix): none fits, or
+// the cost model finds the im2col rows written to DRAM (fp32) and
+// multiplied faster.
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
                                  const HardwareConfig &config, const ElementBytes &bytes = {});
 
