@@ -547,6 +547,23 @@ ConvLayout convLayout(const ConvShape &shape, int64_t tileK) {
   return layout;
 }
 
+int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
+  const ConvLayout layout = convLayout(shape, tileK);
+  // The (output, tap) pairs along an axis whose input lies in [0, extent).
+  auto reading = [](int64_t outputs, int64_t taps, int64_t extent, bool padded, auto input) {
+    int64_t pairs = 0;
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t k = 0; k < taps; ++k)
+        pairs += padded || (input(o, k) >= 0 && input(o, k) < extent);
+    return pairs;
+  };
+  int64_t rows = reading(shape.outHeight, shape.kernel[0], shape.height, layout.padRows,
+                         [&](int64_t o, int64_t k) { return shape.inputRow(o, k); });
+  int64_t columns = reading(shape.outWidth, shape.kernel[1], shape.width, layout.padColumns,
+                            [&](int64_t o, int64_t k) { return shape.inputColumn(o, k); });
+  return llvm::divideCeil(shape.batch * rows * columns, shape.kernel[0] * shape.kernel[1]);
+}
+
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {
   const ConvLayout layout = convLayout(shape, tileK);
   return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0);

@@ -102,8 +102,12 @@ public:
     };
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op)) {
       auto [m, k] = matrixShape(matmul.getLhs());
-      work.gemms.push_back(
-          {1, uint64_t(m), uint64_t(k), uint64_t(matrixShape(matmul.getRhs()).second)});
+      int64_t n = matrixShape(matmul.getRhs()).second;
+      // A convolution on chip skips its padding taps.
+      if (auto conv = matmul->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr))
+        m = convStreamedRows(
+            convShapeOf(matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), n), conv.getTileK());
+      work.gemms.push_back({1, uint64_t(m), uint64_t(k), uint64_t(n)});
     } else if (auto batch = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
       llvm::ArrayRef<int64_t> lhs = batch.getLhs().getType().getShape();
       work.gemms.push_back({uint64_t(lhs[0]), uint64_t(lhs[1]), uint64_t(lhs[2]),

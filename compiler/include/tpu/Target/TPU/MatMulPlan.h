@@ -168,6 +168,11 @@ struct ConvLayout {
   int64_t rowWords(const ConvShape &shape) const { return rowPixels * shape.channels; }
 };
 ConvLayout convLayout(const ConvShape &shape, int64_t tileK);
+// The rows a convolution's matmul streams through the array per weight row,
+// on average: its output positions' taps that read the image (all of them
+// where convLayout keeps the padding), over the window's taps. The work
+// the roofline bounds (tpu-record-work): padding taps add nothing.
+int64_t convStreamedRows(const ConvShape &shape, int64_t tileK);
 
 // The shape of a window op over an NHWC `input` with `kernel`, `stride`,
 // `dilation` and `pad` (top, bottom, left, right) to `outputHW` output
