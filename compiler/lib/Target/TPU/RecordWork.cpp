@@ -105,8 +105,8 @@ public:
       int64_t n = matrixShape(matmul.getRhs()).second;
       // A convolution on chip skips its padding taps.
       if (auto conv = matmul->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr))
-        m = convStreamedRows(
-            convShapeOf(matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), n), conv.getTileK());
+        m = convStreamedRows(convShapeOf(matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), n),
+                             conv.getTileK());
       work.gemms.push_back({1, uint64_t(m), uint64_t(k), uint64_t(n)});
     } else if (auto batch = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(op)) {
       llvm::ArrayRef<int64_t> lhs = batch.getLhs().getType().getShape();
