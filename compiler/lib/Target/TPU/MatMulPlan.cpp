@@ -590,52 +590,60 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
                                  const HardwareConfig &config, const ElementBytes &bytes) {
   const int64_t C = shape.channels;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
-  const int64_t tileK = std::min<int64_t>(shape.runLength(), config.array.rows);
-  const ConvLayout layout = convLayout(shape, tileK);
-  const int64_t rowWords = layout.rowWords(shape);
-  // A pixel's channels are one DMA row; an input row one on-chip stride; an
-  // output row's windows, sw*C apart, one mm's source stride.
-  if (C > kMaxCols || rowWords > kMaxSramStride || shape.stride[1] * C > kMaxMatMulStride ||
-      shape.outWidth > kMaxDmaRows)
-    return std::nullopt;
-  std::vector<ConvKStep> steps = convKSteps(shape, tileK);
   std::optional<ConvPlan> best;
   const int64_t outRows = shape.batch * shape.outHeight;
-  for (int64_t tileN : tileWidths(N, config)) {
-    int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
-                                 int64_t(config.accumulator.words()) / tileN / shape.outWidth});
-    // Bands of whole images, halved, then of one image's rows, halved.
-    std::vector<int64_t> bands;
-    for (int64_t images = mostRows / shape.outHeight; images >= 2; images /= 2)
-      bands.push_back(images * shape.outHeight);
-    for (int64_t band = std::min(mostRows, shape.outHeight); band >= 1; band /= 2)
-      bands.push_back(band);
-    for (int64_t band : bands)
-      for (int64_t kBlock : kBlocks(K, tileK)) {
-        int64_t m = band * shape.outWidth;
-        uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
-        bool refills = band < outRows;
-        // The whole-tile operand in the operand buffer, or in one of its own.
-        for (bool tileOperandBuffer : {false, true}) {
-          if (tileOperandBuffer && !epilogue.tile)
-            continue;
-          BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
-          if (tileOperandBuffer) {
-            words.operand =
-                uint64_t(std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0));
-            words.tileOperand = uint64_t(m * tileN);
+  // K steps as tall as the array (or a kernel row), or of one tap's channels
+  // where that spares the band its padding columns: more passes through the
+  // array, one transfer for an NCHW band instead of one per row.
+  const int64_t tallest = std::min<int64_t>(shape.runLength(), config.array.rows);
+  llvm::SmallVector<int64_t, 2> tileKs{tallest};
+  if (C < tallest && convLayout(shape, tallest).padColumns && !convLayout(shape, C).padColumns)
+    tileKs.push_back(C);
+  for (int64_t tileK : tileKs) {
+    const ConvLayout layout = convLayout(shape, tileK);
+    const int64_t rowWords = layout.rowWords(shape);
+    // A pixel's channels are one DMA row; an input row one on-chip stride; an
+    // output row's windows, sw*C apart, one mm's source stride.
+    if (C > kMaxCols || rowWords > kMaxSramStride || shape.stride[1] * C > kMaxMatMulStride ||
+        shape.outWidth > kMaxDmaRows)
+      continue;
+    std::vector<ConvKStep> steps = convKSteps(shape, tileK);
+    for (int64_t tileN : tileWidths(N, config)) {
+      int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
+                                   int64_t(config.accumulator.words()) / tileN / shape.outWidth});
+      // Bands of whole images, halved, then of one image's rows, halved.
+      std::vector<int64_t> bands;
+      for (int64_t images = mostRows / shape.outHeight; images >= 2; images /= 2)
+        bands.push_back(images * shape.outHeight);
+      for (int64_t band = std::min(mostRows, shape.outHeight); band >= 1; band /= 2)
+        bands.push_back(band);
+      for (int64_t band : bands)
+        for (int64_t kBlock : kBlocks(K, tileK)) {
+          int64_t m = band * shape.outWidth;
+          uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
+          bool refills = band < outRows;
+          // The whole-tile operand in the operand buffer, or in one of its own.
+          for (bool tileOperandBuffer : {false, true}) {
+            if (tileOperandBuffer && !epilogue.tile)
+              continue;
+            BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
+            if (tileOperandBuffer) {
+              words.operand =
+                  uint64_t(std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0));
+              words.tileOperand = uint64_t(m * tileN);
+            }
+            // The operand in the input band's last bank, or in the last panel's.
+            for (bool operandAfterBand : {true, false})
+              forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
+                               operandAfterBand, config, [&](const Placed &placed) {
+                                 keepFastest(best, {band, tileN, tileK, kBlock}, placed,
+                                             estimateConvCycles(placed.effective, shape, layout,
+                                                                steps, epilogue, tileOperandBuffer,
+                                                                bytes, config));
+                               });
           }
-          // The operand in the input band's last bank, or in the last panel's.
-          for (bool operandAfterBand : {true, false})
-            forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
-                             operandAfterBand, config, [&](const Placed &placed) {
-                               keepFastest(best, {band, tileN, tileK, kBlock}, placed,
-                                           estimateConvCycles(placed.effective, shape, layout,
-                                                              steps, epilogue, tileOperandBuffer,
-                                                              bytes, config));
-                             });
         }
-      }
+    }
   }
   // Where the weights are reloaded for each of several bands, writing the
   // im2col rows to DRAM and multiplying them may be faster. The rows'
