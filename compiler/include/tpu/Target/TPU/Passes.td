@@ -80,6 +80,12 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
       block. A fused epilogue needs room for its operand. The cost model
       counts each DRAM row at the bytes tpu-plan-memory will store it in
       (`dram-dtype`, the same option: bf16 weights are half the bytes).
+    * a convolution's matmul over a `tpu.im2col` (`#tpu.conv_tiling`): bands
+      of output rows whose input rows are held on chip, K steps as tall as
+      the array or a kernel row, or of one tap's channels where that spares
+      the band its padding columns (the array skips padding taps), where
+      it fits and the cost model does not find the im2col rows written to
+      DRAM faster; else the im2col gets a copy plan and the matmul its own.
     * a vector op (`#tpu.vector_tiling`): tiles of whole columns up to the
       DMA's limit and as many rows as fit with the operand's part.
     * a row-local group (`#tpu.row_group_tiling`): tiles of whole rows, each
@@ -227,7 +233,10 @@ def LowerMatMuls : Pass<"tpu-lower-matmuls", "mlir::func::FuncOp"> {
     that the DMA engine, the array and the stores overlap. A group's
     epilogue runs on each output tile in the accumulators before its store;
     its operands (bias row, residual tile, clamp bounds) come into the
-    scratchpad.
+    scratchpad. A convolution planned on chip streams its input band's
+    windows through each weight tile, one `mxu.mm` per output row and run
+    of windows whose tap reads the image: padding taps are skipped, not
+    read as zeros.
 
     Before:
     ```mlir
