@@ -294,9 +294,9 @@ public:
     auto columnsOf = [&](const ConvKStep &k) {
       int64_t firstColumn = 0, endColumn = OW;
       if (!layout.padColumns) {
-        while (firstColumn < OW && shape.inputColumn(firstColumn, k.kw) < 0)
+        while (firstColumn < OW && !shape.columnTapReads(firstColumn, k.kw))
           ++firstColumn;
-        while (endColumn > firstColumn && shape.inputColumn(endColumn - 1, k.kw) >= W)
+        while (endColumn > firstColumn && !shape.columnTapReads(endColumn - 1, k.kw))
           --endColumn;
       }
       return std::make_pair(firstColumn, endColumn);
@@ -316,11 +316,9 @@ public:
         auto [firstColumn, endColumn] = columnsOf(k);
         // The band's output rows whose tap row reads the image.
         llvm::SmallVector<int64_t> outputRows;
-        for (int64_t j = 0; j < bandRows; ++j) {
-          int64_t ih = shape.inputRow((step.m0 / OW + j) % OH, k.kh);
-          if (layout.padRows || (ih >= 0 && ih < shape.height))
+        for (int64_t j = 0; j < bandRows; ++j)
+          if (layout.padRows || shape.rowTapReads((step.m0 / OW + j) % OH, k.kh))
             outputRows.push_back(j);
-        }
         if (outputRows.empty() || firstColumn == endColumn)
           continue;
         for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {

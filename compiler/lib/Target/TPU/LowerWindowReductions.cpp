@@ -63,7 +63,7 @@ public:
       if (layout.global())
         reduceGlobal(in, out);
       else
-        reduceBand(band, in, out);
+        reduceBand(oh0, band, in, out);
       applyEpilogue(layout.global() ? 1 : band * OW, out);
       inputs.release(builder, in);
       outputs.use(builder, outputs.endFill(builder));
@@ -142,6 +142,10 @@ private:
       const int64_t ih = p - shape.pad[0];
       const uint64_t row = uint64_t((p - p0) * rowWords);
       const bool padding = ih < 0 || ih >= shape.height;
+      if (padding && layout.skipsPaddingRows()) {
+        ++p;
+        continue;
+      }
       const int64_t imageRows = std::min(p0 + rows - p, shape.height - ih);
       if (!padding && phases == 1 && W * C <= kMaxCols) {
         // Consecutive image rows in one transfer, a DMA row each.
@@ -178,8 +182,9 @@ private:
     }
   }
 
-  // Every tap of each output row of the band, then the bias or the scale.
-  void reduceBand(int64_t band, uint64_t in, uint64_t out) {
+  // Every tap of each output row of the band (from row oh0 of its image)
+  // whose row is combined, then the bias or the scale.
+  void reduceBand(int64_t oh0, int64_t band, uint64_t in, uint64_t out) {
     const int64_t C = shape.channels, OW = shape.outWidth, rowWords = layout.rowWords();
     const bool weighted = bool(op.getWeights());
     const Opcode combine = op.getKind() == mlir::tpu::ReduceKind::max ? Opcode::VMax : Opcode::VAdd;
@@ -192,21 +197,26 @@ private:
     };
     for (int64_t r = 0; r < band; ++r) {
       const uint64_t acc = out + uint64_t(r * OW * C);
-      for (int64_t tap = 0; tap < taps; ++tap) {
+      llvm::SmallVector<int64_t> combined;
+      for (int64_t tap = 0; tap < taps; ++tap)
+        if (!layout.skipsPaddingRows() || shape.rowTapReads(oh0 + r, tap / shape.kernel[1]))
+          combined.push_back(tap);
+      for (size_t i = 0; i < combined.size(); ++i) {
+        const int64_t tap = combined[i];
         const uint64_t pixels = pixelsOf(r, tap);
         if (weighted) {
-          // acc = tap 0 times its weights; then acc += each tap's product.
+          // acc = the first tap times its weights; then acc += each tap's product.
           uint64_t weights = operand(layout.weightsWord() + tap * C);
-          uint64_t product = tap == 0 ? acc : operand(layout.productWord());
+          uint64_t product = i == 0 ? acc : operand(layout.productWord());
           builder.emit(vectorOp(Opcode::VMul, product, pixels, weights, Broadcast::Row, OW, C));
-          if (tap > 0)
+          if (i > 0)
             builder.emit(vectorOp(Opcode::VAdd, acc, acc, product, Broadcast::None, OW, C));
-        } else if (tap == 0) {
-          if (taps == 1)
+        } else if (i == 0) {
+          if (combined.size() == 1)
             builder.emit(vectorOp(Opcode::VCopy, acc, pixels, OW, C));
         } else {
-          // acc = tap 0 <combine> tap 1, then acc <combine>= each later tap.
-          builder.emit(vectorOp(combine, acc, tap == 1 ? pixelsOf(r, 0) : acc, pixels,
+          // acc = the first tap <combine> the second, then acc <combine>= each later one.
+          builder.emit(vectorOp(combine, acc, i == 1 ? pixelsOf(r, combined[0]) : acc, pixels,
                                 Broadcast::None, OW, C));
         }
       }

@@ -516,51 +516,27 @@ std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t r
   return steps;
 }
 
-// Whether each of `outputs` output rows (columns) has a tap of `taps` whose
-// input(o, k) lies in [0, extent).
-template <typename Input>
-bool everyOutputReads(int64_t outputs, int64_t taps, int64_t extent, Input input) {
-  for (int64_t o = 0; o < outputs; ++o) {
-    bool reads = false;
-    for (int64_t k = 0; k < taps && !reads; ++k)
-      reads = input(o, k) >= 0 && input(o, k) < extent;
-    if (!reads)
-      return false;
-  }
-  return true;
-}
-
 } // namespace
 
 ConvLayout convLayout(const ConvShape &shape, int64_t tileK) {
   ConvLayout layout;
-  layout.padRows = !everyOutputReads(shape.outHeight, shape.kernel[0], shape.height,
-                                     [&](int64_t o, int64_t k) { return shape.inputRow(o, k); });
+  layout.padRows = !shape.everyRowReadsImage();
   const std::vector<ConvKStep> steps = kStepsIn(shape, tileK, 0, 0);
   bool stepsOfOneTap = llvm::all_of(steps, [](const ConvKStep &step) { return step.oneTap; });
-  layout.padColumns = (shape.pad[2] > 0 || shape.pad[3] > 0) &&
-                      (!stepsOfOneTap || !everyOutputReads(shape.outWidth, shape.kernel[1],
-                                                           shape.width, [&](int64_t o, int64_t k) {
-                                                             return shape.inputColumn(o, k);
-                                                           }));
+  layout.padColumns =
+      (shape.pad[2] > 0 || shape.pad[3] > 0) && (!stepsOfOneTap || !shape.everyColumnReadsImage());
   layout.rowPixels = layout.padColumns ? shape.paddedWidth() : shape.width;
   return layout;
 }
 
 int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
   const ConvLayout layout = convLayout(shape, tileK);
-  // The (output, tap) pairs along an axis whose input lies in [0, extent).
-  auto reading = [](int64_t outputs, int64_t taps, int64_t extent, bool padded, auto input) {
-    int64_t pairs = 0;
-    for (int64_t o = 0; o < outputs; ++o)
-      for (int64_t k = 0; k < taps; ++k)
-        pairs += padded || (input(o, k) >= 0 && input(o, k) < extent);
-    return pairs;
-  };
-  int64_t rows = reading(shape.outHeight, shape.kernel[0], shape.height, layout.padRows,
-                         [&](int64_t o, int64_t k) { return shape.inputRow(o, k); });
-  int64_t columns = reading(shape.outWidth, shape.kernel[1], shape.width, layout.padColumns,
-                            [&](int64_t o, int64_t k) { return shape.inputColumn(o, k); });
+  // The (output, tap) pairs along each axis that the array computes.
+  int64_t rows = 0, columns = 0;
+  for (int64_t oh = 0; oh < shape.outHeight; ++oh)
+    rows += layout.padRows ? shape.kernel[0] : shape.rowTapsReading(oh);
+  for (int64_t ow = 0; ow < shape.outWidth; ++ow)
+    columns += layout.padColumns ? shape.kernel[1] : shape.columnTapsReading(ow);
   return llvm::divideCeil(shape.batch * rows * columns, shape.kernel[0] * shape.kernel[1]);
 }
 

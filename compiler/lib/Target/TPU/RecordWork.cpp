@@ -10,6 +10,7 @@
 // operand under the epilogue op's; every op's arithmetic is its own.
 #include "tpu/Target/TPU/Passes.h"
 #include "tpu/Target/TPU/ProgramBuilder.h"
+#include "tpu/Target/TPU/WindowPlan.h"
 #include "tpu/isa/Bundle.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -125,11 +126,18 @@ public:
     } else if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
       vector(elementsOf(reduce.getInput()), isa::Opcode::VRowSum);
     } else if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op)) {
-      // Per output element: combining KH*KW taps takes KH*KW - 1 ops, and
-      // weights one multiply per tap and the bias, or the scale.
-      uint64_t taps = uint64_t(window.getKernel()[0] * window.getKernel()[1]);
-      uint64_t ops = taps - 1 + (window.getWeights() ? taps + 1 : 0) + (window.getScale() ? 1 : 0);
-      vector(elementsOf(window.getResult()) * ops, isa::Opcode::VAdd);
+      // Per output element: combining its taps (those of the kernel rows
+      // the lowering combines, WindowLayout::rowTaps) takes one op fewer
+      // than taps, and weights one multiply per tap and the bias, or the
+      // scale.
+      const WindowLayout layout = windowLayoutOf(window);
+      const ConvShape &shape = layout.shape;
+      uint64_t ops = 0;
+      for (int64_t oh = 0; oh < shape.outHeight; ++oh) {
+        uint64_t taps = uint64_t(layout.rowTaps(oh) * shape.kernel[1]);
+        ops += taps - 1 + (window.getWeights() ? taps + 1 : 0) + (window.getScale() ? 1 : 0);
+      }
+      vector(elementsOf(window.getResult()) / uint64_t(shape.outHeight) * ops, isa::Opcode::VAdd);
     }
   }
 

@@ -152,6 +152,43 @@ struct ConvShape {
   int64_t inputColumn(int64_t ow, int64_t kw) const {
     return ow * stride[1] + kw * dilation[1] - pad[2];
   }
+  bool rowTapReads(int64_t oh, int64_t kh) const {
+    int64_t ih = inputRow(oh, kh);
+    return ih >= 0 && ih < height;
+  }
+  bool columnTapReads(int64_t ow, int64_t kw) const {
+    int64_t iw = inputColumn(ow, kw);
+    return iw >= 0 && iw < width;
+  }
+  // How many kernel rows (columns) of output row oh (column ow) read the
+  // image, not padding.
+  int64_t rowTapsReading(int64_t oh) const {
+    int64_t taps = 0;
+    for (int64_t kh = 0; kh < kernel[0]; ++kh)
+      taps += rowTapReads(oh, kh);
+    return taps;
+  }
+  int64_t columnTapsReading(int64_t ow) const {
+    int64_t taps = 0;
+    for (int64_t kw = 0; kw < kernel[1]; ++kw)
+      taps += columnTapReads(ow, kw);
+    return taps;
+  }
+  // Whether every output row (column) has a kernel row (column) that reads
+  // the image: then skipping the padding taps leaves none of its outputs
+  // unwritten.
+  bool everyRowReadsImage() const {
+    for (int64_t oh = 0; oh < outHeight; ++oh)
+      if (rowTapsReading(oh) == 0)
+        return false;
+    return true;
+  }
+  bool everyColumnReadsImage() const {
+    for (int64_t ow = 0; ow < outWidth; ++ow)
+      if (columnTapsReading(ow) == 0)
+        return false;
+    return true;
+  }
 };
 
 // Where a convolution's input band puts its padding. A padding tap adds

@@ -50,6 +50,15 @@ struct WindowLayout {
   // One window over the whole unpadded image (a global pool) without
   // weights: the band is then the image's [H*W, C] pixels, reduced by halving.
   bool global() const;
+  // Whether the vector unit skips the taps of padding rows (they add
+  // nothing to a sum and lose every max), so that no padding row is
+  // loaded: unless a whole output row reads nothing but padding.
+  bool skipsPaddingRows() const { return !global() && shape.everyRowReadsImage(); }
+  // The kernel rows output row oh combines: those that read the image, or
+  // all of them.
+  int64_t rowTaps(int64_t oh) const {
+    return skipsPaddingRows() ? shape.rowTapsReading(oh) : shape.kernel[0];
+  }
   // An input buffer: the band's input rows, then its part of the scale.
   int64_t inputWords(int64_t band) const;
   int64_t outputWords(int64_t band) const { return band * shape.outWidth * shape.channels; }
