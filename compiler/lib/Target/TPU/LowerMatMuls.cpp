@@ -208,8 +208,9 @@ public:
   // and right columns once per buffer, top and bottom rows with the bands
   // that reach them. Per K step (a run of window taps, contiguous in the
   // weights and in an input row) and C-wide chunk, one weight tile serves
-  // the whole band: one mxu.mm per output row streams its windows stride*C
-  // words apart, accumulating over the K steps.
+  // the whole band: one mxu.mm per output row and run of its windows that
+  // read the image streams them stride*C words apart, accumulating over the
+  // K steps.
   void emitConv(mlir::tpu::Im2ColOp im2col, const Matrix &w, const Matrix &y,
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
@@ -324,8 +325,10 @@ public:
         for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
           builder.emit(
               loadWeights(step, k.row - step.kb0, c0, k.rows, std::min(arrayCols, step.n - c0)));
-          if (!began)
-            hooks.begin(0), began = true;
+          if (!began) {
+            hooks.begin(0);
+            began = true;
+          }
           bool flip = true;
           for (int64_t j : outputRows)
             // One mxu.mm per run of windows that all write or all accumulate.
