@@ -4,7 +4,9 @@
 // its wait on the groups before (tpu.depend store -> load and compute ->
 // load) to right after the load queue's op before it, on the tpu-8x8 target
 // (scratchpad banks of 4096 words). The previous group here loads at 0,
-// applies relu there and stores it to 0x400.
+// applies relu there and stores it to 0x400. A group whose leading loads
+// would wait for the banks of the groups before moves to the upper half
+// of the scratchpad where it fits there (@relocated).
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -162,6 +164,57 @@ func.func @first() {
   %second = tpu.signal load -> compute
   tpu.await %panel
   tpu.await %second
+  return
+}
+
+// The group's constant goes into bank 0, which the previous group reads
+// and stores from to the end, with no token that frees it: the group moves
+// to the scratchpad's upper half, every scratchpad address of its
+// instructions 2 banks (8192 words) up, and its load then goes ahead of
+// the wait. Its accumulator addresses stay.
+// CHECK-LABEL: func.func @relocated
+// CHECK:      tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.await
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=8256
+// CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=8192 {{.*}} src2_space=sp src2_addr=8256
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x600 {{.*}} space=acc sram_addr=0
+func.func @relocated() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=64 broadcast=none
+  tpu.inst dma.st dram_addr=0x600 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// The same group reaching into bank 2 (word 8256) would not fit 8192 words
+// up: it stays, and so does its load.
+// CHECK-LABEL: func.func @tooHigh
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=0
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=8256
+func.func @tooHigh() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=8256 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=8256 broadcast=none
+  tpu.inst dma.st dram_addr=0x600 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 

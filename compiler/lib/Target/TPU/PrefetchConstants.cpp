@@ -37,6 +37,48 @@ struct Banks {
   }
 };
 
+// Calls region(space, addressField, rows, cols, stride) for each on-chip
+// region `inst` reads or writes, a mxu.mm's accumulator rows as wide as
+// the active weight tile (at most `arrayCols`).
+template <typename Region>
+void forEachRegion(const isa::Instruction &inst, uint64_t arrayCols, Region region) {
+  const auto sp = uint64_t(isa::Space::Scratchpad), acc = uint64_t(isa::Space::Accumulator);
+  uint64_t rows = inst.get(Field::Rows), cols = inst.get(Field::Cols);
+  switch (inst.opcode) {
+  case Opcode::DmaLoad:
+  case Opcode::DmaStore:
+    if (inst.get(Field::Transpose))
+      std::swap(rows, cols);
+    region(inst.get(Field::Space), Field::SramAddr, rows, cols, inst.get(Field::SramStride));
+    break;
+  case Opcode::DmaGather:
+    region(sp, Field::SramAddr, rows, cols, cols);
+    region(sp, Field::SrcAddr, 1, rows, rows);
+    break;
+  case Opcode::LoadWeights:
+    region(sp, Field::SrcAddr, rows, cols, inst.get(Field::SrcStride));
+    break;
+  case Opcode::MatMul:
+    region(sp, Field::SrcAddr, rows, cols, inst.get(Field::SrcStride));
+    region(acc, Field::DstAddr, rows, arrayCols, inst.get(Field::DstStride));
+    break;
+  case Opcode::Nop:
+  case Opcode::Halt:
+  case Opcode::SyncPush:
+  case Opcode::SyncPop:
+    break;
+  default: { // the vector unit: dense operands
+    region(inst.get(Field::SrcSpace), Field::SrcAddr, rows, cols, cols);
+    ::tpu::OperandShape dst = ::tpu::vectorDestinationShape(inst);
+    region(inst.get(Field::DstSpace), Field::DstAddr, dst.rows, dst.cols, dst.cols);
+    if (isa::usesField(isa::opcodeInfo(inst.opcode), Field::Src2Addr)) {
+      ::tpu::OperandShape src2 = ::tpu::vectorSecondSourceShape(inst);
+      region(inst.get(Field::Src2Space), Field::Src2Addr, src2.rows, src2.cols, src2.cols);
+    }
+  }
+  }
+}
+
 class Footprints {
 public:
   explicit Footprints(const ::tpu::HardwareConfig &config)
@@ -44,56 +86,37 @@ public:
                   config.accumulator.words() / config.accumulator.banks},
         arrayCols(config.array.cols) {}
 
-  Banks of(const isa::Instruction &inst) const {
+  // `shift`: as if its scratchpad regions were that many words higher.
+  Banks of(const isa::Instruction &inst, uint64_t shift = 0) const {
     Banks banks;
-    auto touch = [&](uint64_t space, uint64_t address, uint64_t rows, uint64_t cols,
-                     uint64_t stride) {
-      if (rows == 0 || cols == 0)
-        return;
-      uint64_t first = address / bankWords[space];
-      uint64_t last = (address + (rows - 1) * stride + cols - 1) / bankWords[space];
-      for (uint64_t bank = first; bank <= last && bank < 64; ++bank)
-        banks.perSpace[space] |= uint64_t{1} << bank;
-    };
-    const auto sp = uint64_t(isa::Space::Scratchpad), acc = uint64_t(isa::Space::Accumulator);
-    uint64_t rows = inst.get(Field::Rows), cols = inst.get(Field::Cols);
-    switch (inst.opcode) {
-    case Opcode::DmaLoad:
-    case Opcode::DmaStore:
-      if (inst.get(Field::Transpose))
-        std::swap(rows, cols);
-      touch(inst.get(Field::Space), inst.get(Field::SramAddr), rows, cols,
-            inst.get(Field::SramStride));
-      break;
-    case Opcode::DmaGather:
-      touch(sp, inst.get(Field::SramAddr), rows, cols, cols);
-      touch(sp, inst.get(Field::SrcAddr), 1, rows, rows);
-      break;
-    case Opcode::LoadWeights:
-      touch(sp, inst.get(Field::SrcAddr), rows, cols, inst.get(Field::SrcStride));
-      break;
-    case Opcode::MatMul: // as wide as the active weight tile: at most the array
-      touch(sp, inst.get(Field::SrcAddr), rows, cols, inst.get(Field::SrcStride));
-      touch(acc, inst.get(Field::DstAddr), rows, arrayCols, inst.get(Field::DstStride));
-      break;
-    case Opcode::Nop:
-    case Opcode::Halt:
-    case Opcode::SyncPush:
-    case Opcode::SyncPop:
-      break;
-    default: { // the vector unit: dense operands
-      touch(inst.get(Field::SrcSpace), inst.get(Field::SrcAddr), rows, cols, cols);
-      ::tpu::OperandShape dst = ::tpu::vectorDestinationShape(inst);
-      touch(inst.get(Field::DstSpace), inst.get(Field::DstAddr), dst.rows, dst.cols, dst.cols);
-      if (isa::usesField(isa::opcodeInfo(inst.opcode), Field::Src2Addr)) {
-        ::tpu::OperandShape src2 = ::tpu::vectorSecondSourceShape(inst);
-        touch(inst.get(Field::Src2Space), inst.get(Field::Src2Addr), src2.rows, src2.cols,
-              src2.cols);
-      }
-    }
-    }
+    forEachRegion(
+        inst, arrayCols,
+        [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+          if (rows == 0 || cols == 0)
+            return;
+          uint64_t begin =
+              inst.get(address) + (space == uint64_t(isa::Space::Scratchpad) ? shift : 0);
+          uint64_t first = begin / bankWords[space];
+          uint64_t last = (begin + (rows - 1) * stride + cols - 1) / bankWords[space];
+          for (uint64_t bank = first; bank <= last && bank < 64; ++bank)
+            banks.perSpace[space] |= uint64_t{1} << bank;
+        });
     return banks;
   }
+
+  // The scratchpad words past the last one `inst` touches.
+  uint64_t scratchpadEnd(const isa::Instruction &inst) const {
+    uint64_t end = 0;
+    forEachRegion(
+        inst, arrayCols,
+        [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+          if (space == uint64_t(isa::Space::Scratchpad) && rows && cols)
+            end = std::max(end, inst.get(address) + (rows - 1) * stride + cols);
+        });
+    return end;
+  }
+
+  uint64_t arrayColumns() const { return arrayCols; }
 
 private:
   std::array<uint64_t, 2> bankWords;
@@ -159,7 +182,10 @@ public:
         module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
     if (!target)
       return; // no banks to tell the buffers apart by
-    const Footprints footprints(mlir::tpu::hardwareConfig(target));
+    const ::tpu::HardwareConfig config = mlir::tpu::hardwareConfig(target);
+    const Footprints footprints(config);
+    scratchpadWords = config.scratchpad.words();
+    bankWords = scratchpadWords / config.scratchpad.banks;
     Block &block = getOperation().getBody().front();
 
     written.clear();
@@ -181,16 +207,8 @@ public:
         // A run of depends waiting for both other queues: the group's
         // boundary. Everything before it completes before a load after it.
         Operation *last = op;
-        bool afterCompute = false, afterStore = false;
-        for (Operation *d = op; d && llvm::isa<mlir::tpu::DependOp>(d); d = d->getNextNode()) {
-          auto depend = llvm::cast<mlir::tpu::DependOp>(d);
-          if (mlir::tpu::isaQueue(depend.getTo()) == Queue::Load) {
-            afterCompute |= mlir::tpu::isaQueue(depend.getFrom()) == Queue::Compute;
-            afterStore |= mlir::tpu::isaQueue(depend.getFrom()) == Queue::Store;
-          }
-          last = d;
-        }
-        if (afterCompute && afterStore) {
+        if (isBoundary(op, last)) {
+          relocate(last, window, footprints);
           hoist(op, last, lastInLoadQueue, window, footprints);
           window.clear();
         }
@@ -206,9 +224,92 @@ public:
   }
 
 private:
+  // Whether the run of tpu.depend from `op` waits in the load queue for
+  // both other queues (a group's boundary); `last` is the run's last op.
+  static bool isBoundary(Operation *op, Operation *&last) {
+    bool afterCompute = false, afterStore = false;
+    for (Operation *d = op; d && llvm::isa<mlir::tpu::DependOp>(d); d = d->getNextNode()) {
+      auto depend = llvm::cast<mlir::tpu::DependOp>(d);
+      if (mlir::tpu::isaQueue(depend.getTo()) == Queue::Load) {
+        afterCompute |= mlir::tpu::isaQueue(depend.getFrom()) == Queue::Compute;
+        afterStore |= mlir::tpu::isaQueue(depend.getFrom()) == Queue::Store;
+      }
+      last = d;
+    }
+    return afterCompute && afterStore;
+  }
+
+  // How many of the group's leading loads (after the boundary ending at
+  // `last`) read never-written DRAM into banks that no compute or store
+  // instruction of `accesses` touches, with the group's scratchpad
+  // regions `shift` words higher.
+  size_t freeLeadingLoads(Operation *last, const std::vector<Access> &accesses,
+                          const Footprints &footprints, uint64_t shift) const {
+    size_t free = 0;
+    for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
+      std::optional<isa::Instruction> inst = instruction(op);
+      if (inst && inst->queue() != Queue::Load)
+        continue;
+      if (!inst || inst->opcode != Opcode::DmaLoad || !neverWritten(*inst)) {
+        if (inLoadQueue(op))
+          break;
+        continue;
+      }
+      Banks banks = footprints.of(*inst, shift);
+      if (llvm::any_of(accesses,
+                       [&](const Access &access) { return access.banks.intersects(banks); }))
+        break;
+      ++free;
+    }
+    return free;
+  }
+
+  // Moves the group after the boundary ending at `last` (up to the next
+  // boundary) to the scratchpad's upper half of banks, every scratchpad
+  // address of its instructions alike, where it fits there and more of
+  // its leading loads then may go ahead of the boundary: groups pass
+  // their values through DRAM, so a group's buffers may lie anywhere.
+  void relocate(Operation *last, const std::vector<Access> &accesses,
+                const Footprints &footprints) {
+    const uint64_t shift = scratchpadWords / 2 / bankWords * bankWords;
+    uint64_t end = 0;
+    Operation *groupEnd = nullptr;
+    for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
+      Operation *runEnd = op;
+      if (llvm::isa<mlir::tpu::DependOp>(op) && isBoundary(op, runEnd)) {
+        groupEnd = op;
+        break;
+      }
+      if (std::optional<isa::Instruction> inst = instruction(op))
+        end = std::max(end, footprints.scratchpadEnd(*inst));
+    }
+    if (shift == 0 || end + shift > scratchpadWords ||
+        freeLeadingLoads(last, accesses, footprints, shift) <=
+            freeLeadingLoads(last, accesses, footprints, 0))
+      return;
+    for (Operation *op = last->getNextNode(); op != groupEnd; op = op->getNextNode()) {
+      auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
+      if (!inst)
+        continue;
+      isa::Instruction moved = mlir::tpu::instructionOf(inst);
+      forEachRegion(moved, footprints.arrayColumns(),
+                    [&](uint64_t space, Field address, uint64_t, uint64_t, uint64_t) {
+                      if (space == uint64_t(isa::Space::Scratchpad))
+                        moved.set(address, moved.get(address) + shift);
+                    });
+      const isa::OpcodeInfo &info = isa::opcodeInfo(moved.opcode);
+      llvm::SmallVector<int64_t> fields;
+      for (const isa::FieldInfo &field : info.fields)
+        fields.push_back(int64_t(moved.get(field.field)));
+      inst.setFields(fields);
+    }
+    ++numRelocated;
+  }
+
   // What the program writes in DRAM: a load of anything else reads the
   // same bytes whenever it runs.
   std::vector<std::pair<uint64_t, uint64_t>> written;
+  uint64_t scratchpadWords = 0, bankWords = 0;
 
   bool neverWritten(const isa::Instruction &load) const {
     auto [begin, end] = dramRange(load);

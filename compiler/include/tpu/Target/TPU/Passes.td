@@ -383,8 +383,12 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
     their release token of them (the first `tpu.signal compute -> load` or
     `store -> load` after the last such instruction; a compute one only
     where no matrix instruction follows it in the compute queue) and goes
-    after it; any other stays. A module without a `tpu.target` is left as
-    it is.
+    after it; any other stays. Where more of a group's leading loads would
+    move free with its buffers in the upper half of the scratchpad's banks,
+    and the group fits there, every scratchpad address of its instructions
+    (up to the next group's wait) moves up by half the scratchpad first:
+    groups pass their values through DRAM, so a group's buffers may lie
+    anywhere. A module without a `tpu.target` is left as it is.
 
     Before:
     ```mlir
@@ -404,6 +408,7 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
   }];
   let statistics = [
     Statistic<"numHoisted", "hoisted", "Loads issued before their group's wait">,
+    Statistic<"numRelocated", "relocated", "Groups moved to the scratchpad's upper half of banks">,
   ];
 }
 
