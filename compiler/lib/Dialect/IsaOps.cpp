@@ -21,13 +21,17 @@ using namespace mlir::tpu;
   return instruction;
 }
 
+SmallVector<int64_t> mlir::tpu::instructionFields(const ::tpu::isa::Instruction &instruction) {
+  SmallVector<int64_t> fields;
+  for (const ::tpu::isa::FieldInfo &field : ::tpu::isa::opcodeInfo(instruction.opcode).fields)
+    fields.push_back(int64_t(instruction.get(field.field)));
+  return fields;
+}
+
 InstOp mlir::tpu::createInstruction(OpBuilder &builder, Location location,
                                     const ::tpu::isa::Instruction &instruction) {
-  const ::tpu::isa::OpcodeInfo &info = ::tpu::isa::opcodeInfo(instruction.opcode);
-  SmallVector<int64_t> fields;
-  for (const ::tpu::isa::FieldInfo &field : info.fields)
-    fields.push_back(int64_t(instruction.get(field.field)));
-  return builder.create<InstOp>(location, info.mnemonic, fields);
+  return builder.create<InstOp>(location, ::tpu::isa::opcodeInfo(instruction.opcode).mnemonic,
+                                instructionFields(instruction));
 }
 
 LogicalResult InstOp::verify() {
@@ -88,13 +92,11 @@ ParseResult InstOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
-  const ::tpu::isa::OpcodeInfo &info = ::tpu::isa::opcodeInfo(instruction.opcode);
-  SmallVector<int64_t> fields;
-  for (const ::tpu::isa::FieldInfo &field : info.fields)
-    fields.push_back(int64_t(instruction.get(field.field)));
   Builder &builder = parser.getBuilder();
-  result.getOrAddProperties<Properties>().mnemonic = builder.getStringAttr(info.mnemonic);
-  result.getOrAddProperties<Properties>().fields = builder.getDenseI64ArrayAttr(fields);
+  result.getOrAddProperties<Properties>().mnemonic =
+      builder.getStringAttr(::tpu::isa::opcodeInfo(instruction.opcode).mnemonic);
+  result.getOrAddProperties<Properties>().fields =
+      builder.getDenseI64ArrayAttr(instructionFields(instruction));
   return success();
 }
 

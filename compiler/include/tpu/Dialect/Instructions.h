@@ -11,6 +11,8 @@
 namespace mlir::tpu {
 
 ::tpu::isa::Instruction instructionOf(InstOp op);
+// The instruction's fields in its opcode's order: a tpu.inst's `fields`.
+SmallVector<int64_t> instructionFields(const ::tpu::isa::Instruction &instruction);
 InstOp createInstruction(OpBuilder &builder, Location location,
                          const ::tpu::isa::Instruction &instruction);
 

@@ -224,7 +224,7 @@ public:
     std::optional<Matrix> fill;
     if (im2col.getFill())
       fill = matrixOf(im2col.getFill());
-    const std::vector<ConvKStep> kSteps = convKSteps(shape, plan.getTileK());
+    const std::vector<ConvKStep> kSteps = convKSteps(shape, plan.getTileK(), layout);
     const std::vector<std::pair<size_t, size_t>> panels = convPanels(kSteps, plan.getKBlock());
 
     std::vector<Step> steps;

@@ -540,8 +540,7 @@ int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
   return llvm::divideCeil(shape.batch * rows * columns, shape.kernel[0] * shape.kernel[1]);
 }
 
-std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK) {
-  const ConvLayout layout = convLayout(shape, tileK);
+std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout) {
   return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0);
 }
 
@@ -566,6 +565,11 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
                                  const HardwareConfig &config, const ElementBytes &bytes) {
   const int64_t C = shape.channels;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
+  // A pixel's channels are one DMA row; an output row's windows, sw*C
+  // apart, one mm's source stride; and (below) an input row one on-chip
+  // stride.
+  if (C > kMaxCols || shape.stride[1] * C > kMaxMatMulStride || shape.outWidth > kMaxDmaRows)
+    return std::nullopt;
   std::optional<ConvPlan> best;
   const int64_t outRows = shape.batch * shape.outHeight;
   // K steps as tall as the array (or a kernel row), or of one tap's channels
@@ -578,12 +582,9 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   for (int64_t tileK : tileKs) {
     const ConvLayout layout = convLayout(shape, tileK);
     const int64_t rowWords = layout.rowWords(shape);
-    // A pixel's channels are one DMA row; an input row one on-chip stride; an
-    // output row's windows, sw*C apart, one mm's source stride.
-    if (C > kMaxCols || rowWords > kMaxSramStride || shape.stride[1] * C > kMaxMatMulStride ||
-        shape.outWidth > kMaxDmaRows)
+    if (rowWords > kMaxSramStride)
       continue;
-    std::vector<ConvKStep> steps = convKSteps(shape, tileK);
+    std::vector<ConvKStep> steps = convKSteps(shape, tileK, layout);
     for (int64_t tileN : tileWidths(N, config)) {
       int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
                                    int64_t(config.accumulator.words()) / tileN / shape.outWidth});

@@ -297,11 +297,7 @@ private:
                       if (space == uint64_t(isa::Space::Scratchpad))
                         moved.set(address, moved.get(address) + shift);
                     });
-      const isa::OpcodeInfo &info = isa::opcodeInfo(moved.opcode);
-      llvm::SmallVector<int64_t> fields;
-      for (const isa::FieldInfo &field : info.fields)
-        fields.push_back(int64_t(moved.get(field.field)));
-      inst.setFields(fields);
+      inst.setFields(mlir::tpu::instructionFields(moved));
     }
     ++numRelocated;
   }

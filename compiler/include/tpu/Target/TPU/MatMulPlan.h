@@ -233,8 +233,9 @@ struct ConvKStep {
   int64_t row, rows, offset, kh, kw;
   bool oneTap;
 };
-// The K steps in order: per run, steps of at most tileK rows.
-std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK);
+// The K steps in order: per run, steps of at most tileK rows, in a band laid
+// out as `layout` (convLayout(shape, tileK)) says.
+std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout);
 
 // How a convolution runs with its input on chip (docs/compiler.md,
 // "Convolutions"): output tiles of `band` output rows x tileN columns, K
