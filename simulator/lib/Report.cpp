@@ -29,7 +29,9 @@ void addRoofline(nlohmann::json &json, uint64_t cycles, const std::optional<Roof
   if (!roofline)
     return;
   json["roofline_cycles"] = roofline->cycles();
-  json["roofline_compute_cycles"] = roofline->compute_cycles;
+  json["roofline_compute_cycles"] = roofline->computeCycles();
+  json["roofline_matrix_cycles"] = roofline->matrix_cycles;
+  json["roofline_vector_cycles"] = roofline->vector_cycles;
   json["roofline_memory_cycles"] = roofline->memory_cycles;
   json["cycles_over_roofline"] = overRoofline(cycles, *roofline);
 }
@@ -129,10 +131,12 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
                   static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
                   config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
   if (stats.roofline)
-    text += fmt::format("roofline: {} cycles (compute {}, memory {}); the run takes {} of it\n",
-                        grouped(stats.roofline->cycles()), grouped(stats.roofline->compute_cycles),
-                        grouped(stats.roofline->memory_cycles),
-                        ratioText(stats.total_cycles, stats.roofline));
+    text += fmt::format(
+        "roofline: {} cycles (compute {} = matrix {} + vector {}, memory {}); the run takes {} "
+        "of it\n",
+        grouped(stats.roofline->cycles()), grouped(stats.roofline->computeCycles()),
+        grouped(stats.roofline->matrix_cycles), grouped(stats.roofline->vector_cycles),
+        grouped(stats.roofline->memory_cycles), ratioText(stats.total_cycles, stats.roofline));
   text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", grouped(stats.macs),
                       100 * stats.mxu_utilization, config.array.rows, config.array.cols);
   double achieved = perCycle(static_cast<double>(dramBytes(stats)), stats.total_cycles);

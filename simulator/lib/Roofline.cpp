@@ -72,8 +72,8 @@ uint64_t memoryCycles(uint64_t bytes, const HardwareConfig &config) {
 } // namespace
 
 Roofline roofline(const SourceWork &work, const HardwareConfig &config) {
-  return {std::max(matrixCycles(work.gemms, config),
-                   vectorCycles(work.vector_elements, work.transcendental_elements, config)),
+  return {matrixCycles(work.gemms, config),
+          vectorCycles(work.vector_elements, work.transcendental_elements, config),
           memoryCycles(work.dram_bytes, config)};
 }
 

@@ -4,9 +4,10 @@
     roofline.py TPUC TPUSIM OUT_DIR closed-form
     roofline.py TPUC TPUSIM OUT_DIR lower-bound MODEL_DIR
 
-closed-form: on every preset, single-MatMul models of several shapes and a
-single-Relu model; the report's roofline (per source op and for the model,
-compute and memory parts) must equal the formula of docs/simulator.md,
+closed-form: on every preset, single-MatMul models of several shapes, a
+single-Relu model and a MatMul fused with a Relu; the report's roofline (per
+source op and for the model, matrix, vector, compute and memory parts) must
+equal the formula of docs/simulator.md,
 computed here tile by tile from the preset's config.
 
 lower-bound: MODEL_DIR compiled for every preset in every fusion mode and
@@ -22,8 +23,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from toolchain import FUSION_MODES, PRESETS, matmul_model, preset  # noqa: E402
 
+import numpy as np  # noqa: E402
 import onnx  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 def fail(message):
@@ -62,12 +64,14 @@ def vector_cycles(elements, config):
         if elements else 0
 
 
-def expect_bound(where, entry, compute, memory):
-    got = (entry["roofline_compute_cycles"], entry["roofline_memory_cycles"],
-           entry["roofline_cycles"])
-    want = (compute, memory, max(compute, memory))
+def expect_bound(where, entry, matrix, vector, memory):
+    """The matrix and vector units share the compute queue: their times add."""
+    got = tuple(entry[f"roofline_{part}_cycles"]
+                for part in ("matrix", "vector", "compute", "memory")) + (entry["roofline_cycles"],)
+    want = (matrix, vector, matrix + vector, memory, max(matrix + vector, memory))
     if got != want:
-        fail(f"{where}: roofline (compute, memory, bound) is {got}, the formula gives {want}")
+        fail(f"{where}: roofline (matrix, vector, compute, memory, bound) is {got}, "
+             f"the formula gives {want}")
 
 
 def only_op(report, where):
@@ -77,11 +81,19 @@ def only_op(report, where):
     return ops[0]
 
 
-def relu_model(path, rows, cols):
+def relu_model(path, rows, cols, k=None):
+    """y = relu(x) with x rows x cols; with k, y = relu(x @ w), x rows x k."""
+    nodes = [helper.make_node("Relu", ["h" if k else "x"], ["y"], name="relu")]
+    weights = []
+    if k:
+        nodes.insert(0, helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"))
+        w = numpy_helper.from_array(
+            np.random.default_rng(0).standard_normal((k, cols)).astype(np.float32), "w")
+        weights.append(w)
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "relu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, cols])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])])
+        nodes, "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, k or cols])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, path)
@@ -108,8 +120,8 @@ def closed_form(tpuc, tpusim, out):
             weight_bytes = 2 if config["array"]["dtype"] == "bf16" else 4
             memory = math.ceil((4 * (m * k + m * n) + weight_bytes * k * n) / bandwidth)
             compute = matrix_cycles([(1, m, k, n)], rows, cols)
-            expect_bound(where, report, compute, memory)
-            expect_bound(f"{where}, its op", only_op(report, where), compute, memory)
+            expect_bound(where, report, compute, 0, memory)
+            expect_bound(f"{where}, its op", only_op(report, where), compute, 0, memory)
             if report["total_cycles"] < report["roofline_cycles"]:
                 fail(f"{where}: {report['total_cycles']} cycles beat the bound")
         where = f"Relu on {name}"
@@ -118,10 +130,23 @@ def closed_form(tpuc, tpusim, out):
         report = compile_and_run(tpuc, tpusim, model, config_path,
                                  os.path.join(out, f"relu-{name}.tpub"))
         memory = math.ceil(2 * 4 * 64 * 96 / bandwidth)
-        compute = vector_cycles(64 * 96, config)
-        expect_bound(where, report, compute, memory)
-        expect_bound(f"{where}, its op", only_op(report, where), compute, memory)
-        print(f"{name}: the closed form holds for {len(shapes)} MatMuls and a Relu")
+        vector = vector_cycles(64 * 96, config)
+        expect_bound(where, report, 0, vector, memory)
+        expect_bound(f"{where}, its op", only_op(report, where), 0, vector, memory)
+        # Fused, the Relu is the MatMul's epilogue: the group loads x and w
+        # and stores y, all charged to the MatMul.
+        where = f"MatMul then Relu on {name}"
+        model = os.path.join(out, "matmul-relu.onnx")
+        relu_model(model, 64, 96, k=48)
+        report = compile_and_run(tpuc, tpusim, model, config_path,
+                                 os.path.join(out, f"matmul-relu-{name}.tpub"))
+        memory = math.ceil((4 * (64 * 48 + 64 * 96) + weight_bytes * 48 * 96) / bandwidth)
+        matrix = matrix_cycles([(1, 64, 48, 96)], rows, cols)
+        expect_bound(where, report, matrix, vector, memory)
+        ops = {op["name"]: op for op in report["by_source_op"]}
+        expect_bound(f"{where}, its MatMul", ops["matmul (MatMul)"], matrix, 0, memory)
+        expect_bound(f"{where}, its Relu", ops["relu (Relu)"], 0, vector, 0)
+        print(f"{name}: the closed form holds for {len(shapes)} MatMuls, a Relu and both")
 
 
 def lower_bound(tpuc, tpusim, out, model_dir):

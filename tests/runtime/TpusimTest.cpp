@@ -108,6 +108,8 @@ TEST_F(Tpusim, ReportsTheRooflineOfBundlesThatRecordTheirWork) {
   auto memory = static_cast<uint64_t>(std::ceil(64 / config.dram.bytes_per_cycle));
   nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
   for (const nlohmann::json &entry : {report, report["by_source_op"][0]}) {
+    EXPECT_EQ(entry["roofline_matrix_cycles"], 0);
+    EXPECT_EQ(entry["roofline_vector_cycles"], compute);
     EXPECT_EQ(entry["roofline_compute_cycles"], compute);
     EXPECT_EQ(entry["roofline_memory_cycles"], memory);
     EXPECT_EQ(entry["roofline_cycles"], std::max(compute, memory));
@@ -117,7 +119,8 @@ TEST_F(Tpusim, ReportsTheRooflineOfBundlesThatRecordTheirWork) {
   EXPECT_DOUBLE_EQ(report["cycles_over_roofline"].get<double>(),
                    static_cast<double>(total) / static_cast<double>(std::max(compute, memory)));
   EXPECT_NE(result.out.find("roofline: " + std::to_string(std::max(compute, memory)) +
-                            " cycles (compute " + std::to_string(compute) + ", memory " +
+                            " cycles (compute " + std::to_string(compute) +
+                            " = matrix 0 + vector " + std::to_string(compute) + ", memory " +
                             std::to_string(memory) + ")"),
             std::string::npos)
       << result.out;

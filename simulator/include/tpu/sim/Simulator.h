@@ -53,12 +53,15 @@ struct ComponentStats {
 };
 
 // A lower bound on the cycles some compulsory work takes on a config
-// (docs/simulator.md#roofline): the longer of the compute units' time and the
-// DRAM time.
+// (docs/simulator.md#roofline): the longer of the compute queue's time and the
+// DRAM time. The matrix and vector units share the in-order compute queue and
+// never run at once, so their times add.
 struct Roofline {
-  uint64_t compute_cycles = 0; // max(matrix unit, vector unit)
-  uint64_t memory_cycles = 0;  // ceil(compulsory DRAM bytes / dram.bytes_per_cycle)
-  uint64_t cycles() const { return std::max(compute_cycles, memory_cycles); }
+  uint64_t matrix_cycles = 0; // matrixCycles of the products
+  uint64_t vector_cycles = 0; // vectorCycles of the vector elements
+  uint64_t memory_cycles = 0; // ceil(compulsory DRAM bytes / dram.bytes_per_cycle)
+  uint64_t computeCycles() const { return matrix_cycles + vector_cycles; }
+  uint64_t cycles() const { return std::max(computeCycles(), memory_cycles); }
 };
 
 // The matrix unit's least time for these products, each streamed through the
