@@ -1,6 +1,7 @@
 // RUN: tpu-opt %s --tpu-prefetch-constants | FileCheck %s
 
-// A group's leading loads of DRAM the program never stores to, moved above
+// A group's leading loads of DRAM the program never stores to (or stored
+// to before the previous group's wait: @settled), moved above
 // its wait on the groups before (tpu.depend store -> load and compute ->
 // load) to right after the load queue's op before it, on the tpu-8x8 target
 // (scratchpad banks of 4096 words). The previous group here loads at 0,
@@ -143,6 +144,33 @@ func.func @written() {
   tpu.depend store -> load
   tpu.depend compute -> load
   tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// What the program stored before the previous group's wait is settled:
+// that wait saw the store complete, so the group's load of it (into bank
+// 2, which the previous group never touches) moves as a constant's would.
+// The next load reads what the previous group stores: it stays.
+// CHECK-LABEL: func.func @settled
+// CHECK:      tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.await
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400
+func.func @settled() {
+  tpu.inst dma.st dram_addr=0x0 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 

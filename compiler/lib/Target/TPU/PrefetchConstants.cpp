@@ -1,6 +1,7 @@
 // tpu-prefetch-constants: a group's first loads of data the program never
-// writes, issued before the group's wait on the groups before it, so that
-// their DRAM latency and traffic overlap the previous group's compute.
+// writes, or wrote before the previous group, issued before the group's wait
+// on the groups before it, so that their DRAM latency and traffic overlap
+// the previous group's compute.
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TargetConfig.h"
 #include "tpu/Target/TPU/Passes.h"
@@ -188,11 +189,12 @@ public:
     bankWords = scratchpadWords / config.scratchpad.banks;
     Block &block = getOperation().getBody().front();
 
-    written.clear();
+    stores.clear();
     for (Operation &op : block)
       if (std::optional<isa::Instruction> inst = instruction(&op);
           inst && inst->opcode == Opcode::DmaStore)
-        written.push_back(dramRange(*inst));
+        stores.push_back({&op, dramRange(*inst)});
+    settledBefore = nullptr;
 
     // Walking in program order: the compute and store instructions since
     // the load queue last waited for both queues (they may still run when a
@@ -211,6 +213,7 @@ public:
           relocate(last, window, footprints);
           hoist(op, last, lastInLoadQueue, window, footprints);
           window.clear();
+          settledBefore = op;
         }
         for (Operation *d = op; d != last->getNextNode(); d = d->getNextNode())
           if (inLoadQueue(d))
@@ -240,7 +243,7 @@ private:
   }
 
   // How many of the group's leading loads (after the boundary ending at
-  // `last`) read never-written DRAM into banks that no compute or store
+  // `last`) read settled DRAM into banks that no compute or store
   // instruction of `accesses` touches, with the group's scratchpad
   // regions `shift` words higher.
   size_t freeLeadingLoads(Operation *last, const std::vector<Access> &accesses,
@@ -250,7 +253,7 @@ private:
       std::optional<isa::Instruction> inst = instruction(op);
       if (inst && inst->queue() != Queue::Load)
         continue;
-      if (!inst || inst->opcode != Opcode::DmaLoad || !neverWritten(*inst)) {
+      if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst)) {
         if (inLoadQueue(op))
           break;
         continue;
@@ -302,15 +305,24 @@ private:
     ++numRelocated;
   }
 
-  // What the program writes in DRAM: a load of anything else reads the
-  // same bytes whenever it runs.
-  std::vector<std::pair<uint64_t, uint64_t>> written;
+  // Every dma.st of the program and the DRAM bytes it writes.
+  std::vector<std::pair<Operation *, std::pair<uint64_t, uint64_t>>> stores;
+  // The previous group boundary: every store before it has completed
+  // before the load queue passes it (null before the first).
+  Operation *settledBefore = nullptr;
   uint64_t scratchpadWords = 0, bankWords = 0;
 
-  bool neverWritten(const isa::Instruction &load) const {
+  // Whether `load` reads what no store writes after the previous boundary:
+  // data the program never writes (weights, constants, inputs) or wrote
+  // groups ago. Such a load reads the same bytes anywhere after that
+  // boundary in the load queue.
+  bool readsSettled(const isa::Instruction &load) const {
     auto [begin, end] = dramRange(load);
-    return llvm::none_of(written,
-                         [&](auto range) { return begin < range.second && range.first < end; });
+    return llvm::all_of(stores, [&](const auto &store) {
+      auto [storeBegin, storeEnd] = store.second;
+      return end <= storeBegin || storeEnd <= begin ||
+             (settledBefore && store.first->isBeforeInBlock(settledBefore));
+    });
   }
 
   // A token to the load queue that says `access` has completed: the first
@@ -334,8 +346,8 @@ private:
     return nullptr;
   }
 
-  // Moves the leading loads after the boundary [first, last] that read what
-  // the program never writes to right after `after` (the load queue's op
+  // Moves the leading loads after the boundary [first, last] that read
+  // settled data (readsSettled) to right after `after` (the load queue's op
   // before the boundary; the function's start if none): the load queue's
   // order stays as it was, those loads just stop waiting for the groups
   // before. A load whose banks a compute or store instruction of the groups
@@ -358,7 +370,7 @@ private:
       // Any other op of the load queue than such a load: a load that must
       // wait, a wait, or a token (moving a load above it would delay the
       // token's consumer).
-      if (!inst || inst->opcode != Opcode::DmaLoad || !neverWritten(*inst))
+      if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst))
         if (inLoadQueue(op))
           break;
       if (!inst)

@@ -362,15 +362,17 @@ def LowerDataMovement : Pass<"tpu-lower-data-movement", "mlir::func::FuncOp"> {
 }
 
 def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
-  let summary = "Issue a group's first loads of never-written data before its wait on the "
+  let summary = "Issue a group's first loads of settled data before its wait on the "
                 "groups before it";
   let description = [{
     Every fusion group's load queue starts by waiting for the compute and
     store queues (`tpu.depend compute -> load` and `store -> load`): its
     loads overwrite buffers the previous group reads, and read what it
-    stores. A load of DRAM no `dma.st` of the program writes (weights,
-    biases, constants, inputs) needs the wait only for its buffer. This pass
-    moves the loads of that kind a group starts with (up to its first other
+    stores. A load of settled DRAM needs the wait only for its buffer:
+    DRAM no `dma.st` of the program writes (weights, biases, constants,
+    inputs), or that only stores before the previous group's wait write
+    (that wait saw them complete; a value an earlier group produced). This
+    pass moves the loads of that kind a group starts with (up to its first other
     op of the load queue) to right after the load queue's op before the
     wait, so they run while the previous group computes. The load queue's
     order stays as it was; those loads just stop waiting.
