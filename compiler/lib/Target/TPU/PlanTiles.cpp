@@ -108,8 +108,9 @@ void foldLayoutTransposes(func::FuncOp function) {
     bool fold = false;
     if (perms == ArrayRef<int64_t>{0, 2, 3, 1}) {
       SmallVector<OpOperand *> uses = ::tpu::codegen::usesThroughViews(transpose.getResult());
-      fold = !uses.empty() &&
-             llvm::all_of(uses, [](OpOperand *use) { return readsChannelMajor(*use); });
+      fold = (!uses.empty() &&
+              llvm::all_of(uses, [](OpOperand *use) { return readsChannelMajor(*use); })) ||
+             ::tpu::codegen::keyTransposeFolds(transpose);
     } else if (::tpu::codegen::headTransposeFolds(transpose)) {
       fold = true;
     } else if (perms == ArrayRef<int64_t>{0, 3, 1, 2}) {

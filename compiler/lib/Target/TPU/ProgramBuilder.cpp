@@ -63,6 +63,30 @@ bool isHeadTranspose(mlir::tpu::TransposeOp transpose) {
   return transpose && transpose.getPerms() == llvm::ArrayRef<int64_t>{0, 2, 1, 3};
 }
 
+// Whether `batched` ([B, S, D]) is the [N, H, S, D] side `heads` viewed.
+bool batchesHeads(Value batched, Value heads) {
+  llvm::ArrayRef<int64_t> b = shapeOf(batched), h = shapeOf(heads);
+  return b.size() == 3 && h.size() == 4 && b[0] == h[0] * h[1] && b[1] == h[2] && b[2] == h[3];
+}
+
+// Whether batched matmuls are the only readers of `result` (through views),
+// each batching its [N, H, ...] heads, and as their weights where
+// `asWeights`.
+bool readByBatches(Value result, bool asWeights) {
+  llvm::SmallVector<mlir::OpOperand *> uses = usesThroughViews(result);
+  return !uses.empty() && llvm::all_of(uses, [&](mlir::OpOperand *use) {
+    auto reader = llvm::dyn_cast<mlir::tpu::BatchMatMulOp>(use->getOwner());
+    return reader && (!asWeights || use->getOperandNumber() == 1) &&
+           batchesHeads(use->get(), result);
+  });
+}
+
+// A key transpose its weight readers load in place (keyTransposeFolds).
+bool isKeyTranspose(mlir::tpu::TransposeOp transpose) {
+  return transpose && transpose.getPerms() == llvm::ArrayRef<int64_t>{0, 2, 3, 1} &&
+         readByBatches(transpose.getResult(), /*asWeights=*/true);
+}
+
 // Whether only matrix products read `value` (through views, through
 // convolutions' windows read in place: their bands go straight to the
 // array, and through folded head transposes: their batched matmuls read
@@ -75,7 +99,8 @@ bool onlyArrayReads(Value value) {
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(user))
       return use.get() == im2col.getInput() && mlir::tpu::readInPlace(im2col);
     if (auto transpose = llvm::dyn_cast<mlir::tpu::TransposeOp>(user))
-      return transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) && isHeadTranspose(transpose) &&
+      return transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) &&
+             (isHeadTranspose(transpose) || isKeyTranspose(transpose)) &&
              onlyArrayReads(transpose.getResult());
     return llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(user);
   });
@@ -111,7 +136,8 @@ mlir::tpu::TransposeOp foldedLayoutOf(Value value) {
   // (perms[3] is 3) is no layout's.
   auto folded = [](mlir::tpu::TransposeOp transpose, int64_t channelAxis) {
     return transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) &&
-                   transpose.getPerms()[1] == channelAxis && transpose.getPerms()[3] != 3
+                   transpose.getPerms()[1] == channelAxis && transpose.getPerms()[3] != 3 &&
+                   !isKeyTranspose(transpose)
                ? transpose
                : nullptr;
   };
@@ -164,12 +190,6 @@ llvm::SmallVector<mlir::OpOperand *> usesThroughViews(Value value) {
 
 namespace {
 
-// Whether `batched` ([B, S, D]) is the [N, H, S, D] side `heads` viewed.
-bool batchesHeads(Value batched, Value heads) {
-  llvm::ArrayRef<int64_t> b = shapeOf(batched), h = shapeOf(heads);
-  return b.size() == 3 && h.size() == 4 && b[0] == h[0] * h[1] && b[1] == h[2] && b[2] == h[3];
-}
-
 // The batched matmul writing `transpose`'s input (through views) and read
 // by nothing else.
 mlir::tpu::BatchMatMulOp headWriter(mlir::tpu::TransposeOp transpose) {
@@ -189,13 +209,11 @@ mlir::tpu::BatchMatMulOp headWriter(mlir::tpu::TransposeOp transpose) {
 // Whether batched matmuls are the only readers of `transpose`'s result
 // (through views), each batching its heads: they load them from its input.
 bool readByHeadBatches(mlir::tpu::TransposeOp transpose) {
-  llvm::SmallVector<mlir::OpOperand *> uses = usesThroughViews(transpose.getResult());
-  return !uses.empty() && llvm::all_of(uses, [&](mlir::OpOperand *use) {
-    return llvm::isa<mlir::tpu::BatchMatMulOp>(use->getOwner()) &&
-           batchesHeads(use->get(), transpose.getResult());
-  });
+  return readByBatches(transpose.getResult(), /*asWeights=*/false);
 }
 } // namespace
+
+bool keyTransposeFolds(mlir::tpu::TransposeOp transpose) { return isKeyTranspose(transpose); }
 
 bool headTransposeFolds(mlir::tpu::TransposeOp transpose) {
   return isHeadTranspose(transpose) && (readByHeadBatches(transpose) || headWriter(transpose));
@@ -240,6 +258,18 @@ Matrix batchOf(Value value, const Matrix &all, int64_t batch) {
         shapeOf(readByHeadBatches(transpose) ? transpose.getResult() : transpose.getInput())[1];
     first = ((batch / heads) * rows * heads + batch % heads) * cols;
     matrix.stride = heads * cols;
+  }
+  Value read = value;
+  while (auto view = read.getDefiningOp<mlir::tpu::ViewOp>())
+    read = view.getInput();
+  if (auto transpose = read.getDefiningOp<mlir::tpu::TransposeOp>();
+      transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr) && isKeyTranspose(transpose)) {
+    // Head b of the [N, S, H, D] keys: S DRAM rows of its D keys, H*D apart.
+    llvm::ArrayRef<int64_t> keys = shapeOf(transpose.getInput());
+    const int64_t heads = keys[2];
+    first = ((batch / heads) * keys[1] * heads + batch % heads) * keys[3];
+    matrix.pixels = rows;
+    matrix.stride = heads * keys[3];
   }
   matrix.address += uint64_t(first) * isa::dtypeBytes(all.dtype);
   return matrix;
@@ -331,14 +361,15 @@ void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, in
                               int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
   if (dram.pixels == 0)
     return emit(dma(opcode, dram, row, col, rows, cols, space, sramAddress));
+  const int64_t channelStride = dram.stride ? dram.stride : dram.pixels;
   for (int64_t r = row; r < row + rows;) {
     int64_t image = r / dram.pixels, pixel = r % dram.pixels;
     int64_t span = std::min({row + rows - r, dram.pixels - pixel, kMaxCols});
     for (int64_t c0 = 0; c0 < cols; c0 += kMaxDmaRows) {
-      int64_t first = (image * dram.cols + col + c0) * dram.pixels + pixel;
+      int64_t first = (image * dram.cols + col + c0) * channelStride + pixel;
       emit(isa::makeInstruction(
           opcode, {{Field::DramAddr, dram.address + uint64_t(first) * isa::dtypeBytes(dram.dtype)},
-                   {Field::DramStride, uint64_t(dram.pixels)},
+                   {Field::DramStride, uint64_t(channelStride)},
                    {Field::Space, uint64_t(space)},
                    {Field::SramAddr, sramAddress + uint64_t((r - row) * cols + c0)},
                    {Field::SramStride, uint64_t(cols)},

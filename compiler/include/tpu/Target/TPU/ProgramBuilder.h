@@ -28,8 +28,9 @@ constexpr uint64_t kWordBytes = 4;
 //
 // With `pixels`, the [N*pixels, C] matrix of an NHWC tensor is stored NCHW
 // (a layout transpose folded into its reads or its writes): per image, C
-// DRAM rows of `pixels` elements. ProgramBuilder's load and store then move
-// its tiles with transposing DMA transfers; `at` does not apply.
+// DRAM rows of `pixels` elements (`stride` apart where set: a key head's
+// [D, S] weights, S rows of D keys). ProgramBuilder's load and store then
+// move its tiles with transposing DMA transfers; `at` does not apply.
 struct Matrix {
   uint64_t address = 0;
   int64_t rows = 0;
@@ -90,9 +91,16 @@ mlir::tpu::TransposeOp headTransposeOf(mlir::Value value);
 // the batched matmuls that are its result's only readers, which load its
 // input's layout.
 bool headTransposeFolds(mlir::tpu::TransposeOp transpose);
+// Whether `transpose` (perms [0, 2, 3, 1], [N, S, H, D] to [N, H, D, S]:
+// attention's keys transposed per head) can be folded into its readers:
+// batched matmuls that all read its result as their weights, batching its
+// heads. They load each head's [D, S] weights with transposing transfers
+// of the head's S rows of D elements, H*D apart.
+bool keyTransposeFolds(mlir::tpu::TransposeOp transpose);
 // Batch `batch` of a batched matmul's operand or result `value` ([B, rows,
-// cols]) whose DRAM tensor is `all`: the batches one after another, or a
-// head of the tensor headTransposeOf(value) folds.
+// cols]) whose DRAM tensor is `all`: the batches one after another, a head
+// of the tensor headTransposeOf(value) folds, or the transposed head of
+// the one a folded key transpose (keyTransposeFolds) reads.
 Matrix batchOf(mlir::Value value, const Matrix &all, int64_t batch);
 
 // The convolution whose window rows `im2col` gathers, with `outputs`
