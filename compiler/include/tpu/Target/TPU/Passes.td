@@ -104,7 +104,10 @@ def PlanTiles : Pass<"tpu-plan-tiles", "mlir::func::FuncOp"> {
     and its writer use transposing DMA transfers instead. So is an
     attention head transpose (perms [0, 2, 1, 3]) that only batched matmuls
     read, batching its heads, or that only stores a batched matmul's
-    result: they load or store each head in place with strided transfers.
+    result: they load or store each head in place with strided transfers;
+    and a key transpose (perms [0, 2, 3, 1]) that only batched matmuls read
+    as their weights, batching its heads: they load each head's weights
+    with transposing transfers.
 
     What cannot fit (not one weight tile and one row, not one row of a
     group) is an error on the operation.
