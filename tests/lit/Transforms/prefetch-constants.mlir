@@ -152,7 +152,7 @@ func.func @written() {
 // 2, which the previous group never touches) moves as a constant's would.
 // The next load reads what the previous group stores: it stays.
 // CHECK-LABEL: func.func @settled
-// CHECK:      tpu.signal load -> compute
+// CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
 // CHECK-NEXT: tpu.await
 // CHECK:      tpu.depend compute -> load
@@ -174,15 +174,16 @@ func.func @settled() {
   return
 }
 
-// Only the loads before the group's first token from the load queue move
-// (above it, that token would wait for them): the first panel, not the
-// second. Without a group before, they go to the function's start.
+// The load queue's tokens between such loads move up with them, each still
+// after the loads it says are done: both panels and their tokens. Without
+// a group before, they go to the function's start.
 // CHECK-LABEL: func.func @first
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
-// CHECK-NEXT: tpu.depend store -> load
-// CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
 func.func @first() {
   tpu.depend store -> load
   tpu.depend compute -> load
@@ -192,6 +193,22 @@ func.func @first() {
   %second = tpu.signal load -> compute
   tpu.await %panel
   tpu.await %second
+  return
+}
+
+// A token before the group's first load stays, and so do the loads after
+// it (above it, it would wait for them).
+// CHECK-LABEL: func.func @tokenFirst
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @tokenFirst() {
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  %early = tpu.signal load -> compute
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.await %early
   return
 }
 

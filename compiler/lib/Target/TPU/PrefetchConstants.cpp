@@ -161,6 +161,13 @@ bool inLoadQueue(Operation *op) {
   return awaitedBy(op) == Queue::Load;
 }
 
+// Whether `op` is a token the load queue pushes: it says the loads before
+// it are done, so it may move up with them.
+bool isLoadSignal(Operation *op) {
+  auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op);
+  return signal && mlir::tpu::isaQueue(signal.getFrom()) == Queue::Load;
+}
+
 // Whether `op` is a matrix unit instruction (a push right before one would
 // drain the array's pipeline).
 bool isMatrix(Operation *op) {
@@ -251,7 +258,7 @@ private:
     size_t free = 0;
     for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
       std::optional<isa::Instruction> inst = instruction(op);
-      if (inst && inst->queue() != Queue::Load)
+      if ((inst && inst->queue() != Queue::Load) || (isLoadSignal(op) && free > 0))
         continue;
       if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst)) {
         if (inLoadQueue(op))
@@ -367,9 +374,15 @@ private:
         accesses.push_back({op, footprints.of(*inst), inst->queue()});
         continue;
       }
+      // The load queue's token after such loads moves up with them (its
+      // consumer waits for the same loads, no later).
+      if (isLoadSignal(op) && !hoisted.empty()) {
+        hoisted.push_back(op);
+        continue;
+      }
       // Any other op of the load queue than such a load: a load that must
-      // wait, a wait, or a token (moving a load above it would delay the
-      // token's consumer).
+      // wait, a wait, or a token before them (moving a load above it would
+      // delay the token's consumer).
       if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst))
         if (inLoadQueue(op))
           break;
@@ -414,7 +427,8 @@ private:
       op->remove();
       builder.insert(op);
     }
-    numHoisted += hoisted.size();
+    numHoisted +=
+        llvm::count_if(hoisted, [](Operation *op) { return instruction(op).has_value(); });
   }
 };
 

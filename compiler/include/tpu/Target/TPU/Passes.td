@@ -376,9 +376,10 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
     inputs), or that only stores before the previous group's wait write
     (that wait saw them complete; a value an earlier group produced). This
     pass moves the loads of that kind a group starts with (up to its first other
-    op of the load queue) to right after the load queue's op before the
-    wait, so they run while the previous group computes. The load queue's
-    order stays as it was; those loads just stop waiting.
+    op of the load queue, except the load queue's tokens after them, which
+    move with them) to right after the load queue's op before the wait, so
+    they run while the previous group computes. The load queue's order stays
+    as it was; those loads just stop waiting.
 
     Their buffers must be free: compared by the banks each region spans, a
     load whose banks no compute or store instruction since the load queue's
