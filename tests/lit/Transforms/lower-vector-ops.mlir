@@ -38,10 +38,10 @@ module attributes {tpu.target = #target} {
 
 
 // A conversion to int32 words (ArgMax's indices): v.cvt.f2i, and the store
-// moves i32 elements.
+// moves i32 elements. The dense 8 x 1 tile runs as one row of the 8 lanes.
 // CHECK-LABEL: func.func @to_int
 // CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=1 space=sp sram_addr=0 sram_stride=1 rows=8 cols=1 dtype=f32
-// CHECK: tpu.inst v.cvt.f2i dst_space=sp dst_addr=8 src_space=sp src_addr=0 rows=8 cols=1
+// CHECK: tpu.inst v.cvt.f2i dst_space=sp dst_addr=8 src_space=sp src_addr=0 rows=1 cols=8
 // CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=8 sram_stride=1 rows=8 cols=1 dtype=i32
 // CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x80 from %arg0 : tensor<8x1xf32> -> tensor<8x1xi32>
 // CHECK-NEXT: return %[[Y]]
@@ -107,6 +107,8 @@ module attributes {tpu.target = #target} {
 // vector unit starts on tile 0; tile 2 goes into the first set again once
 // the store of tile 0 has freed it (store -> load), before the vector unit
 // starts on tile 1, and so on: the DMA works while the vector unit does.
+// The bias add follows the tile's rows (its operand is a row); the
+// exponential sees the dense 2 x 4 tile as one row of the 8 lanes.
 // CHECK-LABEL: func.func @row_group_two_sets
 // CHECK: tpu.inst dma.ld dram_addr=0x100 {{.*}} sram_addr=0 {{.*}} rows=1 cols=4
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
@@ -115,7 +117,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: %[[TILE1:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE0]]
 // CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=24 src_space=sp src_addr=16 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
-// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24 rows=2 cols=4
+// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24 rows=1 cols=8
 // CHECK-NEXT: %[[DONE0:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE0]]
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x200 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
@@ -125,7 +127,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: %[[TILE2:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE1]]
 // CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=88 src_space=sp src_addr=80 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
-// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=80 src_space=sp src_addr=88 rows=2 cols=4
+// CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=80 src_space=sp src_addr=88 rows=1 cols=8
 // CHECK-NEXT: %[[DONE1:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE1]]
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x220 {{.*}} sram_addr=80 {{.*}} rows=2 cols=4

@@ -555,8 +555,10 @@ public:
         builder.setSource(operand.source);
       else
         builder.setSource(head);
+      // The tile is dense in the accumulators, n words a row.
+      auto [rows, cols] = laneShape(operand, m, n, int64_t(config.vector.lanes));
       if (operand.operand.rows == 0) {
-        builder.emit(accumulatorOp(*operand.opcode, acc, m, n));
+        builder.emit(accumulatorOp(*operand.opcode, acc, rows, cols));
         continue;
       }
       if (operand.spread == Spread::Column)
@@ -572,7 +574,7 @@ public:
         loadOperand(builder, operand, m0, n0, m, n, address);
         ring.use(builder, ring.endFill(builder));
       }
-      builder.emit(accumulatorOp(*operand.opcode, acc, m, n)
+      builder.emit(accumulatorOp(*operand.opcode, acc, rows, cols)
                        .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
                        .set(Field::Src2Addr, address)
                        .set(Field::Broadcast, uint64_t(broadcastOf(operand.spread))));

@@ -138,13 +138,14 @@ public:
                {{0, rhsRows, rhsCols},
                 *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
                 binaryOpcode(binary.getKind())},
-               address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols);
+               address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols,
+               lanes());
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
       emitStep(builder, {{}, Spread::Same, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
-               address(result), address(unary.getInput()), 0, rows, cols);
+               address(result), address(unary.getInput()), 0, rows, cols, lanes());
     } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
       emitStep(builder, {{0, 1, 2}, Spread::Scalar, Opcode::VClamp}, address(result),
-               address(clamp.getInput()), address(clamp.getBounds()), rows, cols);
+               address(clamp.getInput()), address(clamp.getBounds()), rows, cols, lanes());
     }
   }
 
@@ -170,7 +171,7 @@ public:
           builder.dependsOn(Queue::Load, Queue::Store);
         } else {
           builder.beforeCompute();
-          emitStep(builder, step, resultAddress, tileAddress, operandAddress, rows, cols);
+          emitStep(builder, step, resultAddress, tileAddress, operandAddress, rows, cols, lanes());
           builder.beforeStore();
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, resultAddress);
@@ -198,6 +199,8 @@ public:
   }
 
 private:
+  int64_t lanes() const { return int64_t(config.vector.lanes); }
+
   const HardwareConfig &config;
   ProgramBuilder &builder;
 };

@@ -30,8 +30,8 @@ public:
   // its store, the ops of the reduction's fusion group, whose result
   // `output` is.
   WindowLowering(ProgramBuilder &builder, mlir::tpu::WindowReduceOp op, const Matrix &output,
-                 std::vector<VectorStep> epilogue = {})
-      : builder(builder), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
+                 int64_t lanes, std::vector<VectorStep> epilogue = {})
+      : builder(builder), lanes(lanes), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
         plan(planOf<mlir::tpu::WindowTilingAttr>(op)), input(matrixOf(op.getInput())),
         output(output), epilogue(std::move(epilogue)) {
     if (op.getFill())
@@ -109,7 +109,8 @@ private:
     auto operandAt = epilogueOperands.begin();
     for (const VectorStep &step : epilogue) {
       builder.setSource(step.source);
-      emitStep(builder, step, out, out, step.operand.rows ? *operandAt++ : 0, rows, shape.channels);
+      emitStep(builder, step, out, out, step.operand.rows ? *operandAt++ : 0, rows, shape.channels,
+               lanes);
     }
     builder.setSource(head);
   }
@@ -260,6 +261,7 @@ private:
   }
 
   ProgramBuilder &builder;
+  int64_t lanes;
   mlir::tpu::WindowReduceOp op;
   const WindowLayout layout;
   const ConvShape &shape;
@@ -276,7 +278,7 @@ struct LowerWindowReduce : LoweringPattern<mlir::tpu::WindowReduceOp> {
   mlir::LogicalResult matchAndRewrite(mlir::tpu::WindowReduceOp op,
                                       mlir::PatternRewriter &rewriter) const override {
     return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
-      WindowLowering(builder, op, matrixOf(op.getResult())).emit();
+      WindowLowering(builder, op, matrixOf(op.getResult()), int64_t(config.vector.lanes)).emit();
     });
   }
 };
@@ -290,7 +292,9 @@ struct LowerWindowGroup : LoweringPattern<mlir::tpu::FusedOp> {
     if (!window)
       return mlir::failure();
     return lowerInPlace(fused, rewriter, [&](ProgramBuilder &builder) {
-      WindowLowering(builder, window, matrixOf(fused.getResult(0)), epilogueSteps(fused)).emit();
+      WindowLowering(builder, window, matrixOf(fused.getResult(0)), int64_t(config.vector.lanes),
+                     epilogueSteps(fused))
+          .emit();
     });
   }
 };

@@ -512,8 +512,20 @@ void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, in
   }
 }
 
+std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
+                                      int64_t lanes) {
+  if (step.operand.rows && (step.spread == Spread::Row || step.spread == Spread::Column))
+    return {rows, cols};
+  int64_t k = 1;
+  for (int64_t fold = 2; fold <= rows && cols * fold <= lanes; ++fold)
+    if (rows % fold == 0)
+      k = fold;
+  return {rows / k, cols * k};
+}
+
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
-              uint64_t operand, int64_t rows, int64_t cols) {
+              uint64_t operand, int64_t rows, int64_t cols, int64_t lanes) {
+  std::tie(rows, cols) = laneShape(step, rows, cols, lanes);
   if (step.operand.rows == 0) {
     builder.emit(vectorOp(*step.opcode, dst, src, rows, cols));
   } else if (step.spread == Spread::Column) {

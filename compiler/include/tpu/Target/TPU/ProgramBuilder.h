@@ -247,10 +247,20 @@ isa::Broadcast broadcastOf(mlir::tpu::Spread spread);
 // with, into the scratchpad at `address`.
 void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
                  int64_t rows, int64_t cols, uint64_t address);
+// The shape in which `step` sees a dense rows x cols tile on a vector unit
+// of `lanes` lanes: with no row or column operand (which follow the tile's
+// rows), k rows side by side as one row, the most k dividing `rows` with
+// k * cols <= lanes, so that a row narrower than the lanes fills them (the
+// unit takes `lanes` words of one row a cycle); else rows x cols. Wider
+// rows stay: folding them takes fewer groups only where cols is no
+// multiple of the lanes, and on mobilenetv2-block that moved its DMA for
+// a net loss.
+std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
+                                      int64_t lanes);
 // The step on dense rows x cols tiles in the scratchpad: `src` (with its
-// operand at `operand`) into `dst`.
+// operand at `operand`) into `dst`, in laneShape's shape.
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
-              uint64_t operand, int64_t rows, int64_t cols);
+              uint64_t operand, int64_t rows, int64_t cols, int64_t lanes);
 
 [[noreturn]] void throwNoPlan();
 // The plan tpu-plan-tiles recorded on `op`; throws tpu::Error when it has
