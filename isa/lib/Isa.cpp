@@ -49,7 +49,8 @@ constexpr FieldProperties kFieldProperties[] = {
     {"src2_addr", FieldFormat::Unsigned, "Word address of the second source."},
     {"broadcast", FieldFormat::Broadcast,
      "How the second source is read: `none` (rows x cols), `row` (one row of cols, reused for "
-     "every row) or `scalar` (one element; two for `v.clamp`)."},
+     "every row), `scalar` (one element; two for `v.clamp`) or `column` (one column of rows, "
+     "reused for every column)."},
     {"accumulate", FieldFormat::Flag, "1: add into the accumulators; 0: overwrite them."},
     {"flip", FieldFormat::Flag, "1: make the shadow weights active before streaming."},
     {"from", FieldFormat::Queue, "Queue that pushes the token: `load`, `compute` or `store`."},
@@ -71,7 +72,7 @@ const FieldProperties &properties(Field field) {
 // Names indexed by enum value.
 constexpr std::string_view kDTypeNames[] = {"f32", "bf16", "i8", "i32"};
 constexpr std::string_view kSpaceNames[] = {"sp", "acc"};
-constexpr std::string_view kBroadcastNames[] = {"none", "row", "scalar"};
+constexpr std::string_view kBroadcastNames[] = {"none", "row", "scalar", "column"};
 constexpr std::string_view kQueueNames[] = {"control", "load", "compute", "store"};
 constexpr std::string_view kUnitNames[] = {"controller", "DMA engine", "matrix unit",
                                            "vector unit"};

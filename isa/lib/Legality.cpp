@@ -168,6 +168,8 @@ OperandShape vectorSecondSourceShape(const Instruction &instruction) {
     return {1, instruction.get(Field::Cols)};
   case isa::Broadcast::Scalar:
     return {1, 1};
+  case isa::Broadcast::Column:
+    return {instruction.get(Field::Rows), 1};
   }
   throw Error(fmt::format("invalid broadcast {}", instruction.get(Field::Broadcast)));
 }

@@ -92,7 +92,8 @@ TEST(Legality, VectorOperandShapes) {
   relu.set(Field::DstAddr, 4065);
   EXPECT_EQ(fitError(relu), "dst accumulator range [4065, 4097) exceeds 4096 words");
 
-  // src2 of 4 x 8 operands: 32 words, one row of 8, one word, or lo and hi.
+  // src2 of 4 x 8 operands: 32 words, one row of 8, one word, one column
+  // of 4, or lo and hi.
   Instruction add = assembled("v.add dst_space=sp dst_addr=0 src_space=sp src_addr=0 "
                               "src2_space=acc src2_addr=4064 rows=4 cols=8 broadcast=none");
   struct Expected {
@@ -101,7 +102,7 @@ TEST(Legality, VectorOperandShapes) {
   };
   for (Expected expected :
        {Expected{isa::Broadcast::None, 4, 8}, Expected{isa::Broadcast::Row, 1, 8},
-        Expected{isa::Broadcast::Scalar, 1, 1}}) {
+        Expected{isa::Broadcast::Scalar, 1, 1}, Expected{isa::Broadcast::Column, 4, 1}}) {
     add.set(Field::Broadcast, static_cast<uint64_t>(expected.broadcast));
     OperandShape shape = vectorSecondSourceShape(add);
     EXPECT_EQ(shape.rows, expected.rows);

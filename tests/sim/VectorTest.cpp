@@ -65,16 +65,17 @@ class VectorBinary : public ::testing::TestWithParam<BinaryCase> {};
 TEST_P(VectorBinary, EveryBroadcast) {
   const BinaryCase &test = GetParam();
   std::vector<float> a = mixedValues(11), b = mixedValues(12);
-  for (isa::Broadcast broadcast :
-       {isa::Broadcast::None, isa::Broadcast::Row, isa::Broadcast::Scalar}) {
+  for (isa::Broadcast broadcast : {isa::Broadcast::None, isa::Broadcast::Row,
+                                   isa::Broadcast::Scalar, isa::Broadcast::Column}) {
     std::vector<uint32_t> got =
         runVector(vectorBinary(test.opcode, kDstOp, kSrcOp, kSrc2Op, broadcast, kRows, kCols),
                   bitsOf(a), bitsOf(b), kElements);
     for (uint64_t r = 0; r < kRows; ++r)
       for (uint64_t c = 0; c < kCols; ++c) {
-        float second = broadcast == isa::Broadcast::None  ? b[r * kCols + c]
-                       : broadcast == isa::Broadcast::Row ? b[c]
-                                                          : b[0];
+        float second = broadcast == isa::Broadcast::None     ? b[r * kCols + c]
+                       : broadcast == isa::Broadcast::Row    ? b[c]
+                       : broadcast == isa::Broadcast::Column ? b[r]
+                                                             : b[0];
         float expected = test.reference(a[r * kCols + c], second);
         EXPECT_EQ(got[r * kCols + c], floatBits(expected))
             << isa::opcodeInfo(test.opcode).mnemonic << " broadcast " << static_cast<int>(broadcast)

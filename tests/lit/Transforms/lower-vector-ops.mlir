@@ -52,7 +52,7 @@ module attributes {tpu.target = #target} {
 
 // A row-local group (a softmax's tail: x - max, exp): each tile of whole
 // rows is loaded once with the column it needs, the members run on
-// scratchpad buffers (the column spread by one instruction per row), and only
+// scratchpad buffers (the column spread over the rows: broadcast=column), and only
 // the group's value is stored. The loads announce the tile to the vector
 // unit, whose ops announce it to the store.
 // CHECK-LABEL: func.func @row_group
@@ -60,7 +60,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1 dtype=f32
 // CHECK-NEXT: %[[TILE:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE]]
-// CHECK-COUNT-4: tpu.inst v.sub {{.*}} rows=1 cols=6 {{.*}} broadcast=scalar
+// CHECK-NEXT: tpu.inst v.sub dst_space=sp dst_addr=28 src_space=sp src_addr=0 rows=4 cols=6 src2_space=sp src2_addr=24 broadcast=column
 // CHECK-NEXT: tpu.inst v.exp {{.*}} rows=4 cols=6
 // CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE]]

@@ -43,8 +43,8 @@ RankedTensorType matrixType(RankedTensorType type);
 // seen as matrices: the same shape, one row reused for every row, one
 // element, or one column (element r for row r), tried in that order; none
 // for any other shape. For operands that broadcast as numpy (and TOSA) do,
-// this is the N-D broadcast too. The vector unit broadcasts a row or a
-// scalar; a column takes one instruction per row.
+// this is the N-D broadcast too. The vector unit broadcasts each of them
+// (`broadcast=none|row|scalar|column`).
 enum class Spread { Same, Row, Scalar, Column };
 std::optional<Spread> spreadOf(ArrayRef<int64_t> matrix, ArrayRef<int64_t> operand);
 std::optional<Spread> spreadOf(Value full, Value operand);

@@ -115,9 +115,8 @@ def TPU_BinaryOp : TPU_Op<"binary", [Pure]> {
   let description = [{
     `result = lhs <kind> rhs`, where `rhs` has the shape of `lhs` (MxN), is
     one row (1xN) reused for every row, is one element (1x1), or is one
-    column (Mx1) whose element r is used across row r. The vector unit has
-    no column broadcast: the lowering runs one instruction per row with that
-    row's element as a scalar operand.
+    column (Mx1) whose element r is used across row r: the vector unit's
+    `broadcast=none`, `row`, `scalar` or `column`.
 
     ```mlir
     %y = tpu.binary add %x, %bias : tensor<8x100xf32>, tensor<1x100xf32> -> tensor<8x100xf32>

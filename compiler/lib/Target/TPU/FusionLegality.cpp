@@ -154,8 +154,8 @@ bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operat
   if (!isVectorElementwise(op))
     return false;
   // The accumulators hold whole output tiles: an operand spread over them
-  // is the same tile, one row or one element; the vector unit has no column
-  // broadcast.
+  // is the same tile, one row or one element (the epilogue's operand
+  // buffers are planned for those; a column is not).
   if (!other)
     return true;
   std::optional<Spread> spread = spreadOf(chain, other);

@@ -493,9 +493,17 @@ std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group) {
 }
 
 isa::Broadcast broadcastOf(Spread spread) {
-  return spread == Spread::Same  ? isa::Broadcast::None
-         : spread == Spread::Row ? isa::Broadcast::Row
-                                 : isa::Broadcast::Scalar;
+  switch (spread) {
+  case Spread::Same:
+    return isa::Broadcast::None;
+  case Spread::Row:
+    return isa::Broadcast::Row;
+  case Spread::Scalar:
+    return isa::Broadcast::Scalar;
+  case Spread::Column:
+    return isa::Broadcast::Column;
+  }
+  llvm_unreachable("unknown spread");
 }
 
 void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
@@ -528,11 +536,6 @@ void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uin
   std::tie(rows, cols) = laneShape(step, rows, cols, lanes);
   if (step.operand.rows == 0) {
     builder.emit(vectorOp(*step.opcode, dst, src, rows, cols));
-  } else if (step.spread == Spread::Column) {
-    // Row r of the tile (dense, `cols` words apart) with element r.
-    for (int64_t r = 0; r < rows; ++r)
-      builder.emit(vectorOp(*step.opcode, dst + r * cols, src + r * cols, operand + r,
-                            isa::Broadcast::Scalar, 1, cols));
   } else {
     builder.emit(vectorOp(*step.opcode, dst, src, operand, broadcastOf(step.spread), rows, cols));
   }

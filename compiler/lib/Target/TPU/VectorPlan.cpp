@@ -65,11 +65,10 @@ private:
   int64_t end_ = 0;
 };
 
-// A vector op's work on a tile: the columns it covers in each row, whether
-// it takes an instruction a row, and the cycles of each group of lanes.
+// A vector op's work on a tile: the columns it covers in each row and the
+// cycles of each group of lanes.
 struct OpWork {
   int64_t cols;
-  bool perRow;
   double groupCycles;
 };
 
@@ -118,8 +117,7 @@ double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
     double cycles = 0;
     for (const OpWork &op : work.ops) {
       double groups = op.groupCycles * std::ceil(double(op.cols) / double(config.vector.lanes));
-      cycles += op.perRow ? double(t) * (config.vector.pipeline_latency + groups)
-                          : config.vector.pipeline_latency + double(t) * groups;
+      cycles += config.vector.pipeline_latency + double(t) * groups;
     }
     return cycles;
   };
@@ -142,15 +140,12 @@ double estimateCycles(const TiledWork &work, const HardwareConfig &config) {
 }
 
 // Columns a vector op covers in each row (its result's, or its input's for
-// a reduction), whether it takes one instruction per row (an operand
-// spread as a column, which the vector unit cannot broadcast), and the
-// cycles of a group of lanes (more for a transcendental).
+// a reduction) and the cycles of a group of lanes (more for a
+// transcendental).
 OpWork opWork(mlir::Operation *op, const HardwareConfig &config) {
-  auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
   auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op);
   std::optional<isa::Opcode> opcode = unary ? unaryOpcode(unary.getKind()) : std::nullopt;
   return {std::max(shapeAsMatrix(op->getOperand(0)).second, shapeAsMatrix(op->getResult(0)).second),
-          binary && mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs()) == Spread::Column,
           opcode && isa::isTranscendental(*opcode)
               ? double(config.vector.transcendental_cycles_per_group)
               : 1.0};

@@ -41,6 +41,7 @@ enum class Broadcast : uint8_t {
   None = 0,   // same shape as the first source
   Row = 1,    // one row, reused for every row (bias add)
   Scalar = 2, // one element (v.clamp: two elements, lo then hi)
+  Column = 3, // one column, reused for every column (x - its row's maximum)
 };
 
 enum class Opcode : uint8_t {
