@@ -200,8 +200,9 @@ public:
     for (Operation &op : block)
       if (std::optional<isa::Instruction> inst = instruction(&op);
           inst && inst->opcode == Opcode::DmaStore)
-        stores.push_back({&op, dramRange(*inst)});
-    settledBefore = nullptr;
+        stores.push_back(dramRange(*inst));
+    settledStores = 0;
+    size_t storesSeen = 0; // the pass moves no store: they stay in this order
 
     // Walking in program order: the compute and store instructions since
     // the load queue last waited for both queues (they may still run when a
@@ -212,6 +213,7 @@ public:
       if (std::optional<isa::Instruction> inst = instruction(op)) {
         if (inst->queue() != Queue::Load)
           window.push_back({op, footprints.of(*inst), inst->queue()});
+        storesSeen += inst->opcode == Opcode::DmaStore;
       } else if (llvm::isa<mlir::tpu::DependOp>(op)) {
         // A run of depends waiting for both other queues: the group's
         // boundary. Everything before it completes before a load after it.
@@ -220,7 +222,7 @@ public:
           relocate(last, window, footprints);
           hoist(op, last, lastInLoadQueue, window, footprints);
           window.clear();
-          settledBefore = op;
+          settledStores = storesSeen;
         }
         for (Operation *d = op; d != last->getNextNode(); d = d->getNextNode())
           if (inLoadQueue(d))
@@ -312,11 +314,11 @@ private:
     ++numRelocated;
   }
 
-  // Every dma.st of the program and the DRAM bytes it writes.
-  std::vector<std::pair<Operation *, std::pair<uint64_t, uint64_t>>> stores;
-  // The previous group boundary: every store before it has completed
-  // before the load queue passes it (null before the first).
-  Operation *settledBefore = nullptr;
+  // The DRAM bytes each dma.st of the program writes, in program order.
+  std::vector<std::pair<uint64_t, uint64_t>> stores;
+  // How many of them come before the previous group boundary: those have
+  // completed before the load queue passes it.
+  size_t settledStores = 0;
   uint64_t scratchpadWords = 0, bankWords = 0;
 
   // Whether `load` reads what no store writes after the previous boundary:
@@ -325,11 +327,8 @@ private:
   // boundary in the load queue.
   bool readsSettled(const isa::Instruction &load) const {
     auto [begin, end] = dramRange(load);
-    return llvm::all_of(stores, [&](const auto &store) {
-      auto [storeBegin, storeEnd] = store.second;
-      return end <= storeBegin || storeEnd <= begin ||
-             (settledBefore && store.first->isBeforeInBlock(settledBefore));
-    });
+    return llvm::all_of(llvm::ArrayRef(stores).drop_front(settledStores),
+                        [&](auto store) { return end <= store.first || store.second <= begin; });
   }
 
   // A token to the load queue that says `access` has completed: the first
