@@ -12,6 +12,7 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Weight transposes become constants here, which the batchnorm fold needs.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
+  pm.addNestedPass<func::FuncOp>(createFoldConstants());
   pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
   // After the fold, which matches the per-channel rows this may rewrite.
   pm.addNestedPass<func::FuncOp>(createMatrixBroadcast());
@@ -24,11 +25,12 @@ void buildFusionPipeline(OpPassManager &pm, const TargetPipelineOptions &options
 }
 
 void registerTPUPipelines() {
-  PassPipelineRegistration<>("tpu-graph-opt",
-                             "Target-neutral graph clean-up: verify shapes, canonicalize, "
-                             "fold TOSA layer ops on constants, fold batchnorm into weights, "
-                             "broadcasts as 2-D rows or columns, CSE",
-                             buildGraphOptimizationPipeline);
+  PassPipelineRegistration<>(
+      "tpu-graph-opt",
+      "Target-neutral graph clean-up: verify shapes, canonicalize, "
+      "fold TOSA layer ops and elementwise ops on constants, fold batchnorm into weights, "
+      "broadcasts as 2-D rows or columns, CSE",
+      buildGraphOptimizationPipeline);
 }
 
 } // namespace mlir::tpu

@@ -56,6 +56,37 @@ def FoldBatchNorm : Pass<"tpu-fold-batchnorm", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldConstants : Pass<"tpu-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate elementwise ops on constants at compile time";
+  let description = [{
+    An elementwise TOSA op (add, sub, mul, maximum, minimum, pow, negate,
+    abs, exp, log, reciprocal, rsqrt, tanh, sigmoid, floor, ceil, clamp)
+    whose operands are all f32 constants becomes one constant, computed in
+    fp32 on the host with TOSA's broadcasting; maximum, minimum and clamp
+    propagate NaN as the vector unit does. Exporters write such subgraphs
+    (ONNX Gemm's `beta * C`); left in, each would be a vector op and a DRAM
+    round trip, and its result, not being a constant, would stop the
+    epilogue fusion that takes a constant bias. A broadcast that makes the
+    result larger than its operands together (a row plus a column) is left
+    to run, so that the program's constants never grow. Target-neutral:
+    TOSA in, TOSA out; it runs after `tosa-layerwise-constant-fold` and,
+    with `--train`, after `tpu-autodiff`, so a trained parameter is an
+    argument by then, never folded.
+
+    Before:
+    ```mlir
+    %c = "tosa.const"() <{value = dense<[1.0, -2.0]> : tensor<2xf32>}> : () -> tensor<2xf32>
+    %beta = "tosa.const"() <{value = dense<2.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %bias = tosa.mul %c, %beta {shift = 0 : i8} : (tensor<2xf32>, tensor<1xf32>) -> tensor<2xf32>
+    ```
+
+    After:
+    ```mlir
+    %bias = "tosa.const"() <{value = dense<[2.0, -4.0]> : tensor<2xf32>}> : () -> tensor<2xf32>
+    ```
+  }];
+}
+
 def FoldTransposes : Pass<"tpu-fold-transposes", "mlir::func::FuncOp"> {
   let summary = "Cancel the transposes a training step's gradients stack up";
   let description = [{
