@@ -17,13 +17,17 @@ module attributes {tpu.target = #target} {
 // over one activation block, the weight panel double-buffered; each fill is
 // announced by a token (tpu.signal) the array awaits, and each buffer is
 // released by one its next fill would await (the block right after the
-// array's last read of it). The bias row comes into the
-// scratchpad and is added in the accumulators before the one store.
+// array's last read of it). The bias row, the epilogue's one operand (the
+// plan's `operands`), comes into its buffer in the scratchpad with the
+// tile's last step, before the array runs, and is added in the
+// accumulators before the one store.
 // CHECK-LABEL: func.func @dense
 // CHECK: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
 // CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
+// CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[PANEL]]
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
 // CHECK-NEXT: tpu.await %[[BLOCK]]
@@ -31,8 +35,6 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=8 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
 // CHECK-NEXT: tpu.signal compute -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
-// CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[BIAS]]
 // CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=12288 broadcast=row
 // CHECK: %[[TILE:.*]] = tpu.signal compute -> store
@@ -43,9 +45,66 @@ module attributes {tpu.target = #target} {
 // CHECK-NOT: tpu.fused
   func.func @dense(%x: tensor<8x16xf32> {tpu.dram_address = 0 : i64}, %w: tensor<16x8xf32> {tpu.dram_address = 512 : i64}, %b: tensor<1x8xf32> {tpu.dram_address = 1024 : i64}) -> tensor<8x8xf32> {
     %y = tpu.fused attributes {tpu.dram_address = 1088 : i64} -> tensor<8x8xf32> {
-      %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 16, activations = [0, 128], weights = [4096, 8192], operands = [12288, 12296], accumulators = [0, 2048]>} : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+      %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 16, activations = [0, 128], weights = [4096, 8192], operands = [12288], accumulators = [0, 2048]>} : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
       %s = tpu.binary add %m, %b : tensor<8x8xf32>, tensor<1x8xf32> -> tensor<8x8xf32>
       tpu.yield %s : tensor<8x8xf32>
+    }
+    return %y : tensor<8x8xf32>
+  }
+// Two epilogue operands, a bias row and a residual tile, over two K steps
+// (a weight panel each). Each has its own buffer (two different addresses
+// in `operands`): the residual, a whole tile, loads with the tile's first
+// step, the bias row with its last, both before the array gets to them.
+// CHECK-LABEL: func.func @operands_ahead
+// CHECK: tpu.inst dma.ld dram_addr=0x200 {{.*}} sram_addr=4096
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=0
+// CHECK-NEXT: tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=8 space=sp sram_addr=12296 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: %[[RESIDUAL:.*]] = tpu.signal load -> compute
+// CHECK: tpu.inst mxu.mm src_addr=0 {{.*}} accumulate=0
+// CHECK: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
+// CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
+// CHECK: tpu.inst mxu.mm src_addr=128 {{.*}} accumulate=1
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[BIAS]]
+// CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12288 broadcast=row
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[RESIDUAL]]
+// CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12296 broadcast=none
+  func.func @operands_ahead(%x: tensor<8x16xf32> {tpu.dram_address = 0 : i64}, %w: tensor<16x8xf32> {tpu.dram_address = 512 : i64}, %b: tensor<1x8xf32> {tpu.dram_address = 1024 : i64}, %r: tensor<8x8xf32> {tpu.dram_address = 1280 : i64}) -> tensor<8x8xf32> {
+    %y = tpu.fused attributes {tpu.dram_address = 1536 : i64} -> tensor<8x8xf32> {
+      %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 8, activations = [0, 128], weights = [4096, 8192], operands = [12288, 12296], accumulators = [0, 2048]>} : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+      %s = tpu.binary add %m, %b : tensor<8x8xf32>, tensor<1x8xf32> -> tensor<8x8xf32>
+      %t = tpu.binary add %s, %r : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+      tpu.yield %t : tensor<8x8xf32>
+    }
+    return %y : tensor<8x8xf32>
+  }
+// The same with one buffer the two share (equal addresses, what a tiling
+// short of scratchpad plans): each loads in the epilogue just before its
+// op, the second after the first op has released the buffer.
+// CHECK-LABEL: func.func @operands_shared
+// CHECK: tpu.inst mxu.mm src_addr=128 {{.*}} accumulate=1
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
+// CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[BIAS]]
+// CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12288 broadcast=row
+// CHECK-NEXT: %[[FREE:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREE]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: %[[RESIDUAL:.*]] = tpu.signal load -> compute
+// CHECK-NEXT: tpu.await %[[RESIDUAL]]
+// CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12288 broadcast=none
+  func.func @operands_shared(%x: tensor<8x16xf32> {tpu.dram_address = 0 : i64}, %w: tensor<16x8xf32> {tpu.dram_address = 512 : i64}, %b: tensor<1x8xf32> {tpu.dram_address = 1024 : i64}, %r: tensor<8x8xf32> {tpu.dram_address = 1280 : i64}) -> tensor<8x8xf32> {
+    %y = tpu.fused attributes {tpu.dram_address = 1536 : i64} -> tensor<8x8xf32> {
+      %m = tpu.matmul %x, %w {tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 8, activations = [0, 128], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>} : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+      %s = tpu.binary add %m, %b : tensor<8x8xf32>, tensor<1x8xf32> -> tensor<8x8xf32>
+      %t = tpu.binary add %s, %r : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+      tpu.yield %t : tensor<8x8xf32>
     }
     return %y : tensor<8x8xf32>
   }
@@ -70,7 +129,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NOT: tpu.inst mxu.
 // CHECK: tpu.inst dma.st dram_addr=0x4800 dram_stride=64 space=acc sram_addr=0 sram_stride=32 rows=8 cols=32 dtype=f32
   func.func @wide_tiles(%x: tensor<8x64xf32> {tpu.dram_address = 0 : i64}, %w: tensor<64x64xf32> {tpu.dram_address = 2048 : i64}) -> tensor<8x64xf32> {
-    %m = tpu.matmul %x, %w {tpu.dram_address = 18432 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 32, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [12288, 12288], accumulators = [0, 2048]>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+    %m = tpu.matmul %x, %w {tpu.dram_address = 18432 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 32, tile_k = 8, k_block = 64, activations = [0, 0], weights = [4096, 8192], operands = [], accumulators = [0, 2048]>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
     return %m : tensor<8x64xf32>
   }
 // A row band of all of K = 128 in two pieces of 64 columns, a bank each
@@ -99,7 +158,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.await %[[PIECE1]]
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=4096 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
   func.func @band_pieces(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
-    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
+    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
     return %m : tensor<128x16xf32>
   }
 // Weight panels shorter than the block (panel_rows = 32 of K = 128): the
@@ -140,7 +199,7 @@ module attributes {tpu.target = #target} {
 // CHECK: tpu.await %[[FREEPIECE0]]
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x8000 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
   func.func @short_panels(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
-    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, panel_rows = 32, activations = [0, 4096], weights = [8192, 12288], operands = [14336, 14336], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
+    %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, panel_rows = 32, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
     return %m : tensor<128x16xf32>
   }
 }

@@ -22,7 +22,7 @@
 // CHECK: tpu.im2col
 // CHECK-NOT: tpu.tiling
 // CHECK-SAME: -> tensor<256x576xf32>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [6144, 6144], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -39,7 +39,7 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // Stride 2 along both axes: a band of 4 output rows reads (4-1)*2 + 1 = 7
 // input rows; two bands per image, two images, so two input buffers.
 // CHECK-LABEL: func.func @strided
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 8, inputs = [0, 4096], weights = [8192, 12288], operands = [4936, 4936], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 8, inputs = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>
 func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<128x16xf32> {
   %rows = tpu.im2col %x {kernel = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<2x15x15x8xf32> -> tensor<128x8xf32>
   %y = tpu.matmul %rows, %w : tensor<128x8xf32>, tensor<8x16xf32> -> tensor<128x16xf32>
@@ -53,7 +53,7 @@ func.func @strided(%x: tensor<2x15x15x8xf32>, %w: tensor<8x16xf32>) -> tensor<12
 // 32-column tiles so that the first tile's epilogue and store overlap the
 // second's compute, panels of 128 rows (4 K steps) double-buffered.
 // CHECK-LABEL: func.func @resnet_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [18432, 18432], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [32768, 49152], operands = [], accumulators = [0, 8192]>
 module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
     array = <rows = 32, cols = 32, dtype = bf16>,
     scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
@@ -68,12 +68,12 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 }
 
 // resnet-block's second convolution with its epilogue: bias row, residual
-// tile, ReLU. The residual (256 x 32 words per output tile) gets a buffer
-// of its own, in a bank of its own after the bias row's (operands'
-// second address), so that it loads while the array works; the panels
-// follow, a bank each.
+// tile, ReLU. The bias row (32 words) and the residual (256 x 32 words per
+// output tile) each have their part of the operand buffer, side by side
+// in one bank after the input band, so that both load while the array
+// works; the panels follow, a bank each.
 // CHECK-LABEL: func.func @resnet_conv_residual
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [65536, 81920], operands = [32768, 49152], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 128, inputs = [0, 0], weights = [49152, 65536], operands = [32768, 32800], accumulators = [0, 8192]>
 func.func @resnet_conv_residual(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill: tensor<1x64xf32>, %b: tensor<1x64xf32>, %r: tensor<256x64xf32>) -> tensor<256x64xf32> {
   %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x16x16x64xf32>, tensor<1x64xf32> -> tensor<256x576xf32>
   %y = tpu.fused -> tensor<256x64xf32> {
@@ -91,7 +91,7 @@ func.func @resnet_conv_residual(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf3
 // (8 x 4 x 2 x 256 = 16384 words), so each weight panel serves the whole
 // batch instead of being loaded once per image.
 // CHECK-LABEL: func.func @batch_of_small_images
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 576, inputs = [0, 0], weights = [16384, 49152], operands = [16384, 16384], accumulators = [0, 8192]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 32, tile_k = 32, k_block = 576, inputs = [0, 0], weights = [16384, 49152], operands = [], accumulators = [0, 8192]>
 func.func @batch_of_small_images(%x: tensor<8x2x2x256xf32>, %w: tensor<2304x256xf32>, %fill: tensor<1x256xf32>) -> tensor<32x256xf32> {
   %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<8x2x2x256xf32>, tensor<1x256xf32> -> tensor<32x2304xf32>
   %y = tpu.matmul %rows, %w : tensor<32x2304xf32>, tensor<2304x256xf32> -> tensor<32x256xf32>
@@ -105,7 +105,7 @@ func.func @batch_of_small_images(%x: tensor<8x2x2x256xf32>, %w: tensor<2304x256x
 // the first of two taps: the band keeps its padding columns), the whole
 // image one band, all 64 columns one tile.
 // CHECK-LABEL: func.func @resnet_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [20736, 20736], accumulators = [0, 65536]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 16, tile_n = 64, tile_k = 128, k_block = 256, inputs = [0, 0], weights = [131072, 262144], operands = [], accumulators = [0, 65536]>
 module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
     array = <rows = 128, cols = 128, dtype = bf16>,
     scratchpad = <kib = 8192, banks = 16>, accumulator = <kib = 2048, banks = 8>,
@@ -157,7 +157,7 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 // that, with no latency per transfer and no store term, took 248 x 16, the
 // bf16 rows of 32 bytes bound by the latency: 54% slower than unfused).
 // CHECK-LABEL: func.func @layer4_conv
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 2, tile_n = 512, tile_k = 8, k_block = 8, inputs = [0, 0], weights = [8192, 12288], operands = [4096, 4096], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 2, tile_n = 512, tile_k = 8, k_block = 8, inputs = [0, 0], weights = [8192, 12288], operands = [4096], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,

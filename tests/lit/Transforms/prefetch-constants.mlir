@@ -6,8 +6,8 @@
 // load) to right after the load queue's op before it, on the tpu-8x8 target
 // (scratchpad banks of 4096 words). The previous group here loads at 0,
 // applies relu there and stores it to 0x400. A group whose leading loads
-// would wait for the banks of the groups before moves to the upper half
-// of the scratchpad where it fits there (@relocated).
+// would wait for the banks of the groups before moves up by whole banks,
+// half the scratchpad first, where it fits there (@relocated, @oneBankUp).
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -44,14 +44,14 @@ func.func @disjoint() {
   return
 }
 
-// The previous group's array reads bank 2 (its weights at 8192) until its
-// release token, pushed before a vector op: the panel into bank 2 waits for
-// that token instead, after it.
+// The previous group's array reads bank 3 (its weights at 12288) until its
+// release token, pushed before a vector op: the panel into bank 3 (the
+// last: the group cannot move up) waits for that token instead, after it.
 // CHECK-LABEL: func.func @release
-// CHECK:      tpu.inst mxu.ldw src_addr=8192
+// CHECK:      tpu.inst mxu.ldw src_addr=12288
 // CHECK-NEXT: %[[FREE:.*]] = tpu.signal compute -> load
 // CHECK-NEXT: tpu.await %[[FREE]]
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=12288
 // CHECK-NEXT: tpu.inst v.relu
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: return
@@ -59,14 +59,14 @@ func.func @release() {
   tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   %filled = tpu.signal load -> compute
   tpu.await %filled
-  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
   %free = tpu.signal compute -> load
   tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
   tpu.depend compute -> store
   tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   tpu.depend store -> load
   tpu.depend compute -> load
-  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 
@@ -76,46 +76,46 @@ func.func @release() {
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
 func.func @streaming() {
-  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
   %free = tpu.signal compute -> load
   tpu.inst mxu.ldw src_addr=0 src_stride=8 rows=8 cols=8
   tpu.depend store -> load
   tpu.depend compute -> load
-  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 
-// A store may still read bank 2 and no token says when it is done: the
+// A store may still read bank 3 and no token says when it is done: the
 // load stays.
 // CHECK-LABEL: func.func @stored
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
 func.func @stored() {
-  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=12296 sram_stride=8 rows=8 cols=8 dtype=f32
   tpu.depend store -> load
   tpu.depend compute -> load
-  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 
-// The same store, then the array reading bank 2 up to a release token: the
+// The same store, then the array reading bank 3 up to a release token: the
 // compute's token does not say the store is done, so the load stays.
 // CHECK-LABEL: func.func @storedThenRead
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
 func.func @storedThenRead() {
-  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
-  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=12296 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
   %free = tpu.signal compute -> load
   tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
   tpu.depend store -> load
   tpu.depend compute -> load
-  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 
 // A store's token after it (a row group's set released by its store): the
-// load waits for it instead, and for the array's release of bank 2 too.
+// load waits for it instead, and for the array's release of bank 3 too.
 // CHECK-LABEL: func.func @storeReleases
 // CHECK:      %[[STORED:.*]] = tpu.signal store -> load
 // CHECK-NEXT: tpu.await %[[FREE:.*]]
@@ -123,14 +123,14 @@ func.func @storedThenRead() {
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
 // CHECK-NEXT: tpu.depend store -> load
 func.func @storeReleases() {
-  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
   %free = tpu.signal compute -> load
   tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
-  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=8200 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=12296 sram_stride=8 rows=8 cols=8 dtype=f32
   %stored = tpu.signal store -> load
   tpu.depend store -> load
   tpu.depend compute -> load
-  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }
 
@@ -242,12 +242,15 @@ func.func @relocated() {
 }
 
 // The same group reaching into bank 2 (word 8256) would not fit 8192 words
-// up: it stays, and so does its load.
-// CHECK-LABEL: func.func @tooHigh
+// up, but fits one bank (4096 words) up, where its load is free too.
+// CHECK-LABEL: func.func @oneBankUp
+// CHECK:      tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=4096
+// CHECK-NEXT: tpu.await
 // CHECK:      tpu.depend compute -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=0
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=8256
-func.func @tooHigh() {
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=12352
+// CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=4096 {{.*}} src2_space=sp src2_addr=12352
+func.func @oneBankUp() {
   tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   %filled = tpu.signal load -> compute
   tpu.await %filled
@@ -259,6 +262,28 @@ func.func @tooHigh() {
   tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=8256 sram_stride=8 rows=8 cols=8 dtype=f32
   tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=8256 broadcast=none
+  tpu.inst dma.st dram_addr=0x600 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// Reaching into the last bank (word 12352), the group fits nowhere higher:
+// it stays, and so does its load.
+// CHECK-LABEL: func.func @tooHigh
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=0
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=12352
+func.func @tooHigh() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12352 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=12352 broadcast=none
   tpu.inst dma.st dram_addr=0x600 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   return
 }

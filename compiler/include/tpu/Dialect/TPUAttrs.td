@@ -141,11 +141,14 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
     `tile_m x k_block` and weight panels of `panel_rows x tile_n` (absent:
     `k_block`), each block's K in panels one after another. Each role is
     double-buffered: the word addresses of its two buffers in the scratchpad
-    (`activations`, `weights`, and `operands` for what a fused epilogue
-    loads) and in the accumulators (`accumulators`); two equal addresses
-    are one buffer. For a row band in pieces (`k_block` of all of K, in
-    whole banks a piece: docs/compiler.md), `activations` are the pieces'
-    buffers, used in turn, two or more. Set by `tpu-plan-tiles`.
+    (`activations`, `weights`) and in the accumulators (`accumulators`);
+    two equal addresses are one buffer. For a row band in pieces (`k_block`
+    of all of K, in whole banks a piece: docs/compiler.md), `activations`
+    are the pieces' buffers, used in turn, two or more. `operands`: the
+    scratchpad address of each operand a fused epilogue loads, in its
+    order (none without one); all different, each loads ahead of the
+    epilogue while the array works; all equal, they share one buffer and
+    each loads just before its op. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block,
@@ -165,10 +168,8 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
     C-wide chunk, one weight tile streams each output row straight from
     them. Output tiles are `band` output rows x `tile_n` columns, weight
     panels `k_block x tile_n`; the word addresses of the two buffers of each
-    role as in `#tpu.matmul_tiling` (`inputs` for the input bands), except
-    that two different `operands` are the epilogue's operand buffer and its
-    whole-tile operand's own, which loads with the tile's first step. Set
-    by `tpu-plan-tiles`.
+    role as in `#tpu.matmul_tiling` (`inputs` for the input bands), and
+    `operands` as there. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block, TPU_AddressesParameter:$inputs,

@@ -133,7 +133,7 @@ bool operandPays(Operation *head, const ::tpu::codegen::EpilogueOperands &fused,
 
 // A bias row: the result read and written.
 bool rowOperandPays(Operation *head, TargetAttr target) {
-  return operandPays(head, {1, false, true, false}, 2.0, target);
+  return operandPays(head, {1, {::tpu::codegen::OperandKind::Row}}, 2.0, target);
 }
 
 } // namespace
@@ -166,7 +166,8 @@ bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operat
     return spread == Spread::Row || spread == Spread::Scalar;
   if (spread == Spread::Row)
     return rowOperandPays(head, *this);
-  return spread != Spread::Same || operandPays(head, {1, true, false, false}, 3.0, *this);
+  return spread != Spread::Same ||
+         operandPays(head, {1, {::tpu::codegen::OperandKind::Tile}}, 3.0, *this);
 }
 
 bool TargetAttr::canJoinRowGroup(Operation *op, function_ref<bool(Value)> inGroup) const {

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERMATMULS
@@ -400,14 +401,7 @@ public:
     };
     BufferRing activations(pieces, Queue::Load, Queue::Compute);
     BufferRing weights(panels, Queue::Load, Queue::Compute);
-    // Two different operand addresses: the second is the whole-tile
-    // operand's own buffer (a convolution's residual), which loads with the
-    // tile's first step while the array works instead of in the epilogue.
-    BufferRing operands(operandBuffers.take_front(1), Queue::Load, Queue::Compute);
-    std::optional<BufferRing> tileOperands;
-    if (operandBuffers[1] != operandBuffers[0])
-      tileOperands.emplace(operandBuffers.drop_front(1), Queue::Load, Queue::Compute);
-    std::optional<Prefetch> tileOperand;
+    EpilogueBuffers operands(epilogue, operandBuffers);
     BufferRing results(tiles, Queue::Compute, Queue::Store);
     // The step's pieces not yet filled, in order: all of them, or up to
     // `most` while their buffers are free.
@@ -473,11 +467,13 @@ public:
       };
       if (early)
         fillAhead();
+      const bool lastOfTile = step.kb0 + step.kb >= ws[step.batch].rows;
       if (step.kb0 == 0) {
         acc = results.startFill(builder);
-        if (tileOperands)
-          tileOperand = prefetchTileOperand(epilogue, *tileOperands, step);
+        prefetchOperands(epilogue, operands, step, /*wholeTiles=*/true);
       }
+      if (lastOfTile)
+        prefetchOperands(epilogue, operands, step, /*wholeTiles=*/false);
       builder.await(step.panelToken);
       bool releasesBlock = releaseBlockEachStep || step.lastOfBand;
       PieceHooks hooks;
@@ -493,12 +489,10 @@ public:
           fillStep(*next, false);
       };
       source.compute(step, acc, hooks);
-      bool lastOfTile = step.kb0 + step.kb >= ws[step.batch].rows;
       if (releasePanelEachStep)
         weights.release(builder, step.panel);
       if (lastOfTile) {
-        emitEpilogue(epilogue, operands, tileOperands ? &*tileOperands : nullptr, tileOperand, acc,
-                     step.m0, step.n0, step.m, step.n);
+        emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
         // Releasing waits for the array to finish: done once per output
         // tile, where the epilogue and the store wait for it anyway.
         if (!releasePanelEachStep)
@@ -515,41 +509,63 @@ public:
     }
   }
 
-  // A whole-tile operand loaded ahead of its epilogue: its buffer and the
-  // fill's token.
-  struct Prefetch {
-    uint64_t address;
-    Value token;
+  // The buffers of the epilogue's operands, an address each (the plan's
+  // `operands`). All different: each operand has its own and loads ahead
+  // of the epilogue while the array works, a whole tile with the tile's
+  // first step (it takes longest), the rest with its last (so that the
+  // load queue takes the steps' weights and activations first). All
+  // equal: they share one, each loaded just before its op.
+  struct EpilogueBuffers {
+    EpilogueBuffers(const Epilogue &epilogue, llvm::ArrayRef<int64_t> addresses) {
+      const size_t loads = size_t(llvm::count_if(
+          epilogue, [](const VectorStep &operand) { return operand.operand.rows != 0; }));
+      if (addresses.size() != loads)
+        throw Error(fmt::format("the tiling plans {} epilogue operand buffers for {} operands",
+                                addresses.size(), loads));
+      ahead = std::set<int64_t>(addresses.begin(), addresses.end()).size() == loads;
+      for (int64_t address : ahead ? addresses : addresses.take_front(1))
+        rings.emplace_back(llvm::ArrayRef<int64_t>(address), Queue::Load, Queue::Compute);
+      tokens.resize(loads);
+    }
+    bool ahead = false;
+    std::vector<BufferRing> rings; // one per operand ahead, else the shared one
+    std::vector<Value> tokens;     // the fills of operands loaded ahead
   };
 
-  // Loads the epilogue's first whole-tile operand for the output tile of
-  // `step` into its own buffer, if the epilogue has one.
-  std::optional<Prefetch> prefetchTileOperand(const Epilogue &epilogue, BufferRing &tileOperands,
-                                              const Step &step) {
-    auto operand = llvm::find_if(epilogue, [](const VectorStep &op) {
-      return op.operand.rows && op.spread == Spread::Same;
-    });
-    if (operand == epilogue.end())
-      return std::nullopt;
+  // Loads ahead the epilogue's operands for the output tile of `step` that
+  // are whole tiles (or, `wholeTiles` false, the others), each into its
+  // buffer.
+  void prefetchOperands(const Epilogue &epilogue, EpilogueBuffers &buffers, const Step &step,
+                        bool wholeTiles) {
+    if (!buffers.ahead)
+      return;
     const mlir::Location head = builder.sourceLocation();
-    if (operand->source)
-      builder.setSource(operand->source);
-    Prefetch prefetch;
-    prefetch.address = tileOperands.startFill(builder);
-    loadOperand(builder, *operand, step.m0, step.n0, step.m, step.n, prefetch.address);
-    prefetch.token = tileOperands.endFill(builder);
+    size_t load = 0;
+    for (const VectorStep &operand : epilogue) {
+      if (operand.operand.rows == 0)
+        continue;
+      BufferRing &ring = buffers.rings[load];
+      Value &token = buffers.tokens[load++];
+      if ((operand.spread == Spread::Same) != wholeTiles)
+        continue;
+      if (operand.source)
+        builder.setSource(operand.source);
+      else
+        builder.setSource(head);
+      uint64_t address = ring.startFill(builder);
+      loadOperand(builder, operand, step.m0, step.n0, step.m, step.n, address);
+      token = ring.endFill(builder);
+    }
     builder.setSource(head);
-    return prefetch;
   }
 
   // The fused epilogue of one output tile: each op in turn on the tile in the
-  // accumulators, its operand (bias row, residual tile, bounds) loaded into
-  // the scratchpad; whole-tile operands into `tileOperands` where there is
-  // such a buffer, the first of them already there (`prefetched`).
-  void emitEpilogue(const Epilogue &epilogue, BufferRing &operands, BufferRing *tileOperands,
-                    std::optional<Prefetch> prefetched, uint64_t acc, int64_t m0, int64_t n0,
-                    int64_t m, int64_t n) {
+  // accumulators, its operand (bias row, residual tile, bounds) in the
+  // scratchpad, loaded ahead or just before the op.
+  void emitEpilogue(const Epilogue &epilogue, EpilogueBuffers &buffers, uint64_t acc, int64_t m0,
+                    int64_t n0, int64_t m, int64_t n) {
     const mlir::Location head = builder.sourceLocation();
+    size_t load = 0;
     for (const VectorStep &operand : epilogue) {
       if (operand.source)
         builder.setSource(operand.source);
@@ -563,17 +579,16 @@ public:
       }
       if (operand.spread == Spread::Column)
         throw Error(fmt::format("a column operand cannot be fused into a matmul epilogue"));
-      BufferRing &ring = tileOperands && operand.spread == Spread::Same ? *tileOperands : operands;
-      uint64_t address;
-      if (&ring == tileOperands && prefetched) {
-        address = prefetched->address;
-        ring.use(builder, prefetched->token);
-        prefetched.reset();
+      BufferRing &ring = buffers.rings[buffers.ahead ? load : 0];
+      uint64_t address = ring.nextAddress();
+      if (buffers.ahead) {
+        ring.use(builder, buffers.tokens[load]);
       } else {
-        address = ring.startFill(builder);
+        ring.startFill(builder);
         loadOperand(builder, operand, m0, n0, m, n, address);
         ring.use(builder, ring.endFill(builder));
       }
+      ++load;
       builder.emit(accumulatorOp(*operand.opcode, acc, rows, cols)
                        .set(Field::Src2Space, uint64_t(isa::Space::Scratchpad))
                        .set(Field::Src2Addr, address)

@@ -11,21 +11,41 @@ namespace tpu::codegen {
 namespace {
 
 // Words of one buffer of each role for output tiles of tileM x tileN,
-// activation blocks of kBlock columns and weight panels of panelRows rows;
-// the operand is one fill of the epilogue's largest: per tile row, or
-// fixed. `tileOperand`: a buffer of its own for the epilogue's whole-tile
-// operand (a convolution's residual), which then loads while the array
-// works; 0: none.
+// activation blocks of kBlock columns and weight panels of panelRows rows.
+// The epilogue's operands are one buffer: with `operandsAhead` a part of
+// it each, side by side (a bank or two, so that they do not spread the
+// group over more banks than it needs), all loaded ahead while the array
+// works; else the largest, which each fills in turn just before its op,
+// the array waiting.
 struct BufferWords {
-  uint64_t block, panel, operand, tile, tileOperand = 0;
+  uint64_t block, panel, tile;
+  uint64_t operands = 0;
+  std::vector<uint64_t> operandOffsets; // each operand's, in the buffer
 };
 
 BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
-                        const EpilogueOperands &epilogue) {
-  int64_t operand = std::max<int64_t>(
-      {epilogue.tile ? tileM * tileN : 0, epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0});
-  return {uint64_t(tileM * kBlock), uint64_t(panelRows * tileN), uint64_t(operand),
-          uint64_t(tileM * tileN)};
+                        const EpilogueOperands &epilogue, bool operandsAhead) {
+  auto wordsOf = [&](OperandKind kind) {
+    return uint64_t(kind == OperandKind::Tile  ? tileM * tileN
+                    : kind == OperandKind::Row ? tileN
+                                               : 2);
+  };
+  BufferWords words{
+      uint64_t(tileM * kBlock), uint64_t(panelRows * tileN), uint64_t(tileM * tileN), 0, {}};
+  for (OperandKind kind : epilogue.loads) {
+    words.operandOffsets.push_back(operandsAhead ? words.operands : 0);
+    words.operands =
+        operandsAhead ? words.operands + wordsOf(kind) : std::max(words.operands, wordsOf(kind));
+  }
+  return words;
+}
+
+// Whether a plan with the epilogue's operands loaded ahead (a buffer each)
+// and one with a shared buffer differ: only with two operands or more.
+std::vector<bool> operandModes(const EpilogueOperands &epilogue) {
+  if (epilogue.loads.size() < 2)
+    return {true};
+  return {true, false};
 }
 
 // One way to run the matmul: tile sizes and how many buffers each role
@@ -38,6 +58,7 @@ struct Candidate {
   int64_t tileM, tileN, kBlock, panelRows;
   int activationBuffers, weightBuffers, accumulatorBuffers;
   int64_t pieceCols, pieces = 1, extraPieces = 0;
+  bool operandsAhead = true; // as bufferWords has it
 };
 
 // sum over the tiles of `total` in steps of `tile` of f(size of the tile).
@@ -51,18 +72,12 @@ template <typename F> double overTiles(int64_t total, int64_t tile, F f) {
 // An epilogue's operands are fp32: the vector unit reads them.
 constexpr int64_t kOperandBytes = 4;
 
-// DMA transfers an epilogue makes per output tile: one per operand kind.
-double operandLoads(const EpilogueOperands &epilogue) {
-  return double(epilogue.tile) + double(epilogue.row) + double(epilogue.scalar);
-}
-
 // Compute cycles a fused epilogue adds over output tiles of at most tileN
 // columns and the row tiles `overRows` sums over (`rowTiles` of them). It
 // runs on the compute queue, one vector op over the tile at a time, after
 // the tile's last mm has drained (R + C): the next tile's mm waits for it,
 // where without an epilogue it streams on (the last tile's drain is in
-// both). Its operands' loads overlap the tile's K steps: DRAM counts their
-// latency, the array does not wait for it.
+// both). Its operands' loads are in `withTransfers`.
 template <typename OverRows>
 double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
@@ -86,7 +101,9 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
 // two plus what single buffers serialize. The load queue runs one transfer
 // at a time, so each load pays the DRAM latency before its rows (callers
 // count the activations' in theirs); a single buffer's refill waits for
-// its consumer, latency and all.
+// its consumer, latency and all. The epilogue's operands loaded ahead
+// overlap the tile's K steps; sharing one buffer, each waits for the op
+// before it and the array waits for each.
 double withTransfers(double compute, double activations, double activationsSerialized,
                      double panels, const Candidate &c, double rowTiles, int64_t M, int64_t K,
                      int64_t N, const EpilogueOperands &epilogue, const ElementBytes &bytes,
@@ -101,15 +118,17 @@ double withTransfers(double compute, double activations, double activationsSeria
   double weights = rowTiles * double(K) * rowsOfN(bytes.weights) + panels * latency;
   double results = double(M) * rowsOfN(bytes.results);
   double operandRows = rowsOfN(kOperandBytes);
-  double operands = (epilogue.tile ? double(M) * operandRows : 0.0) +
-                    (epilogue.row ? rowTiles * operandRows : 0.0) +
-                    rowTiles * nTiles * operandLoads(epilogue) * latency;
-  if (epilogue.scalar)
-    operands += rowTiles * nTiles;
+  double operands = rowTiles * nTiles * double(epilogue.loads.size()) * latency;
+  for (OperandKind kind : epilogue.loads)
+    operands += kind == OperandKind::Tile  ? double(M) * operandRows
+                : kind == OperandKind::Row ? rowTiles * operandRows
+                                           : rowTiles * nTiles;
   double dram = weights + activations + results + operands;
   // One buffer: its producer waits for its consumer, so its transfers add
   // up (a store's latency too).
   double serialized = activationsSerialized;
+  if (!c.operandsAhead)
+    serialized += operands;
   if (c.weightBuffers == 1)
     serialized += weights;
   if (c.accumulatorBuffers == 1)
@@ -264,37 +283,31 @@ bool keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
 // pieces any number of extra pieces, only when `refills`: there is more
 // than one to load), the rest as bufferWords gives them. The pieces of a
 // block of several start a bank each, so that a DMA filling one never
-// waits for the array reading another. The epilogue's operand may share
-// the bank of the buffer placed before it: the last weight panel's, or
-// with `operandAfterBlocks` the last block's (a convolution's input band,
-// rarely a whole number of banks).
+// waits for the array reading another. The epilogue's operand buffer
+// follows the last weight panel, or with `operandAfterBlocks` the last
+// block (a convolution's input band, rarely a whole number of banks), and
+// may share the bank of the buffer before it.
 template <typename Visit>
 void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
                       int64_t pieceCols, int64_t pieces, uint64_t pieceWords, bool refills,
-                      const BufferWords &words, bool operandAfterBlocks,
+                      const BufferWords &words, bool operandsAhead, bool operandAfterBlocks,
                       const HardwareConfig &config, Visit visit) {
   for (int64_t extraPieces = refills ? pieces : 0; extraPieces >= 0; --extraPieces)
     for (int weightBuffers : {2, 1})
       for (int accumulatorBuffers : {2, 1}) {
         // Scratchpad buffers in placement order: the pieces, the panels and
-        // the operand (or the operand after the pieces), the tile operand's
-        // after the operand's (in a bank of its own, as it fills while the
-        // array reads).
+        // the operands (or the operands after the pieces).
         std::vector<Buffer> buffers;
         for (int64_t piece = 0; piece < pieces + extraPieces; ++piece)
           buffers.push_back({pieceWords});
         size_t operand = operandAfterBlocks ? buffers.size() : buffers.size() + 2;
-        size_t panel = operandAfterBlocks ? buffers.size() + 2 : buffers.size();
-        if (operandAfterBlocks) {
-          buffers.push_back({words.operand, true});
-          buffers.push_back({words.tileOperand});
-        }
+        size_t panel = operandAfterBlocks ? buffers.size() + 1 : buffers.size();
+        if (operandAfterBlocks)
+          buffers.push_back({words.operands, true});
         buffers.push_back({words.panel});
         buffers.push_back({weightBuffers == 2 ? words.panel : 0});
-        if (!operandAfterBlocks) {
-          buffers.push_back({words.operand, true});
-          buffers.push_back({words.tileOperand});
-        }
+        if (!operandAfterBlocks)
+          buffers.push_back({words.operands, true});
         auto scratchpad = placeBuffers(buffers, config.scratchpad.words(), config.scratchpad.banks);
         auto accumulator = placeBuffers({{words.tile}, {accumulatorBuffers == 2 ? words.tile : 0}},
                                         config.accumulator.words(), config.accumulator.banks);
@@ -310,7 +323,8 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
                             accumulatorBuffers,
                             pieceCols,
                             pieces,
-                            extraPieces};
+                            extraPieces,
+                            operandsAhead};
         // Packed buffers share banks: the unit reading one holds up the
         // DMA filling the other, as if there were one.
         if (!scratchpad->ownBanks) {
@@ -328,11 +342,8 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
         if (placed.activations.size() == 1)
           placed.activations.push_back(placed.activations[0]);
         placed.weights = pair(sp[panel], sp[panel + 1], weightBuffers == 2);
-        // The epilogue loads its operands just before it uses them, one op
-        // after the other: one buffer serves; the tile operand's own, if
-        // any, is the second.
-        placed.operands = {int64_t(sp[operand]),
-                           int64_t(sp[words.tileOperand ? operand + 1 : operand])};
+        for (uint64_t offset : words.operandOffsets)
+          placed.operands.push_back(int64_t(sp[operand] + offset));
         placed.accumulators = pair(acc[0], acc[1], accumulatorBuffers == 2);
         visit(placed);
       }
@@ -341,13 +352,10 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
 // The convolution's cost (docs/compiler.md, "Convolutions"): the matmul's
 // model with output tiles of `band` output rows (c.tileM) whose K steps
 // stream every row of the band through one weight tile, and the input
-// bands (with their halo rows) as the activation loads. The epilogue's
-// whole-tile operand loads while the array works when it has a buffer of
-// its own (`tileOperandBuffer`), else in the epilogue, the array waiting.
+// bands (with their halo rows) as the activation loads.
 double estimateConvCycles(const Candidate &c, const ConvShape &shape, const ConvLayout &layout,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
-                          bool tileOperandBuffer, const ElementBytes &bytes,
-                          const HardwareConfig &config) {
+                          const ElementBytes &bytes, const HardwareConfig &config) {
   const int64_t N = shape.outputs, OW = shape.outWidth;
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
@@ -397,16 +405,9 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   double ends = double(shape.bandInputRows(firstBand)) * inputRow +
                 double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
                 double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
-  // A whole-tile operand loaded in the epilogue: the array waits for each.
-  double operandWaits =
-      epilogue.tile && !tileOperandBuffer
-          ? double(M) * overTiles(N, c.tileN,
-                                  [&](int64_t n) { return rowCycles(n, kOperandBytes, config); }) +
-                bands * nTiles * config.dram.latency_cycles
-          : 0.0;
   return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0,
                        bands * nTiles * panels, c, bands, M, K, N, epilogue, bytes, config) +
-         ends + operandWaits;
+         ends;
 }
 
 } // namespace
@@ -456,17 +457,18 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
     for (int64_t tileM : tileHeights(mostRows, config))
       for (int64_t kBlock : kBlocks(K, tileK))
         for (int64_t panelRows : panelHeights(K, tileK, kBlock, tileM, config)) {
-          BufferWords words = bufferWords(tileM, tileN, kBlock, panelRows, epilogue);
           int64_t pieceCols = kBlock >= K ? activationPieceCols(tileM, K, tileK, config) : kBlock;
           int64_t pieces = llvm::divideCeil(std::min(kBlock, K), pieceCols);
-          forEachPlacement(tileM, tileN, kBlock, panelRows, pieceCols, pieces,
-                           uint64_t(tileM * pieceCols), tileM < M || kBlock < K, words, false,
-                           config, [&](const Placed &placed) {
-                             if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
-                                             estimateCycles(placed.effective, M, K, N, tileK,
-                                                            epilogue, bytes, config)))
-                               best->panelRows = panelRows;
-                           });
+          for (bool operandsAhead : operandModes(epilogue))
+            forEachPlacement(tileM, tileN, kBlock, panelRows, pieceCols, pieces,
+                             uint64_t(tileM * pieceCols), tileM < M || kBlock < K,
+                             bufferWords(tileM, tileN, kBlock, panelRows, epilogue, operandsAhead),
+                             operandsAhead, false, config, [&](const Placed &placed) {
+                               if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
+                                               estimateCycles(placed.effective, M, K, N, tileK,
+                                                              epilogue, bytes, config)))
+                                 best->panelRows = panelRows;
+                             });
         }
   }
   return best;
@@ -599,24 +601,15 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
           int64_t m = band * shape.outWidth;
           uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
           bool refills = band < outRows;
-          // The whole-tile operand in the operand buffer, or in one of its own.
-          for (bool tileOperandBuffer : {false, true}) {
-            if (tileOperandBuffer && !epilogue.tile)
-              continue;
-            BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue);
-            if (tileOperandBuffer) {
-              words.operand =
-                  uint64_t(std::max<int64_t>(epilogue.row ? tileN : 0, epilogue.scalar ? 2 : 0));
-              words.tileOperand = uint64_t(m * tileN);
-            }
-            // The operand in the input band's last bank, or in the last panel's.
+          for (bool operandsAhead : operandModes(epilogue)) {
+            BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue, operandsAhead);
+            // The operands after the input band, or after the last panel.
             for (bool operandAfterBand : {true, false})
               forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
-                               operandAfterBand, config, [&](const Placed &placed) {
+                               operandsAhead, operandAfterBand, config, [&](const Placed &placed) {
                                  keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                                              estimateConvCycles(placed.effective, shape, layout,
-                                                                steps, epilogue, tileOperandBuffer,
-                                                                bytes, config));
+                                                                steps, epilogue, bytes, config));
                                });
           }
         }
@@ -658,9 +651,9 @@ MatMulMemoryNeeds minimumMatMulMemory(int64_t K, int64_t N, const EpilogueOperan
                                       const HardwareConfig &config) {
   // The smallest plan: one row, one weight tile, one buffer of each.
   const int64_t tileK = std::min<int64_t>(K, config.array.rows);
-  BufferWords words =
-      bufferWords(1, std::min<int64_t>(N, config.array.cols), tileK, tileK, epilogue);
-  return {words.block + words.panel + words.operand, words.tile};
+  BufferWords words = bufferWords(1, std::min<int64_t>(N, config.array.cols), tileK, tileK,
+                                  epilogue, operandModes(epilogue).back());
+  return {words.block + words.panel + words.operands, words.tile};
 }
 
 } // namespace tpu::codegen

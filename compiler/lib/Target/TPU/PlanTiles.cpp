@@ -26,6 +26,7 @@ namespace {
 // What the matmul's fused epilogue (the later members of its fusion group)
 // loads per output tile.
 ::tpu::codegen::EpilogueOperands epilogueOf(Operation *matmul) {
+  using ::tpu::codegen::OperandKind;
   ::tpu::codegen::EpilogueOperands needs;
   auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(matmul->getParentOp());
   if (!fused)
@@ -34,7 +35,7 @@ namespace {
     Operation *op = &member;
     ++needs.ops;
     if (llvm::isa<mlir::tpu::ClampOp>(op))
-      needs.scalar = true;
+      needs.loads.push_back(OperandKind::Scalar);
     auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op);
     if (!binary)
       continue;
@@ -42,14 +43,14 @@ namespace {
     // rhs is what the lowering loads, spread as the lowering sees it.
     switch (*mlir::tpu::spreadOf(binary.getLhs(), binary.getRhs())) {
     case mlir::tpu::Spread::Same:
-      needs.tile = true;
+      needs.loads.push_back(OperandKind::Tile);
       break;
     case mlir::tpu::Spread::Row:
-      needs.row = true;
+      needs.loads.push_back(OperandKind::Row);
       break;
     case mlir::tpu::Spread::Scalar:
     case mlir::tpu::Spread::Column: // never in an epilogue (the target refuses it)
-      needs.scalar = true;
+      needs.loads.push_back(OperandKind::Scalar);
       break;
     }
   }

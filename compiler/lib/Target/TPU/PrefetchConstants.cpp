@@ -277,13 +277,14 @@ private:
   }
 
   // Moves the group after the boundary ending at `last` (up to the next
-  // boundary) to the scratchpad's upper half of banks, every scratchpad
-  // address of its instructions alike, where it fits there and more of
-  // its leading loads then may go ahead of the boundary: groups pass
-  // their values through DRAM, so a group's buffers may lie anywhere.
+  // boundary) up by a whole number of banks, every scratchpad address of
+  // its instructions alike, where it fits there and more of its leading
+  // loads then may go ahead of the boundary: groups pass their values
+  // through DRAM, so a group's buffers may lie anywhere. Half the
+  // scratchpad first, then the other shifts from the largest down; the
+  // first that frees the most loads wins.
   void relocate(Operation *last, const std::vector<Access> &accesses,
                 const Footprints &footprints) {
-    const uint64_t shift = scratchpadWords / 2 / bankWords * bankWords;
     uint64_t end = 0;
     Operation *groupEnd = nullptr;
     for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
@@ -295,9 +296,20 @@ private:
       if (std::optional<isa::Instruction> inst = instruction(op))
         end = std::max(end, footprints.scratchpadEnd(*inst));
     }
-    if (shift == 0 || end + shift > scratchpadWords ||
-        freeLeadingLoads(last, accesses, footprints, shift) <=
-            freeLeadingLoads(last, accesses, footprints, 0))
+    const uint64_t half = scratchpadWords / 2 / bankWords * bankWords;
+    llvm::SmallVector<uint64_t> shifts{half};
+    for (uint64_t shift = scratchpadWords - bankWords; shift >= bankWords; shift -= bankWords)
+      if (shift != half)
+        shifts.push_back(shift);
+    uint64_t best = 0;
+    size_t mostFree = freeLeadingLoads(last, accesses, footprints, 0);
+    for (uint64_t shift : shifts) {
+      if (shift == 0 || end + shift > scratchpadWords)
+        continue;
+      if (size_t free = freeLeadingLoads(last, accesses, footprints, shift); free > mostFree)
+        best = shift, mostFree = free;
+    }
+    if (best == 0)
       return;
     for (Operation *op = last->getNextNode(); op != groupEnd; op = op->getNextNode()) {
       auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
@@ -307,7 +319,7 @@ private:
       forEachRegion(moved, footprints.arrayColumns(),
                     [&](uint64_t space, Field address, uint64_t, uint64_t, uint64_t) {
                       if (space == uint64_t(isa::Space::Scratchpad))
-                        moved.set(address, moved.get(address) + shift);
+                        moved.set(address, moved.get(address) + best);
                     });
       inst.setFields(mlir::tpu::instructionFields(moved));
     }

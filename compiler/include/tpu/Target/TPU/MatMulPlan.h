@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -45,20 +46,28 @@ struct MatMulPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, kBlock = 0;
   // Word addresses of the two buffers of each role: in the scratchpad,
   // activation blocks (or, for a block of several pieces, each piece's
-  // buffer in turn: activationPieceCols), weight panels and what a fused
-  // epilogue loads; in the accumulators, output tiles.
+  // buffer in turn: activationPieceCols) and weight panels; in the
+  // accumulators, output tiles. `operands`: the buffer of each operand the
+  // fused epilogue loads, in its order; all equal: one buffer, each operand
+  // loaded just before its op; all different: each loaded with the tile's
+  // first step, while the array works.
   std::vector<int64_t> activations, weights, operands, accumulators;
   double estimatedCycles = 0; // the cost model's, for comparing plans
   int64_t panelRows = 0;      // kBlock, or fewer for a block of the whole K
 };
 
-// What the fused epilogue does per output tile: its vector ops, and what
-// they load: a whole tile, one row, or one or two scalars.
+// What an epilogue op loads per output tile: a whole tile (a residual), one
+// row (a bias) or one or two scalars (a clamp's bounds).
+enum class OperandKind { Tile, Row, Scalar };
+
+// What the fused epilogue does per output tile: its vector ops, and the
+// operands they load, in order.
 struct EpilogueOperands {
   int64_t ops = 0;
-  bool tile = false;
-  bool row = false;
-  bool scalar = false;
+  std::vector<OperandKind> loads;
+  bool has(OperandKind kind) const {
+    return std::find(loads.begin(), loads.end(), kind) != loads.end();
+  }
 };
 
 // Bytes of an element of the matmul's tensors in DRAM, as tpu-plan-memory

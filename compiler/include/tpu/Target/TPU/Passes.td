@@ -390,11 +390,12 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
     `store -> load` after the last such instruction; a compute one only
     where no matrix instruction follows it in the compute queue) and goes
     after it; any other stays. Where more of a group's leading loads would
-    move free with its buffers in the upper half of the scratchpad's banks,
-    and the group fits there, every scratchpad address of its instructions
-    (up to the next group's wait) moves up by half the scratchpad first:
-    groups pass their values through DRAM, so a group's buffers may lie
-    anywhere. A module without a `tpu.target` is left as it is.
+    move free with its buffers a whole number of banks higher, and the
+    group fits there, every scratchpad address of its instructions (up to
+    the next group's wait) moves up first, by the shift that frees the
+    most (on a tie, half the scratchpad, else the largest): groups pass
+    their values through DRAM, so a group's buffers may lie anywhere. A
+    module without a `tpu.target` is left as it is.
 
     Before:
     ```mlir
@@ -414,7 +415,7 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
   }];
   let statistics = [
     Statistic<"numHoisted", "hoisted", "Loads issued before their group's wait">,
-    Statistic<"numRelocated", "relocated", "Groups moved to the scratchpad's upper half of banks">,
+    Statistic<"numRelocated", "relocated", "Groups moved up the scratchpad's banks">,
   ];
 }
 
