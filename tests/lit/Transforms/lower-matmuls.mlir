@@ -20,11 +20,13 @@ module attributes {tpu.target = #target} {
 // array's last read of it). The bias row, the epilogue's one operand (the
 // plan's `operands`), comes into its buffer in the scratchpad with the
 // tile's last step, before the array runs, and is added in the
-// accumulators before the one store.
+// accumulators before the one store. The 16 x 8 panel and the 8 x 16
+// block are contiguous in DRAM (all of their matrix's columns), as on
+// chip: each moves as one DMA row of 128, one request.
 // CHECK-LABEL: func.func @dense
-// CHECK: tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=16 cols=8 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x200 dram_stride=128 space=sp sram_addr=4096 sram_stride=128 rows=1 cols=128 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=16 space=sp sram_addr=0 sram_stride=16 rows=8 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=128 rows=1 cols=128 dtype=f32
 // CHECK-NEXT: %[[BLOCK:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
 // CHECK-NEXT: %[[BIAS:.*]] = tpu.signal load -> compute
@@ -39,7 +41,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=12288 broadcast=row
 // CHECK: %[[TILE:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[TILE]]
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x440 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x440 dram_stride=64 space=acc sram_addr=0 sram_stride=64 rows=1 cols=64 dtype=f32
 // CHECK-NEXT: tpu.signal store -> compute
 // CHECK-NEXT: tpu.stored 0x440 from %arg0, %arg1, %arg2
 // CHECK-NOT: tpu.fused
@@ -60,7 +62,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=0
 // CHECK-NEXT: tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=8 space=sp sram_addr=12296 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=64 space=sp sram_addr=12296 sram_stride=64 rows=1 cols=64 dtype=f32
 // CHECK-NEXT: %[[RESIDUAL:.*]] = tpu.signal load -> compute
 // CHECK: tpu.inst mxu.mm src_addr=0 {{.*}} accumulate=0
 // CHECK: tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=1 cols=8 dtype=f32
@@ -95,7 +97,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12288 broadcast=row
 // CHECK-NEXT: %[[FREE:.*]] = tpu.signal compute -> load
 // CHECK-NEXT: tpu.await %[[FREE]]
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x500 dram_stride=64 space=sp sram_addr=12288 sram_stride=64 rows=1 cols=64 dtype=f32
 // CHECK-NEXT: %[[RESIDUAL:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[RESIDUAL]]
 // CHECK-NEXT: tpu.inst v.add {{.*}} src2_space=sp src2_addr=12288 broadcast=none
@@ -114,10 +116,11 @@ module attributes {tpu.target = #target} {
 // before this tile's compute (software pipelining): the in-order front end
 // would otherwise hand it to the load queue only as the array finishes.
 // Each step's panel comes before its block: the array loads the first
-// weight tile while the block arrives.
+// weight tile while the block arrives. A panel is 32 of the 64 weight
+// columns, its rows 64 apart in DRAM: a DMA row each.
 // CHECK-LABEL: func.func @wide_tiles
 // CHECK: tpu.inst dma.ld dram_addr=0x800 dram_stride=64 space=sp sram_addr=4096 sram_stride=32 rows=64 cols=32 dtype=f32
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=512 space=sp sram_addr=0 sram_stride=512 rows=1 cols=512 dtype=f32
 // CHECK: tpu.inst dma.ld dram_addr=0x880 dram_stride=64 space=sp sram_addr=8192 sram_stride=32 rows=64 cols=32 dtype=f32
 // CHECK-NOT: dma.ld
 // CHECK: tpu.inst mxu.ldw src_addr=4096 src_stride=32 rows=8 cols=8
@@ -139,7 +142,7 @@ module attributes {tpu.target = #target} {
 // read, and the next band's piece goes into that bank right away, before
 // the tile's other piece is done.
 // CHECK-LABEL: func.func @band_pieces
-// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=128 cols=16 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=2048 space=sp sram_addr=8192 sram_stride=2048 rows=1 cols=2048 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
 // CHECK-NEXT: %[[PIECE0:.*]] = tpu.signal load -> compute
@@ -169,7 +172,7 @@ module attributes {tpu.target = #target} {
 // wait for the second piece. The first piece is released after the second
 // panel's last read of it, and the next band's first piece goes there.
 // CHECK-LABEL: func.func @short_panels
-// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=512 space=sp sram_addr=8192 sram_stride=512 rows=1 cols=512 dtype=f32
 // CHECK-NEXT: %[[PANEL0:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=128 space=sp sram_addr=0 sram_stride=64 rows=64 cols=64 dtype=f32
 // CHECK-NEXT: %[[PIECE0:.*]] = tpu.signal load -> compute
@@ -181,7 +184,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-COUNT-14: tpu.inst mxu.
 // CHECK-NEXT: %[[FREEPANEL0:.*]] = tpu.signal compute -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x10800 dram_stride=16 space=sp sram_addr=12288 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x10800 dram_stride=512 space=sp sram_addr=12288 sram_stride=512 rows=1 cols=512 dtype=f32
 // CHECK-NEXT: %[[PANEL1:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[PANEL1]]
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=12288 src_stride=16 rows=8 cols=8
@@ -190,7 +193,7 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: %[[FREEPIECE0:.*]] = tpu.signal compute -> load
 // CHECK-NEXT: tpu.signal compute -> load
 // CHECK-NEXT: tpu.await %[[FREEPANEL0]]
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x11000 dram_stride=16 space=sp sram_addr=8192 sram_stride=16 rows=32 cols=16 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x11000 dram_stride=512 space=sp sram_addr=8192 sram_stride=512 rows=1 cols=512 dtype=f32
 // CHECK-NEXT: %[[PANEL2:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[PANEL2]]
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=8192 src_stride=16 rows=8 cols=8

@@ -21,13 +21,13 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: %[[BOUNDS:.*]] = tpu.dram_constant 0x0 dense<{{\[\[}}0.000000e+00, 6.000000e+00]]> : tensor<1x2xf32>
 // CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.depend store -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=1 cols=64 dtype=f32
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 dram_stride=2 space=sp sram_addr=64 sram_stride=2 rows=1 cols=2 dtype=f32
 // CHECK-NEXT: tpu.depend load -> compute
 // CHECK-NEXT: tpu.depend store -> compute
 // CHECK-NEXT: tpu.inst v.clamp dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=64 broadcast=scalar
 // CHECK-NEXT: tpu.depend compute -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x140 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x140 dram_stride=64 space=sp sram_addr=0 sram_stride=64 rows=1 cols=64 dtype=f32
 // CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x140 from %arg0, %[[BOUNDS]] : tensor<8x8xf32>, tensor<1x2xf32> -> tensor<8x8xf32>
 // CHECK-NEXT: return %[[Y]]
   func.func @clamp(%x: tensor<8x8xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x8xf32> {
@@ -40,9 +40,9 @@ module attributes {tpu.target = #target} {
 // A conversion to int32 words (ArgMax's indices): v.cvt.f2i, and the store
 // moves i32 elements. The dense 8 x 1 tile runs as one row of the 8 lanes.
 // CHECK-LABEL: func.func @to_int
-// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=1 space=sp sram_addr=0 sram_stride=1 rows=8 cols=1 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
 // CHECK: tpu.inst v.cvt.f2i dst_space=sp dst_addr=8 src_space=sp src_addr=0 rows=1 cols=8
-// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=8 sram_stride=1 rows=8 cols=1 dtype=i32
+// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=8 space=sp sram_addr=8 sram_stride=8 rows=1 cols=8 dtype=i32
 // CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x80 from %arg0 : tensor<8x1xf32> -> tensor<8x1xi32>
 // CHECK-NEXT: return %[[Y]]
   func.func @to_int(%x: tensor<8x1xf32> {tpu.dram_address = 64 : i64}) -> tensor<8x1xi32> {
@@ -56,15 +56,15 @@ module attributes {tpu.target = #target} {
 // the group's value is stored. The loads announce the tile to the vector
 // unit, whose ops announce it to the store.
 // CHECK-LABEL: func.func @row_group
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=4 cols=6 dtype=f32
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=24 space=sp sram_addr=0 sram_stride=24 rows=1 cols=24 dtype=f32
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=4 space=sp sram_addr=24 sram_stride=4 rows=1 cols=4 dtype=f32
 // CHECK-NEXT: %[[TILE:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE]]
 // CHECK-NEXT: tpu.inst v.sub dst_space=sp dst_addr=28 src_space=sp src_addr=0 rows=4 cols=6 src2_space=sp src2_addr=24 broadcast=column
 // CHECK-NEXT: tpu.inst v.exp {{.*}} rows=4 cols=6
 // CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE]]
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=6 {{.*}} rows=4 cols=6 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=24 {{.*}} rows=1 cols=24 dtype=f32
 // CHECK-NEXT: tpu.signal store -> load
 // CHECK-NEXT: tpu.stored 0xc0 from %arg0, %arg1
   func.func @row_group(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
@@ -79,19 +79,19 @@ module attributes {tpu.target = #target} {
 // The same group on 2-row tiles in one set of buffers: the next tile's
 // loads wait for the store of this one (the tiles follow one another).
 // CHECK-LABEL: func.func @row_group_one_set
-// CHECK: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
-// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=2 cols=1
+// CHECK: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=1 cols=12
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=1 cols=2
 // CHECK-NEXT: %[[TILE0:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE0]]
 // CHECK: tpu.inst v.exp
-// CHECK: tpu.inst dma.st dram_addr=0xc0 {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+// CHECK: tpu.inst dma.st dram_addr=0xc0 {{.*}} sram_addr=0 {{.*}} rows=1 cols=12
 // CHECK-NEXT: %[[FREE0:.*]] = tpu.signal store -> load
 // CHECK-NEXT: tpu.await %[[FREE0]]
-// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
-// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=2 cols=1
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=0 {{.*}} rows=1 cols=12
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=12 {{.*}} rows=1 cols=2
 // CHECK-NEXT: %[[TILE1:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE1]]
-// CHECK: tpu.inst dma.st dram_addr=0xf0 {{.*}} sram_addr=0 {{.*}} rows=2 cols=6
+// CHECK: tpu.inst dma.st dram_addr=0xf0 {{.*}} sram_addr=0 {{.*}} rows=1 cols=12
   func.func @row_group_one_set(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}, %max: tensor<4x1xf32> {tpu.dram_address = 128 : i64}) -> tensor<4x6xf32> {
     %e = tpu.fused attributes {tpu.dram_address = 192 : i64, tpu.tiling = #tpu.row_group_tiling<rows = 2, inputs = [0, 12], results = [14, 0]>} -> tensor<4x6xf32> {
       %d = tpu.binary sub %x, %max : tensor<4x6xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
@@ -111,33 +111,33 @@ module attributes {tpu.target = #target} {
 // exponential sees the dense 2 x 4 tile as one row of the 8 lanes.
 // CHECK-LABEL: func.func @row_group_two_sets
 // CHECK: tpu.inst dma.ld dram_addr=0x100 {{.*}} sram_addr=0 {{.*}} rows=1 cols=4
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=16 {{.*}} rows=1 cols=8
 // CHECK-NEXT: %[[TILE0:.*]] = tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x20 {{.*}} sram_addr=80 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x20 {{.*}} sram_addr=80 {{.*}} rows=1 cols=8
 // CHECK-NEXT: %[[TILE1:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE0]]
 // CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=24 src_space=sp src_addr=16 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
 // CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24 rows=1 cols=8
 // CHECK-NEXT: %[[DONE0:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE0]]
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x200 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x200 {{.*}} sram_addr=16 {{.*}} rows=1 cols=8
 // CHECK-NEXT: %[[FREE0:.*]] = tpu.signal store -> load
 // CHECK-NEXT: tpu.await %[[FREE0]]
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x40 {{.*}} sram_addr=16 {{.*}} rows=1 cols=8
 // CHECK-NEXT: %[[TILE2:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE1]]
 // CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=88 src_space=sp src_addr=80 rows=2 cols=4 src2_space=sp src2_addr=0 broadcast=row
 // CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=80 src_space=sp src_addr=88 rows=1 cols=8
 // CHECK-NEXT: %[[DONE1:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE1]]
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x220 {{.*}} sram_addr=80 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x220 {{.*}} sram_addr=80 {{.*}} rows=1 cols=8
 // CHECK-NEXT: tpu.signal store -> load
 // CHECK-NEXT: tpu.await %[[TILE2]]
 // CHECK-NEXT: tpu.inst v.add dst_space=sp dst_addr=24 src_space=sp src_addr=16
 // CHECK-NEXT: tpu.inst v.exp dst_space=sp dst_addr=16 src_space=sp src_addr=24
 // CHECK-NEXT: %[[DONE2:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE2]]
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x240 {{.*}} sram_addr=16 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x240 {{.*}} sram_addr=16 {{.*}} rows=1 cols=8
 // CHECK-NEXT: tpu.signal store -> load
 // CHECK-NEXT: tpu.stored 0x200 from %arg0, %arg1
   func.func @row_group_two_sets(%x: tensor<6x4xf32> {tpu.dram_address = 0 : i64}, %bias: tensor<1x4xf32> {tpu.dram_address = 256 : i64}) -> tensor<6x4xf32> {
@@ -152,9 +152,9 @@ module attributes {tpu.target = #target} {
 // A row reduction: the tile of whole rows, then each row's sum into a
 // column after it.
 // CHECK-LABEL: func.func @row_sum
-// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=6 {{.*}} sram_addr=0 {{.*}} rows=4 cols=6
+// CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=24 {{.*}} sram_addr=0 {{.*}} rows=1 cols=24
 // CHECK: tpu.inst v.rowsum dst_space=sp dst_addr=24 src_space=sp src_addr=0 rows=4 cols=6
-// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=1 space=sp sram_addr=24 sram_stride=1 rows=4 cols=1
+// CHECK: tpu.inst dma.st dram_addr=0x80 dram_stride=4 space=sp sram_addr=24 sram_stride=4 rows=1 cols=4
   func.func @row_sum(%x: tensor<4x6xf32> {tpu.dram_address = 0 : i64}) -> tensor<4x1xf32> {
     %s = tpu.row_reduce sum %x {tpu.dram_address = 128 : i64, tpu.tiling = #tpu.vector_tiling<rows = 4, cols = 6, input = 0, output = 24>} : tensor<4x6xf32> -> tensor<4x1xf32>
     return %s : tensor<4x1xf32>
@@ -163,9 +163,9 @@ module attributes {tpu.target = #target} {
 // A copy (an output that was an input, as tpu-plan-memory makes it) goes
 // through the scratchpad: a load, the store waits for it, the store.
 // CHECK-LABEL: func.func @copy
-// CHECK: tpu.inst dma.ld dram_addr=0x0 {{.*}} rows=2 cols=4
+// CHECK: tpu.inst dma.ld dram_addr=0x0 {{.*}} rows=1 cols=8
 // CHECK-NEXT: tpu.depend load -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 {{.*}} rows=2 cols=4
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x40 {{.*}} rows=1 cols=8
 // CHECK-NEXT: %[[COPY:.*]] = tpu.stored 0x40 from %arg0 : tensor<2x4xf32> -> tensor<2x4xf32>
 // CHECK: return %[[COPY]]
   func.func @copy(%x: tensor<2x4xf32> {tpu.dram_address = 0 : i64}) -> tensor<2x4xf32> {

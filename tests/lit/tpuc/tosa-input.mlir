@@ -14,7 +14,7 @@
 // CHECK: mxu.ldw src_addr=4144 src_stride=6 rows=4 cols=6
 // CHECK: mxu.mm {{.*}} rows=4 cols=4 dtype=bf16 accumulate=1 flip=1
 // FUSED: v.mul dst_space=acc {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
-// CHECK: dma.st {{.*}} space=acc sram_addr=0 sram_stride=6 rows=4 cols=6 dtype=f32
+// CHECK: dma.st {{.*}} space=acc sram_addr=0 sram_stride=24 rows=1 cols=24 dtype=f32
 // UNFUSED: v.mul dst_space=sp {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
 // CHECK: halt
 

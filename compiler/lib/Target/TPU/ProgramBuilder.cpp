@@ -331,15 +331,33 @@ void ProgramBuilder::beforeCompute() {
 void ProgramBuilder::beforeStore() { dependsOn(Queue::Compute, Queue::Store); }
 
 namespace {
+// The rows x cols a transfer of a block moves: the block itself, or where
+// its DRAM rows are `cols` apart (contiguous, as the on-chip block always
+// is) the fewest, longest rows that divide it. Each DMA row is one
+// request, and requests in flight are limited, so short rows are bound by
+// the DRAM latency, not the bus (a 128-byte weight row on 128x128: 1.6
+// cycles where the bus takes 1).
+std::pair<int64_t, int64_t> coalescedShape(int64_t rows, int64_t cols, int64_t dramStride) {
+  if (dramStride != cols || rows == 1)
+    return {rows, cols};
+  const int64_t elements = rows * cols;
+  for (int64_t longest = std::min(elements, kMaxCols); longest > cols; --longest)
+    if (elements % longest == 0 && elements / longest <= kMaxDmaRows)
+      return {elements / longest, longest};
+  return {rows, cols};
+}
+
 isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
                      int64_t cols, isa::Space space, uint64_t sramAddress) {
+  auto [dmaRows, dmaCols] = coalescedShape(rows, cols, dram.rowStride());
   return isa::makeInstruction(opcode, {{Field::DramAddr, dram.at(row, col)},
-                                       {Field::DramStride, uint64_t(dram.rowStride())},
+                                       {Field::DramStride, uint64_t(dmaCols == cols ? dram.rowStride()
+                                                                                    : dmaCols)},
                                        {Field::Space, uint64_t(space)},
                                        {Field::SramAddr, sramAddress},
-                                       {Field::SramStride, uint64_t(cols)},
-                                       {Field::Rows, uint64_t(rows)},
-                                       {Field::Cols, uint64_t(cols)},
+                                       {Field::SramStride, uint64_t(dmaCols)},
+                                       {Field::Rows, uint64_t(dmaRows)},
+                                       {Field::Cols, uint64_t(dmaCols)},
                                        {Field::DType, uint64_t(dram.dtype)}});
 }
 } // namespace
