@@ -19,6 +19,7 @@ namespace {
 // the array waiting.
 struct BufferWords {
   uint64_t block, panel, tile;
+  bool operandsAhead;
   uint64_t operands = 0;
   std::vector<uint64_t> operandOffsets; // each operand's, in the buffer
 };
@@ -30,8 +31,12 @@ BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pa
                     : kind == OperandKind::Row ? tileN
                                                : 2);
   };
-  BufferWords words{
-      uint64_t(tileM * kBlock), uint64_t(panelRows * tileN), uint64_t(tileM * tileN), 0, {}};
+  BufferWords words{uint64_t(tileM * kBlock),
+                    uint64_t(panelRows * tileN),
+                    uint64_t(tileM * tileN),
+                    operandsAhead,
+                    0,
+                    {}};
   for (OperandKind kind : epilogue.loads) {
     words.operandOffsets.push_back(operandsAhead ? words.operands : 0);
     words.operands =
@@ -40,8 +45,9 @@ BufferWords bufferWords(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pa
   return words;
 }
 
-// Whether a plan with the epilogue's operands loaded ahead (a buffer each)
-// and one with a shared buffer differ: only with two operands or more.
+// The ways to hold the epilogue's operands worth trying: loaded ahead (a
+// part of the buffer each), and sharing one, which differs only with two
+// operands or more.
 std::vector<bool> operandModes(const EpilogueOperands &epilogue) {
   if (epilogue.loads.size() < 2)
     return {true};
@@ -290,7 +296,7 @@ bool keepFastest(std::optional<Plan> &best, const std::array<int64_t, 4> &tiles,
 template <typename Visit>
 void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t panelRows,
                       int64_t pieceCols, int64_t pieces, uint64_t pieceWords, bool refills,
-                      const BufferWords &words, bool operandsAhead, bool operandAfterBlocks,
+                      const BufferWords &words, bool operandAfterBlocks,
                       const HardwareConfig &config, Visit visit) {
   for (int64_t extraPieces = refills ? pieces : 0; extraPieces >= 0; --extraPieces)
     for (int weightBuffers : {2, 1})
@@ -324,7 +330,7 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
                             pieceCols,
                             pieces,
                             extraPieces,
-                            operandsAhead};
+                            words.operandsAhead};
         // Packed buffers share banks: the unit reading one holds up the
         // DMA filling the other, as if there were one.
         if (!scratchpad->ownBanks) {
@@ -463,7 +469,7 @@ std::optional<MatMulPlan> planMatMul(int64_t M, int64_t K, int64_t N,
             forEachPlacement(tileM, tileN, kBlock, panelRows, pieceCols, pieces,
                              uint64_t(tileM * pieceCols), tileM < M || kBlock < K,
                              bufferWords(tileM, tileN, kBlock, panelRows, epilogue, operandsAhead),
-                             operandsAhead, false, config, [&](const Placed &placed) {
+                             false, config, [&](const Placed &placed) {
                                if (keepFastest(best, {tileM, tileN, tileK, kBlock}, placed,
                                                estimateCycles(placed.effective, M, K, N, tileK,
                                                               epilogue, bytes, config)))
@@ -606,7 +612,7 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
             // The operands after the input band, or after the last panel.
             for (bool operandAfterBand : {true, false})
               forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
-                               operandsAhead, operandAfterBand, config, [&](const Placed &placed) {
+                               operandAfterBand, config, [&](const Placed &placed) {
                                  keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                                              estimateConvCycles(placed.effective, shape, layout,
                                                                 steps, epilogue, bytes, config));

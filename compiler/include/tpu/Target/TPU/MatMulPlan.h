@@ -7,7 +7,6 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -49,8 +48,9 @@ struct MatMulPlan {
   // buffer in turn: activationPieceCols) and weight panels; in the
   // accumulators, output tiles. `operands`: the buffer of each operand the
   // fused epilogue loads, in its order; all equal: one buffer, each operand
-  // loaded just before its op; all different: each loaded with the tile's
-  // first step, while the array works.
+  // loaded just before its op; all different: each loaded ahead while the
+  // array works (a whole tile with the tile's first step, the rest with
+  // its last).
   std::vector<int64_t> activations, weights, operands, accumulators;
   double estimatedCycles = 0; // the cost model's, for comparing plans
   int64_t panelRows = 0;      // kBlock, or fewer for a block of the whole K
@@ -65,9 +65,6 @@ enum class OperandKind { Tile, Row, Scalar };
 struct EpilogueOperands {
   int64_t ops = 0;
   std::vector<OperandKind> loads;
-  bool has(OperandKind kind) const {
-    return std::find(loads.begin(), loads.end(), kind) != loads.end();
-  }
 };
 
 // Bytes of an element of the matmul's tensors in DRAM, as tpu-plan-memory
