@@ -4,10 +4,12 @@
 // to before the previous group's wait: @settled), moved above
 // its wait on the groups before (tpu.depend store -> load and compute ->
 // load) to right after the load queue's op before it, on the tpu-8x8 target
-// (scratchpad banks of 4096 words). The previous group here loads at 0,
-// applies relu there and stores it to 0x400. A group whose leading loads
-// would wait for the banks of the groups before moves up by whole banks,
-// half the scratchpad first, where it fits there (@relocated, @oneBankUp).
+// (scratchpad banks of 4096 words); a load of what the previous group
+// stores, to right after that store (tpu-schedule-tokens has it wait for
+// that store). The previous group here loads at 0, applies relu there and
+// stores it to 0x400. A group whose leading loads would wait for the banks
+// of the groups before moves up by whole banks, half the scratchpad first,
+// where it fits there and frees more of them (@relocated, @oneBankUp).
 #target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -17,19 +19,20 @@
               vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
 module attributes {tpu.target = #target} {
 
-// A weight panel into bank 2, which the previous group never touches: it
-// goes right after that group's fill token, before its relu and store; the
-// next load (the group's activations, which the previous group stored)
-// stays behind the wait.
+// A weight panel into bank 2, which the previous group never touches, then
+// the group's activations, which the previous group stores, into its bank
+// 0: the group moves one bank up, clear of bank 0, the panel goes right
+// after that group's fill token, before its relu and store, and the
+// activations right after the store.
 // CHECK-LABEL: func.func @disjoint
 // CHECK:      tpu.signal load -> compute
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=12288
 // CHECK-NEXT: tpu.await
 // CHECK-NEXT: tpu.inst v.relu
 // CHECK:      tpu.inst dma.st
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=4096
 // CHECK-NEXT: tpu.depend store -> load
 // CHECK-NEXT: tpu.depend compute -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400
 func.func @disjoint() {
   tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
   %filled = tpu.signal load -> compute
@@ -70,8 +73,37 @@ func.func @release() {
   return
 }
 
+// Each load goes as early as it may: the panel into bank 2, which the
+// previous group never touches, right after that group's fill token; the
+// next one into bank 3, which its array reads up to a release token,
+// right after that token.
+// CHECK-LABEL: func.func @eachAsEarly
+// CHECK:      tpu.signal load -> compute
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
+// CHECK:      tpu.inst mxu.ldw
+// CHECK-NEXT: %[[FREE:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[FREE]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100 {{.*}} sram_addr=12288
+// CHECK-NEXT: tpu.inst v.relu
+func.func @eachAsEarly() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
 // The same with the array's next instruction right after the token: its
-// push would drain the array, so the panel waits for the whole group.
+// push would drain the array, and no later token says the array is done,
+// so the panel waits for the whole group.
 // CHECK-LABEL: func.func @streaming
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
@@ -79,6 +111,26 @@ func.func @streaming() {
   tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
   %free = tpu.signal compute -> load
   tpu.inst mxu.ldw src_addr=0 src_stride=8 rows=8 cols=8
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
+// A later token says as much and drains nothing: the array's next token,
+// before a vector op.
+// CHECK-LABEL: func.func @laterToken
+// CHECK:      tpu.inst mxu.ldw src_addr=0
+// CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: tpu.await %[[DONE]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+// CHECK-NEXT: tpu.inst v.relu
+func.func @laterToken() {
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
+  %free = tpu.signal compute -> load
+  tpu.inst mxu.ldw src_addr=0 src_stride=8 rows=8 cols=8
+  %done = tpu.signal compute -> load
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
   tpu.depend store -> load
   tpu.depend compute -> load
   tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
@@ -134,12 +186,13 @@ func.func @storeReleases() {
   return
 }
 
-// The program stores to the DRAM the load reads (one byte of it): the load
-// stays behind the wait.
-// CHECK-LABEL: func.func @written
-// CHECK:      tpu.depend compute -> load
+// The previous group stores to the DRAM the load reads (one byte of it):
+// the load goes right after that store.
+// CHECK-LABEL: func.func @follows
+// CHECK-NEXT: tpu.inst dma.st
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
-func.func @written() {
+// CHECK-NEXT: tpu.depend store -> load
+func.func @follows() {
   tpu.inst dma.st dram_addr=0xfc dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=1 dtype=f32
   tpu.depend store -> load
   tpu.depend compute -> load
@@ -147,16 +200,34 @@ func.func @written() {
   return
 }
 
+// A later group stores to the DRAM the load reads: the load stays behind
+// the wait.
+// CHECK-LABEL: func.func @written
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0
+func.func @written() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=8192 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.st dram_addr=0xfc dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=1 dtype=f32
+  return
+}
+
 // What the program stored before the previous group's wait is settled:
 // that wait saw the store complete, so the group's load of it (into bank
 // 2, which the previous group never touches) moves as a constant's would.
-// The next load reads what the previous group stores: it stays.
+// The next load reads what the previous group stores: it goes right after
+// that store.
 // CHECK-LABEL: func.func @settled
 // CHECK:      tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
 // CHECK-NEXT: tpu.await
-// CHECK:      tpu.depend compute -> load
-// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400
+// CHECK:      tpu.inst dma.st dram_addr=0x400
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=12288
+// CHECK-NEXT: tpu.depend store -> load
 func.func @settled() {
   tpu.inst dma.st dram_addr=0x0 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=8 cols=8 dtype=f32
   tpu.depend store -> load
@@ -216,13 +287,16 @@ func.func @tokenFirst() {
 // and stores from to the end, with no token that frees it: the group moves
 // to the scratchpad's upper half, every scratchpad address of its
 // instructions 2 banks (8192 words) up, and its load then goes ahead of
-// the wait. Its accumulator addresses stay.
+// the wait, the load of what the previous group stores right after that
+// store. Its accumulator addresses stay.
 // CHECK-LABEL: func.func @relocated
 // CHECK:      tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=8192
 // CHECK-NEXT: tpu.await
-// CHECK:      tpu.depend compute -> load
+// CHECK:      tpu.inst dma.st dram_addr=0x400
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=8256
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=8192 {{.*}} src2_space=sp src2_addr=8256
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0x600 {{.*}} space=acc sram_addr=0
 func.func @relocated() {
@@ -242,13 +316,15 @@ func.func @relocated() {
 }
 
 // The same group reaching into bank 2 (word 8256) would not fit 8192 words
-// up, but fits one bank (4096 words) up, where its load is free too.
+// up, but fits one bank (4096 words) up, where its loads are free too.
 // CHECK-LABEL: func.func @oneBankUp
 // CHECK:      tpu.signal load -> compute
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=4096
 // CHECK-NEXT: tpu.await
-// CHECK:      tpu.depend compute -> load
+// CHECK:      tpu.inst dma.st dram_addr=0x400
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=12352
+// CHECK-NEXT: tpu.depend store -> load
+// CHECK-NEXT: tpu.depend compute -> load
 // CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=sp src_addr=4096 {{.*}} src2_space=sp src2_addr=12352
 func.func @oneBankUp() {
   tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32

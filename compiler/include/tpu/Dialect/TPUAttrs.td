@@ -169,10 +169,16 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
     them. Output tiles are `band` output rows x `tile_n` columns, weight
     panels `k_block x tile_n`; the word addresses of the two buffers of each
     role as in `#tpu.matmul_tiling` (`inputs` for the input bands), and
-    `operands` as there. Set by `tpu-plan-tiles`.
+    `operands` as there. With `pieces` (absent: 1), the band's channels are
+    split into that many bands of their own, loaded one after another, and
+    the K steps go piece by piece (every tap's first channels first), so
+    that the array starts once the first has arrived; `inputs` are then the
+    pieces' buffers, used in turn. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
-                        "int64_t":$k_block, TPU_AddressesParameter:$inputs,
+                        "int64_t":$k_block,
+                        OptionalParameter<"std::optional<int64_t>">:$pieces,
+                        TPU_AddressesParameter:$inputs,
                         TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
                         TPU_AddressesParameter:$accumulators);
 }

@@ -98,6 +98,8 @@ public:
   // compute instructions that is.
   struct Source {
     int64_t pieceCols = 0; // of a block's pieces; 0: one piece
+    // How many of the block's first pieces the step reads; none: all.
+    std::function<size_t(const Step &)> piecesRead;
     std::function<void(const Step &, size_t piece, uint64_t address)> loadPiece;
     std::function<void(const Step &, uint64_t acc, const PieceHooks &)> compute;
     std::function<int64_t(const Step &)> computeInstructions;
@@ -211,12 +213,14 @@ public:
   // weights and in an input row) and C-wide chunk, one weight tile serves
   // the whole band: one mxu.mm per output row and run of its windows that
   // read the image streams them stride*C words apart, accumulating over the
-  // K steps.
+  // K steps. A band in pieces is a band per piece of the channels (C/pieces
+  // words a pixel), each its own transfer and buffer, the K steps piece by
+  // piece.
   void emitConv(mlir::tpu::Im2ColOp im2col, const Matrix &w, const Matrix &y,
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
-    const ConvLayout layout = convLayout(shape, plan.getTileK());
-    const int64_t C = shape.channels, W = shape.width, OW = shape.outWidth;
+    const ConvLayout layout = convLayout(shape, plan.getTileK(), plan.getPieces().value_or(1));
+    const int64_t C = layout.pixelWords(shape), W = shape.width, OW = shape.outWidth;
     const int64_t OH = shape.outHeight, rowWords = layout.rowWords(shape);
     // Words between the images of a band of whole images.
     const int64_t imageWords = shape.inputRows(OH) * rowWords;
@@ -236,18 +240,28 @@ public:
           step.m0 = first * OW;
           step.m = rows * OW;
           step.n0 = n0, step.n = std::min(tileN, N - n0);
-          step.kb0 = kSteps[panels[p].first].row;
-          step.kb = kSteps[panels[p].second - 1].row + kSteps[panels[p].second - 1].rows - step.kb0;
+          const ConvKStep &last = kSteps[panels[p].second - 1];
+          step.kb0 = kSteps[panels[p].first].weightRow;
+          step.kb = last.weightRow + last.rows - step.kb0;
+          step.blockCols = shape.channels;
           step.panelIndex = p;
           step.newBlock = n0 == 0 && p == 0;
-          step.lastOfBand = n0 + tileN >= N && p + 1 == panels.size();
+          step.lastOfBand = n0 + tileN >= N;
           steps.push_back(step);
         }
     });
 
     llvm::SmallDenseSet<uint64_t, 2> bordered;
     Source source;
-    source.loadPiece = [&](const Step &step, size_t, uint64_t buffer) {
+    if (layout.pieces > 1) {
+      source.pieceCols = C;
+      // Steps go piece by piece: a panel's last step reads the last piece.
+      source.piecesRead = [&](const Step &step) {
+        return size_t(kSteps[panels[step.panelIndex].second - 1].piece + 1);
+      };
+    }
+    source.loadPiece = [&](const Step &step, size_t piece, uint64_t buffer) {
+      const int64_t c0 = int64_t(piece) * C;
       // The left and right padding columns, which no band overwrites.
       if (layout.padColumns && fill && bordered.insert(buffer).second)
         for (int64_t x = 0; x < layout.rowPixels; ++x)
@@ -276,16 +290,19 @@ public:
           if (layout.padColumns)
             sram += uint64_t(shape.pad[2] * C);
           if (input.pixels && !layout.padColumns) // NCHW rows back to back: one transposing load
-            builder.load(input, firstPixel, 0, count * W, C, isa::Space::Scratchpad, sram);
+            builder.load(input, firstPixel, c0, count * W, C, isa::Space::Scratchpad, sram);
           else if (input.pixels) // NCHW: a transposing load per row
             for (int64_t r = 0; r < count; ++r)
-              builder.load(input, firstPixel + r * W, 0, W, C, isa::Space::Scratchpad,
+              builder.load(input, firstPixel + r * W, c0, W, C, isa::Space::Scratchpad,
                            sram + uint64_t(r * rowWords));
-          else if (W * C <= kMaxCols)
+          else if (layout.pieces == 1 && W * C <= kMaxCols)
             loadRows(builder, input, input.at(firstPixel, 0), W * C, sram, rowWords, count, W * C);
+          else if (layout.pieces > 1 && !layout.padColumns) // a DMA row per pixel's piece
+            loadRows(builder, input, input.at(firstPixel, c0), shape.channels, sram, C, count * W,
+                     C);
           else
             for (int64_t r = 0; r < count; ++r)
-              loadRows(builder, input, input.at(firstPixel + r * W, 0), C,
+              loadRows(builder, input, input.at(firstPixel + r * W, c0), shape.channels,
                        sram + uint64_t(r * rowWords), C, W, C);
           p += count;
         }
@@ -307,12 +324,22 @@ public:
     // accumulators yet (the first writes, the rest accumulate): reset with
     // each tile's first panel, updated after each K step's chunks.
     std::vector<bool> written;
+    // Each piece's last K step: the array is done with the piece after it.
+    std::vector<size_t> lastStepOf(size_t(layout.pieces));
+    for (size_t i = 0; i < kSteps.size(); ++i)
+      lastStepOf[size_t(kSteps[i].piece)] = i;
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       const int64_t arrayCols = config.array.cols, bandRows = step.m / OW;
       if (step.panelIndex == 0)
         written.assign(size_t(step.m), false);
       auto [first, end] = panels[step.panelIndex];
-      bool began = false;
+      // Each piece is waited for before the panel's first read of it.
+      std::vector<bool> begun(size_t(layout.pieces), false);
+      auto begin = [&](int64_t piece) {
+        if (!begun[size_t(piece)])
+          hooks.begin(size_t(piece));
+        begun[size_t(piece)] = true;
+      };
       for (size_t i = first; i < end; ++i) {
         const ConvKStep &k = kSteps[i];
         auto [firstColumn, endColumn] = columnsOf(k);
@@ -321,15 +348,12 @@ public:
         for (int64_t j = 0; j < bandRows; ++j)
           if (layout.padRows || shape.rowTapReads((step.m0 / OW + j) % OH, k.kh))
             outputRows.push_back(j);
-        if (outputRows.empty() || firstColumn == endColumn)
-          continue;
-        for (int64_t c0 = 0; c0 < step.n; c0 += arrayCols) {
-          builder.emit(
-              loadWeights(step, k.row - step.kb0, c0, k.rows, std::min(arrayCols, step.n - c0)));
-          if (!began) {
-            hooks.begin(0);
-            began = true;
-          }
+        if (firstColumn == endColumn)
+          outputRows.clear();
+        for (int64_t c0 = 0; !outputRows.empty() && c0 < step.n; c0 += arrayCols) {
+          builder.emit(loadWeights(step, k.weightRow - step.kb0, c0, k.rows,
+                                   std::min(arrayCols, step.n - c0)));
+          begin(k.piece);
           bool flip = true;
           for (int64_t j : outputRows)
             // One mxu.mm per run of windows that all write or all accumulate.
@@ -341,15 +365,16 @@ public:
               int64_t window = j / OH * imageWords + j % OH * shape.stride[0] * rowWords +
                                ow * shape.stride[1] * C + k.offset;
               builder.emit(isa::makeInstruction(
-                  Opcode::MatMul, {{Field::SrcAddr, step.pieces[0] + uint64_t(window)},
-                                   {Field::SrcStride, uint64_t(shape.stride[1] * C)},
-                                   {Field::DstAddr, acc + uint64_t((j * OW + ow) * step.n + c0)},
-                                   {Field::DstStride, uint64_t(step.n)},
-                                   {Field::Rows, uint64_t(runEnd - ow)},
-                                   {Field::Cols, uint64_t(k.rows)},
-                                   {Field::DType, uint64_t(config.array.dtype)},
-                                   {Field::Accumulate, accumulate ? 1u : 0u},
-                                   {Field::Flip, flip ? 1u : 0u}}));
+                  Opcode::MatMul,
+                  {{Field::SrcAddr, step.pieces[size_t(k.piece)] + uint64_t(window)},
+                   {Field::SrcStride, uint64_t(shape.stride[1] * C)},
+                   {Field::DstAddr, acc + uint64_t((j * OW + ow) * step.n + c0)},
+                   {Field::DstStride, uint64_t(step.n)},
+                   {Field::Rows, uint64_t(runEnd - ow)},
+                   {Field::Cols, uint64_t(k.rows)},
+                   {Field::DType, uint64_t(config.array.dtype)},
+                   {Field::Accumulate, accumulate ? 1u : 0u},
+                   {Field::Flip, flip ? 1u : 0u}}));
               flip = false;
               ow = runEnd;
             }
@@ -357,10 +382,14 @@ public:
         for (int64_t j : outputRows)
           for (int64_t ow = firstColumn; ow < endColumn; ++ow)
             written[size_t(j * OW + ow)] = true;
+        if (i == lastStepOf[size_t(k.piece)]) {
+          begin(k.piece);
+          hooks.end(size_t(k.piece));
+        }
       }
-      if (!began)
-        hooks.begin(0);
-      hooks.end(0);
+      // A panel that reads nothing still waits for its first piece.
+      if (llvm::none_of(begun, [](bool b) { return b; }))
+        begin(kSteps[first].piece);
     };
     source.computeInstructions = [&](const Step &step) {
       auto [first, end] = panels[step.panelIndex];
@@ -399,6 +428,11 @@ public:
     auto piecesOf = [&](const Step &step) {
       return source.pieceCols ? size_t(llvm::divideCeil(step.blockCols, source.pieceCols)) : 1;
     };
+    // A step's fills take the pieces it reads; later ones come with the
+    // later steps that read them, after those steps' panels.
+    auto piecesToFill = [&](const Step &step) {
+      return source.piecesRead ? source.piecesRead(step) : piecesOf(step);
+    };
     BufferRing activations(pieces, Queue::Load, Queue::Compute);
     BufferRing weights(panels, Queue::Load, Queue::Compute);
     EpilogueBuffers operands(epilogue, operandBuffers);
@@ -406,7 +440,7 @@ public:
     // The step's pieces not yet filled, in order: all of them, or up to
     // `most` while their buffers are free.
     auto fillPieces = [&](Step &step, bool all, size_t most = SIZE_MAX) {
-      for (size_t filled = 0; step.pieces.size() < piecesOf(step) && filled < most &&
+      for (size_t filled = 0; step.pieces.size() < piecesToFill(step) && filled < most &&
                               (all || activations.nextIsFree());
            ++filled) {
         step.pieces.push_back(activations.startFill(builder));
@@ -455,7 +489,7 @@ public:
       auto fillAhead = [&] {
         auto ahead = std::find_if(steps.begin() + i + 2, steps.end(),
                                   [](const Step &later) { return later.newBlock; });
-        if (ahead == steps.end() || next->pieces.size() < piecesOf(*next))
+        if (ahead == steps.end() || next->pieces.size() < piecesToFill(*next))
           return;
         auto blockBefore = std::find_if(std::make_reverse_iterator(ahead), steps.rend(),
                                         [](const Step &earlier) { return earlier.newBlock; });

@@ -361,7 +361,8 @@ void forEachPlacement(int64_t tileM, int64_t tileN, int64_t kBlock, int64_t pane
 // bands (with their halo rows) as the activation loads.
 double estimateConvCycles(const Candidate &c, const ConvShape &shape, const ConvLayout &layout,
                           const std::vector<ConvKStep> &steps, const EpilogueOperands &epilogue,
-                          const ElementBytes &bytes, const HardwareConfig &config) {
+                          const ElementBytes &bytes, const ElementBytes &stored,
+                          const HardwareConfig &config) {
   const int64_t N = shape.outputs, OW = shape.outWidth;
   const int64_t M = shape.batch * shape.outHeight * OW;
   const double C = double(config.array.cols);
@@ -387,33 +388,47 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   if (panels > 1)
     compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
   // An NCHW input row is C DRAM rows of W elements, turned into W pixel
-  // rows of C words: the bus or the turn, whichever is slower.
+  // rows of C words (of each piece's channels): the bus or the turn,
+  // whichever is slower. An NHWC one is a DMA row, or in pieces W rows of
+  // a piece's channels each.
+  const int64_t W = shape.width, pieces = layout.pieces, pixel = layout.pixelWords(shape);
   const double inputRow =
       shape.channelMajor
-          ? std::max(double(shape.channels) * rowCycles(shape.width, bytes.activations, config),
-                     turnCycles(shape.width, shape.channels, config))
-          : rowCycles(shape.width * shape.channels, bytes.activations, config);
-  // A band's input rows are a transfer per image, or per row where a row is
-  // more than a DMA row can hold or is NCHW between padding columns; each
-  // pays the DRAM latency.
+          ? std::max(double(shape.channels) * rowCycles(W, bytes.activations, config),
+                     double(pieces) * turnCycles(W, pixel, config))
+      : pieces > 1 ? double(pieces * W) * rowCycles(pixel, bytes.activations, config)
+                   : rowCycles(W * shape.channels, bytes.activations, config);
+  // A band's input rows (each piece's) are a transfer per image, or per row
+  // where a row is more than a DMA row can hold or is NCHW between padding
+  // columns; each pays the DRAM latency.
   const bool rowPerTransfer = (shape.channelMajor && layout.padColumns) ||
-                              (!shape.channelMajor && shape.width * shape.channels > kMaxCols);
+                              (!shape.channelMajor && W * shape.channels > kMaxCols);
   double inputs = overBands([&](int64_t m) {
     double rows = double(shape.bandInputRows(m / OW));
     double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
-    return rows * inputRow + transfers * config.dram.latency_cycles;
+    return rows * inputRow + double(pieces) * transfers * config.dram.latency_cycles;
   });
   int64_t K = shape.kernel[0] * shape.kernel[1] * shape.channels;
+  // A refilled band waits for the array to release its buffer: the pieces
+  // beyond the extra ones.
+  double serialized = bands > 1 ? inputs * double(c.pieces - c.extraPieces) / double(c.pieces) : 0;
+  auto overlapped = [&](double array, const ElementBytes &sizes) {
+    return withTransfers(array, inputs, serialized, bands * nTiles * panels, c, bands, M, K, N,
+                         epilogue, sizes, config);
+  };
+  const double cycles = overlapped(compute, bytes);
   // Nothing overlaps the first band's input and first weight panel, nor the
   // last tile's store: a whole-image band with all of K in one panel waits
-  // for every load before the array starts.
+  // for every load before the array starts. A band in pieces waits for its
+  // first, where the array sets the pace with the weights and results at
+  // the sizes DRAM holds them (else the bus is busy anyway).
+  const bool arrayBound = overlapped(compute, stored) > overlapped(0, stored);
   int64_t firstBand = std::min(c.tileM, M / OW), firstN = std::min(c.tileN, N);
-  double ends = double(shape.bandInputRows(firstBand)) * inputRow +
-                double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
-                double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
-  return withTransfers(compute, inputs, c.activationBuffers == 1 && bands > 1 ? inputs : 0.0,
-                       bands * nTiles * panels, c, bands, M, K, N, epilogue, bytes, config) +
-         ends;
+  double ends =
+      double(shape.bandInputRows(firstBand)) * inputRow / double(arrayBound ? pieces : 1) +
+      double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
+      double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
+  return cycles + ends;
 }
 
 } // namespace
@@ -505,31 +520,43 @@ bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
 
 namespace {
 
-// The K steps with their window offsets in a band of `rowWords` words a
-// row whose first column is input column `firstColumn` (-pad: the padding).
+// The K steps with their window offsets in a band (or each of its
+// `pieces`) of `rowWords` words a row whose first column is input column
+// `firstColumn` (-pad: the padding).
 std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t rowWords,
-                                int64_t firstColumn) {
-  const int64_t run = shape.runLength(), C = shape.channels, KW = shape.kernel[1];
+                                int64_t firstColumn, int64_t pieces) {
+  const int64_t C = shape.channels, KW = shape.kernel[1], pixel = C / pieces;
+  // A run is contiguous in the weights and in a band row: a kernel row's
+  // taps or one tap's channels, with pieces the piece's channels of a tap.
+  const int64_t run = pieces > 1 ? pixel : shape.runLength();
+  const bool tapRuns = pieces > 1 || run == C;
+  const int64_t runs = shape.kernel[0] * KW * pixel / run;
   std::vector<ConvKStep> steps;
-  for (int64_t r = 0; r < shape.runs(); ++r) {
-    // Run r starts at tap (kh, kw) of the window.
-    int64_t kh = run == C ? r / KW : r, kw = run == C ? r % KW : 0;
-    int64_t origin = kh * shape.dilation[0] * rowWords +
-                     (kw * shape.dilation[1] - shape.pad[2] - firstColumn) * C;
-    for (int64_t k0 = 0; k0 < run; k0 += tileK) {
-      int64_t rows = std::min(tileK, run - k0);
-      steps.push_back({r * run + k0, rows, origin + k0, kh, kw + k0 / C, k0 % C + rows <= C});
+  int64_t weightRow = 0;
+  for (int64_t piece = 0; piece < pieces; ++piece)
+    for (int64_t r = 0; r < runs; ++r) {
+      // Run r starts at tap (kh, kw) of the window.
+      int64_t kh = tapRuns ? r / KW : r, kw = tapRuns ? r % KW : 0;
+      int64_t origin = kh * shape.dilation[0] * rowWords +
+                       (kw * shape.dilation[1] - shape.pad[2] - firstColumn) * pixel;
+      int64_t firstRow = (kh * KW + kw) * C + piece * pixel;
+      for (int64_t k0 = 0; k0 < run; k0 += tileK) {
+        int64_t rows = std::min(tileK, run - k0);
+        steps.push_back({firstRow + k0, pieces > 1 ? weightRow : firstRow + k0, rows, origin + k0,
+                         kh, kw + k0 / C, k0 % C + rows <= C, piece});
+        weightRow += rows;
+      }
     }
-  }
   return steps;
 }
 
 } // namespace
 
-ConvLayout convLayout(const ConvShape &shape, int64_t tileK) {
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces) {
   ConvLayout layout;
+  layout.pieces = pieces;
   layout.padRows = !shape.everyRowReadsImage();
-  const std::vector<ConvKStep> steps = kStepsIn(shape, tileK, 0, 0);
+  const std::vector<ConvKStep> steps = kStepsIn(shape, tileK, 0, 0, pieces);
   bool stepsOfOneTap = llvm::all_of(steps, [](const ConvKStep &step) { return step.oneTap; });
   layout.padColumns =
       (shape.pad[2] > 0 || shape.pad[3] > 0) && (!stepsOfOneTap || !shape.everyColumnReadsImage());
@@ -549,7 +576,8 @@ int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
 }
 
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout) {
-  return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0);
+  return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0,
+                  layout.pieces);
 }
 
 std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &steps,
@@ -566,11 +594,16 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
   return panels;
 }
 
+// The most pieces a convolution's band is split into: each more is a
+// transfer more per band and a run more per weight panel.
+constexpr int64_t kMostBandPieces = 4;
+
 // The im2col's rows in DRAM are fp32.
 constexpr int64_t kIm2ColBytes = 4;
 
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
-                                 const HardwareConfig &config, const ElementBytes &bytes) {
+                                 const HardwareConfig &config, const ElementBytes &bytes,
+                                 const ElementBytes &stored, bool weightsInStepOrder) {
   const int64_t C = shape.channels;
   const int64_t K = shape.kernel[0] * shape.kernel[1] * C, N = shape.outputs;
   // A pixel's channels are one DMA row; an output row's windows, sw*C
@@ -587,8 +620,18 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   llvm::SmallVector<int64_t, 2> tileKs{tallest};
   if (C < tallest && convLayout(shape, tallest).padColumns && !convLayout(shape, C).padColumns)
     tileKs.push_back(C);
-  for (int64_t tileK : tileKs) {
-    const ConvLayout layout = convLayout(shape, tileK);
+  // The band's channels in pieces of whole one-tap K steps (then the
+  // layout, and the work the roofline counts, are those of one piece), so
+  // that the array starts after the first: worth it where nothing overlaps
+  // the first band's load. Only with the weights in DRAM in the steps'
+  // order, so that a panel is still one transfer.
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 4> layouts; // tileK, pieces
+  for (int64_t tileK : tileKs)
+    for (int64_t pieces = 1; pieces <= (weightsInStepOrder ? kMostBandPieces : 1); pieces *= 2)
+      if (pieces == 1 || (C % pieces == 0 && C / pieces % tileK == 0))
+        layouts.push_back({tileK, pieces});
+  for (auto [tileK, pieces] : layouts) {
+    const ConvLayout layout = convLayout(shape, tileK, pieces);
     const int64_t rowWords = layout.rowWords(shape);
     if (rowWords > kMaxSramStride)
       continue;
@@ -611,12 +654,14 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
             BufferWords words = bufferWords(m, tileN, kBlock, kBlock, epilogue, operandsAhead);
             // The operands after the input band, or after the last panel.
             for (bool operandAfterBand : {true, false})
-              forEachPlacement(band, tileN, kBlock, kBlock, kBlock, 1, bandWords, refills, words,
-                               operandAfterBand, config, [&](const Placed &placed) {
-                                 keepFastest(best, {band, tileN, tileK, kBlock}, placed,
-                                             estimateConvCycles(placed.effective, shape, layout,
-                                                                steps, epilogue, bytes, config));
-                               });
+              forEachPlacement(
+                  band, tileN, kBlock, kBlock, kBlock, pieces, bandWords, refills, words,
+                  operandAfterBand, config, [&](const Placed &placed) {
+                    if (keepFastest(best, {band, tileN, tileK, kBlock}, placed,
+                                    estimateConvCycles(placed.effective, shape, layout, steps,
+                                                       epilogue, bytes, stored, config)))
+                      best->pieces = pieces;
+                  });
           }
         }
     }

@@ -138,7 +138,8 @@ public:
       return signalPassFailure();
     }
     const ::tpu::HardwareConfig hardware = mlir::tpu::hardwareConfig(*target);
-    narrow = dramDType == "array" && hardware.array.dtype == ::tpu::isa::DType::BF16;
+    bf16Array = hardware.array.dtype == ::tpu::isa::DType::BF16;
+    narrow = dramDType == "array" && bf16Array;
     // A row group runs as one only where the cost model says it is no
     // slower than its members on their own and it fits the scratchpad;
     // otherwise its members form smaller groups that do. A window
@@ -173,18 +174,21 @@ public:
   }
 
 private:
-  // Whether tpu-plan-memory will store what only the array reads as bf16.
-  bool narrow = false;
+  // Whether tpu-plan-memory will store what only the array reads as bf16,
+  // and whether the array is bf16 (then it does with --dram-dtype=array).
+  bool narrow = false, bf16Array = false;
 
   // The DRAM element sizes of a matmul's activations `lhs` (for a
   // convolution, its input), weights `rhs` and result, and whether `lhs`
-  // is stored NCHW.
-  ::tpu::codegen::ElementBytes bytesOf(Operation *op, Value lhs, Value rhs) const {
+  // is stored NCHW; `narrowed`: as tpu-plan-memory stores them where it
+  // narrows what only the array reads.
+  ::tpu::codegen::ElementBytes bytesOf(Operation *op, Value lhs, Value rhs, bool narrowed) const {
     auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op->getParentOp());
     Value result = fused ? fused->getResult(0) : op->getResult(0);
-    return {::tpu::codegen::plannedElementBytes(lhs, narrow),
-            ::tpu::codegen::plannedElementBytes(rhs, narrow),
-            ::tpu::codegen::plannedElementBytes(result, narrow), ::tpu::codegen::nchwPixelsOf(lhs)};
+    return {::tpu::codegen::plannedElementBytes(lhs, narrowed),
+            ::tpu::codegen::plannedElementBytes(rhs, narrowed),
+            ::tpu::codegen::plannedElementBytes(result, narrowed),
+            ::tpu::codegen::nchwPixelsOf(lhs)};
   }
 
   // Splits a row group that does not pay into the longest runs of its
@@ -265,19 +269,61 @@ private:
                                             plan->operands);
   }
 
+  // A convolution's band in pieces runs its K steps piece by piece: its
+  // weight rows become a constant of their own in that order, so that each
+  // panel is still consecutive rows.
+  static void reorderWeights(mlir::tpu::MatMulOp matmul, arith::ConstantOp weights,
+                             const ::tpu::codegen::ConvShape &shape,
+                             const ::tpu::codegen::ConvPlan &plan) {
+    auto values = llvm::cast<DenseElementsAttr>(weights.getValue());
+    const std::vector<float> rows(values.getValues<float>().begin(),
+                                  values.getValues<float>().end());
+    const int64_t N = shape.outputs;
+    std::vector<float> ordered;
+    ordered.reserve(rows.size());
+    for (const ::tpu::codegen::ConvKStep &step : ::tpu::codegen::convKSteps(
+             shape, plan.tileK, ::tpu::codegen::convLayout(shape, plan.tileK, plan.pieces)))
+      ordered.insert(ordered.end(), rows.begin() + step.row * N,
+                     rows.begin() + (step.row + step.rows) * N);
+    OpBuilder builder(weights);
+    auto reordered = builder.create<arith::ConstantOp>(
+        weights.getLoc(), DenseElementsAttr::get(values.getType(), llvm::ArrayRef<float>(ordered)));
+    matmul.getRhsMutable().assign(reordered);
+    if (weights.use_empty())
+      weights.erase();
+  }
+
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
     // A convolution runs on its input held on chip where that fits; else
     // its im2col writes the window rows for a plain matmul. Its rows count
     // as fp32: with bf16 weight rows the model reloads the weights per band
-    // where the simulator finds one band faster (docs/compiler.md).
+    // where the simulator finds one band faster (docs/compiler.md). Whether
+    // its band goes in pieces weighs its tensors at the array's dtype
+    // whatever --dram-dtype says: the plan, and so the order of its sums,
+    // is the same either way.
     if (auto matmul = llvm::dyn_cast<mlir::tpu::MatMulOp>(op))
       if (auto im2col = matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>()) {
+        // A plan with its band in pieces stays (IR read back): its weights
+        // are in DRAM in its steps' order.
+        if (auto planned = op->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr);
+            planned && planned.getPieces())
+          return planned;
         int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
-        if (std::optional<::tpu::codegen::ConvPlan> conv = ::tpu::codegen::planConv(
-                ::tpu::codegen::convShapeOf(im2col, outputs), epilogueOf(op), hardware))
-          return mlir::tpu::ConvTilingAttr::get(&getContext(), conv->band, conv->tileN, conv->tileK,
-                                                conv->kBlock, conv->inputs, conv->weights,
-                                                conv->operands, conv->accumulators);
+        const ::tpu::codegen::ConvShape shape = ::tpu::codegen::convShapeOf(im2col, outputs);
+        auto weights = matmul.getRhs().getDefiningOp<arith::ConstantOp>();
+        if (weights && !llvm::isa<DenseFPElementsAttr>(weights.getValue()))
+          weights = nullptr;
+        if (std::optional<::tpu::codegen::ConvPlan> conv =
+                ::tpu::codegen::planConv(shape, epilogueOf(op), hardware, {},
+                                         bytesOf(op, im2col.getInput(), matmul.getRhs(), bf16Array),
+                                         /*weightsInStepOrder=*/bool(weights))) {
+          if (conv->pieces > 1)
+            reorderWeights(matmul, weights, shape, *conv);
+          return mlir::tpu::ConvTilingAttr::get(
+              &getContext(), conv->band, conv->tileN, conv->tileK, conv->kBlock,
+              conv->pieces > 1 ? std::optional<int64_t>(conv->pieces) : std::nullopt, conv->inputs,
+              conv->weights, conv->operands, conv->accumulators);
+        }
         im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));
       }
     int64_t M, K, N;
@@ -286,13 +332,13 @@ private:
       auto lhs = mlir::tpu::matrixType(matmul.getLhs().getType()).getShape();
       auto rhs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape();
       M = lhs[0], K = lhs[1], N = rhs[1];
-      bytes = bytesOf(op, matmul.getLhs(), matmul.getRhs());
+      bytes = bytesOf(op, matmul.getLhs(), matmul.getRhs(), narrow);
     } else {
       auto batched = llvm::cast<mlir::tpu::BatchMatMulOp>(op);
       auto lhs = batched.getLhs().getType().getShape();
       auto rhs = batched.getRhs().getType().getShape();
       M = lhs[1], K = lhs[2], N = rhs[2];
-      bytes = bytesOf(op, batched.getLhs(), batched.getRhs());
+      bytes = bytesOf(op, batched.getLhs(), batched.getRhs(), narrow);
     }
     std::optional<::tpu::codegen::MatMulPlan> plan =
         ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware, bytes);

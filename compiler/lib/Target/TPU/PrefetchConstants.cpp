@@ -4,8 +4,8 @@
 // the previous group's compute.
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/Footprints.h"
 #include "tpu/Target/TPU/Passes.h"
-#include "tpu/isa/Legality.h"
 
 #include <array>
 
@@ -19,6 +19,8 @@ namespace isa = ::tpu::isa;
 using isa::Field;
 using isa::Opcode;
 using isa::Queue;
+using ::tpu::codegen::DramBlock;
+using ::tpu::codegen::forEachRegion;
 
 namespace {
 
@@ -37,48 +39,6 @@ struct Banks {
     return *this;
   }
 };
-
-// Calls region(space, addressField, rows, cols, stride) for each on-chip
-// region `inst` reads or writes, a mxu.mm's accumulator rows as wide as
-// the active weight tile (at most `arrayCols`).
-template <typename Region>
-void forEachRegion(const isa::Instruction &inst, uint64_t arrayCols, Region region) {
-  const auto sp = uint64_t(isa::Space::Scratchpad), acc = uint64_t(isa::Space::Accumulator);
-  uint64_t rows = inst.get(Field::Rows), cols = inst.get(Field::Cols);
-  switch (inst.opcode) {
-  case Opcode::DmaLoad:
-  case Opcode::DmaStore:
-    if (inst.get(Field::Transpose))
-      std::swap(rows, cols);
-    region(inst.get(Field::Space), Field::SramAddr, rows, cols, inst.get(Field::SramStride));
-    break;
-  case Opcode::DmaGather:
-    region(sp, Field::SramAddr, rows, cols, cols);
-    region(sp, Field::SrcAddr, 1, rows, rows);
-    break;
-  case Opcode::LoadWeights:
-    region(sp, Field::SrcAddr, rows, cols, inst.get(Field::SrcStride));
-    break;
-  case Opcode::MatMul:
-    region(sp, Field::SrcAddr, rows, cols, inst.get(Field::SrcStride));
-    region(acc, Field::DstAddr, rows, arrayCols, inst.get(Field::DstStride));
-    break;
-  case Opcode::Nop:
-  case Opcode::Halt:
-  case Opcode::SyncPush:
-  case Opcode::SyncPop:
-    break;
-  default: { // the vector unit: dense operands
-    region(inst.get(Field::SrcSpace), Field::SrcAddr, rows, cols, cols);
-    ::tpu::OperandShape dst = ::tpu::vectorDestinationShape(inst);
-    region(inst.get(Field::DstSpace), Field::DstAddr, dst.rows, dst.cols, dst.cols);
-    if (isa::usesField(isa::opcodeInfo(inst.opcode), Field::Src2Addr)) {
-      ::tpu::OperandShape src2 = ::tpu::vectorSecondSourceShape(inst);
-      region(inst.get(Field::Src2Space), Field::Src2Addr, src2.rows, src2.cols, src2.cols);
-    }
-  }
-  }
-}
 
 class Footprints {
 public:
@@ -123,14 +83,6 @@ private:
   std::array<uint64_t, 2> bankWords;
   uint64_t arrayCols;
 };
-
-// The DRAM bytes [begin, end) a transfer reads or writes.
-std::pair<uint64_t, uint64_t> dramRange(const isa::Instruction &inst) {
-  uint64_t rows = inst.get(Field::Rows), cols = inst.get(Field::Cols);
-  uint64_t bytes = isa::dtypeBytes(isa::DType(inst.get(Field::DType)));
-  uint64_t begin = inst.get(Field::DramAddr);
-  return {begin, begin + ((rows - 1) * inst.get(Field::DramStride) + cols) * bytes};
-}
 
 std::optional<isa::Instruction> instruction(Operation *op) {
   if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op))
@@ -200,7 +152,7 @@ public:
     for (Operation &op : block)
       if (std::optional<isa::Instruction> inst = instruction(&op);
           inst && inst->opcode == Opcode::DmaStore)
-        stores.push_back(dramRange(*inst));
+        stores.push_back({&op, DramBlock(*inst)});
     settledStores = 0;
     size_t storesSeen = 0; // the pass moves no store: they stay in this order
 
@@ -219,6 +171,7 @@ public:
         // boundary. Everything before it completes before a load after it.
         Operation *last = op;
         if (isBoundary(op, last)) {
+          groupStores = storesSeen;
           relocate(last, window, footprints);
           hoist(op, last, lastInLoadQueue, window, footprints);
           window.clear();
@@ -252,9 +205,9 @@ private:
   }
 
   // How many of the group's leading loads (after the boundary ending at
-  // `last`) read settled DRAM into banks that no compute or store
-  // instruction of `accesses` touches, with the group's scratchpad
-  // regions `shift` words higher.
+  // `last`) read DRAM no later group writes (storeToFollow) into banks that
+  // no compute or store instruction of `accesses` touches, with the
+  // group's scratchpad regions `shift` words higher.
   size_t freeLeadingLoads(Operation *last, const std::vector<Access> &accesses,
                           const Footprints &footprints, uint64_t shift) const {
     size_t free = 0;
@@ -262,7 +215,7 @@ private:
       std::optional<isa::Instruction> inst = instruction(op);
       if ((inst && inst->queue() != Queue::Load) || (isLoadSignal(op) && free > 0))
         continue;
-      if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst)) {
+      if (!inst || inst->opcode != Opcode::DmaLoad || !storeToFollow(*inst)) {
         if (inLoadQueue(op))
           break;
         continue;
@@ -326,59 +279,87 @@ private:
     ++numRelocated;
   }
 
-  // The DRAM bytes each dma.st of the program writes, in program order.
-  std::vector<std::pair<uint64_t, uint64_t>> stores;
-  // How many of them come before the previous group boundary: those have
-  // completed before the load queue passes it.
-  size_t settledStores = 0;
+  // Each dma.st of the program and the DRAM bytes it writes, in program
+  // order.
+  std::vector<std::pair<Operation *, DramBlock>> stores;
+  // How many of them come before the previous group boundary (those have
+  // completed before the load queue passes it), and before this one.
+  size_t settledStores = 0, groupStores = 0;
   uint64_t scratchpadWords = 0, bankWords = 0;
 
-  // Whether `load` reads what no store writes after the previous boundary:
-  // data the program never writes (weights, constants, inputs) or wrote
-  // groups ago. Such a load reads the same bytes anywhere after that
-  // boundary in the load queue.
-  bool readsSettled(const isa::Instruction &load) const {
-    auto [begin, end] = dramRange(load);
-    return llvm::all_of(llvm::ArrayRef(stores).drop_front(settledStores),
-                        [&](auto store) { return end <= store.first || store.second <= begin; });
+  // Where `load` may go ahead of the group boundary: anywhere after the
+  // previous boundary where it reads data the program never writes
+  // (weights, constants, inputs) or wrote groups ago (nullptr); after the
+  // last store of the group before that writes what it reads (the
+  // previous group's first output tiles), where tpu-schedule-tokens has
+  // it wait for that store; nowhere (nullopt) where a later store writes
+  // it.
+  std::optional<Operation *> storeToFollow(const isa::Instruction &load) const {
+    const DramBlock read(load);
+    Operation *latest = nullptr;
+    for (size_t store = settledStores; store < stores.size(); ++store)
+      if (stores[store].second.overlaps(read)) {
+        if (store >= groupStores)
+          return std::nullopt;
+        latest = stores[store].first;
+      }
+    return latest;
   }
 
   // A token to the load queue that says `access` has completed: the first
   // signal from its queue after it, before the boundary at `first`; from
-  // the compute queue, not one the matrix unit's next instruction follows
-  // (its push would drain the array; before a vector op it costs a cycle,
-  // as that waits for the array anyway).
+  // the compute queue, the first not one the matrix unit's next
+  // instruction follows (its push would drain the array; before a vector
+  // op it costs a cycle, as that waits for the array anyway).
   static mlir::tpu::SignalOp releaseAfter(const Access &access, Operation *first) {
     for (Operation *op = access.op->getNextNode(); op != first; op = op->getNextNode()) {
       auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op);
       if (!signal || mlir::tpu::isaQueue(signal.getFrom()) != access.queue ||
           mlir::tpu::isaQueue(signal.getTo()) != Queue::Load)
         continue;
-      if (access.queue == Queue::Compute)
-        for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-          if (std::optional<isa::Instruction> inst = instruction(next);
-              inst && inst->queue() == Queue::Compute)
-            return isMatrix(next) ? nullptr : signal;
+      if (access.queue == Queue::Compute && followedByMatrix(op))
+        continue; // a later one says as much
       return signal;
     }
     return nullptr;
   }
 
-  // Moves the leading loads after the boundary [first, last] that read
-  // settled data (readsSettled) to right after `after` (the load queue's op
-  // before the boundary; the function's start if none): the load queue's
-  // order stays as it was, those loads just stop waiting for the groups
-  // before. A load whose banks a compute or store instruction of the groups
-  // before that may still run touches waits for its queue's release token
-  // after the last such instruction instead (and goes after it); one that
-  // has none stays, and so does one whose banks the group's own compute
-  // touches first.
+  // Whether the compute queue's next instruction after `op` is the matrix
+  // unit's.
+  static bool followedByMatrix(Operation *op) {
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (std::optional<isa::Instruction> inst = instruction(next);
+          inst && inst->queue() == Queue::Compute)
+        return isMatrix(next);
+    return false;
+  }
+
+  // Moves the leading loads after the boundary [first, last] that may go
+  // ahead of it (storeToFollow) up to right after `after` (the load
+  // queue's op before the boundary; the function's start if none), each
+  // no earlier than the store it follows: the load queue's order stays as
+  // it was, those loads just stop waiting for the groups before. A load
+  // whose banks a compute or store instruction of the groups before that
+  // may still run touches waits for its queue's release token after the
+  // last such instruction instead (and goes after that token, the loads
+  // after it too); one that has none stays, and so does one whose banks
+  // the group's own compute touches first.
   void hoist(Operation *first, Operation *last, Operation *after, std::vector<Access> accesses,
              const Footprints &footprints) {
-    llvm::SmallVector<Operation *> hoisted;
     // Per queue (compute, store), the latest token to wait for.
-    std::array<mlir::tpu::SignalOp, 2> releases;
+    using Releases = std::array<mlir::tpu::SignalOp, 2>;
+    // The hoisted ops in order, each with the op it goes after at the
+    // earliest (nullptr: the function's start) and the tokens it waits for.
+    struct Hoisted {
+      Operation *op, *earliest;
+      Releases releases;
+    };
+    llvm::SmallVector<Hoisted> hoisted;
+    Releases releases;
     auto slot = [](Queue queue) { return queue == Queue::Compute ? 0 : 1; };
+    auto later = [](Operation *a, Operation *b) {
+      return !a || (b && a->isBeforeInBlock(b)) ? b : a;
+    };
     for (Operation *op = last->getNextNode(); op; op = op->getNextNode()) {
       std::optional<isa::Instruction> inst = instruction(op);
       if (inst && inst->queue() != Queue::Load) {
@@ -388,19 +369,21 @@ private:
       // The load queue's token after such loads moves up with them (its
       // consumer waits for the same loads, no later).
       if (isLoadSignal(op) && !hoisted.empty()) {
-        hoisted.push_back(op);
+        hoisted.push_back({op, hoisted.back().earliest, releases});
         continue;
       }
       // Any other op of the load queue than such a load: a load that must
       // wait, a wait, or a token before them (moving a load above it would
       // delay the token's consumer).
-      if (!inst || inst->opcode != Opcode::DmaLoad || !readsSettled(*inst))
-        if (inLoadQueue(op))
-          break;
+      std::optional<Operation *> store;
+      if (inst && inst->opcode == Opcode::DmaLoad)
+        store = storeToFollow(*inst);
+      if (!store && inLoadQueue(op))
+        break;
       if (!inst)
         continue;
       Banks banks = footprints.of(*inst);
-      std::array<mlir::tpu::SignalOp, 2> needed = releases;
+      Releases needed = releases;
       bool free = true;
       for (Queue queue : {Queue::Compute, Queue::Store}) {
         auto conflict = std::find_if(accesses.rbegin(), accesses.rend(), [&](const Access &access) {
@@ -419,27 +402,30 @@ private:
       if (!free)
         break;
       releases = needed;
-      hoisted.push_back(op);
+      Operation *earliest = later(hoisted.empty() ? after : hoisted.back().earliest, *store);
+      for (mlir::tpu::SignalOp release : releases)
+        earliest = later(earliest, release);
+      hoisted.push_back({op, earliest, releases});
     }
-    if (hoisted.empty())
-      return;
-    for (mlir::tpu::SignalOp release : releases)
-      if (release && (!after || after->isBeforeInBlock(release)))
-        after = release;
     OpBuilder builder(&getContext());
-    if (after)
-      builder.setInsertionPointAfter(after);
-    else
-      builder.setInsertionPointToStart(first->getBlock());
-    for (mlir::tpu::SignalOp release : releases)
-      if (release)
-        builder.create<mlir::tpu::AwaitOp>(hoisted.front()->getLoc(), release.getToken());
-    for (Operation *op : hoisted) {
-      op->remove();
-      builder.insert(op);
+    Releases awaited;
+    Operation *previous = nullptr;
+    for (const Hoisted &hoist : hoisted) {
+      if (Operation *point = later(previous, hoist.earliest))
+        builder.setInsertionPointAfter(point);
+      else
+        builder.setInsertionPointToStart(first->getBlock());
+      for (size_t queue = 0; queue < awaited.size(); ++queue)
+        if (mlir::tpu::SignalOp release = hoist.releases[queue]; release != awaited[queue]) {
+          builder.create<mlir::tpu::AwaitOp>(hoist.op->getLoc(), release.getToken());
+          awaited[queue] = release;
+        }
+      hoist.op->remove();
+      builder.insert(hoist.op);
+      previous = hoist.op;
     }
-    numHoisted +=
-        llvm::count_if(hoisted, [](Operation *op) { return instruction(op).has_value(); });
+    numHoisted += llvm::count_if(
+        hoisted, [](const Hoisted &hoist) { return instruction(hoist.op).has_value(); });
   }
 };
 

@@ -1,7 +1,11 @@
 // tpu-schedule-tokens: the order between the queues (tpu.signal, tpu.await,
 // tpu.depend) as the ISA's tokens, sync.push and sync.pop.
 #include "tpu/Dialect/Instructions.h"
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/Footprints.h"
 #include "tpu/Target/TPU/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
 
 #include <array>
 
@@ -62,18 +66,197 @@ private:
   PerChannel pushed{}, popped{};
 };
 
+// An on-chip region's span: words [begin, end) of `space`.
+struct Span {
+  uint64_t space, begin, end;
+  bool overlaps(const Span &other) const {
+    return space == other.space && begin < other.end && other.begin < end;
+  }
+};
+
+// The spans of the on-chip regions `inst` reads or writes (`written`: only
+// a compute instruction's destination, what it writes).
+llvm::SmallVector<Span, 3> spansOf(const isa::Instruction &inst, uint64_t arrayCols,
+                                   bool written = false) {
+  llvm::SmallVector<Span, 3> spans;
+  ::tpu::codegen::forEachRegion(
+      inst, arrayCols,
+      [&](uint64_t space, isa::Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+        if (rows && cols && (!written || address == isa::Field::DstAddr))
+          spans.push_back(
+              {space, inst.get(address), inst.get(address) + (rows - 1) * stride + cols});
+      });
+  return spans;
+}
+
+// Per instruction that must wait for a store, the last store before it
+// that it conflicts with (the store queue runs in order: waiting for one
+// waits for those before).
+using StoreWaits = llvm::DenseMap<Operation *, Operation *>;
+
+// The tokens from the store queue to `queue` a program already has (read
+// back after this pass): a pop waits for the stores before its push.
+class ScheduledTokens {
+public:
+  explicit ScheduledTokens(isa::Queue queue) : queue(queue) {}
+
+  // Whether `inst` is a sync.push or sync.pop; where it is one of this
+  // channel's pops, `unwaited` (the first store not waited for) moves past
+  // the stores it waits for, `stores` being the stores before its push.
+  bool follow(const isa::Instruction &inst, size_t stores, size_t &unwaited) {
+    if (inst.opcode != isa::Opcode::SyncPush && inst.opcode != isa::Opcode::SyncPop)
+      return false;
+    if (isa::Queue(inst.get(isa::Field::From)) != isa::Queue::Store ||
+        isa::Queue(inst.get(isa::Field::To)) != queue)
+      return true;
+    if (inst.opcode == isa::Opcode::SyncPush)
+      pushedAfter.push_back(stores);
+    else if (popped < pushedAfter.size())
+      unwaited = std::max(unwaited, pushedAfter[popped++]);
+    return true;
+  }
+
+private:
+  isa::Queue queue;
+  std::vector<size_t> pushedAfter; // per push, the stores before it
+  size_t popped = 0;
+};
+
+// Loads wait for the stores they conflict with: a store of DRAM they read
+// (the previous group's results), or of on-chip words they overwrite (a
+// staging buffer). Where tpu.depend from the store queue to the load queue
+// stands, it asks for no more. A gather waits for every store before it.
+StoreWaits loadsWaitFor(Block &body) {
+  StoreWaits waits;
+  struct Store {
+    Operation *op;
+    ::tpu::codegen::DramBlock dram;
+    Span sram;
+  };
+  std::vector<Store> stores;
+  size_t unwaited = 0; // the first store nothing waits for yet
+  ScheduledTokens scheduled(isa::Queue::Load);
+  for (Operation &op : body) {
+    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
+    if (!inst)
+      continue;
+    const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
+    if (scheduled.follow(instruction, stores.size(), unwaited))
+      continue;
+    if (instruction.opcode == isa::Opcode::DmaStore) {
+      stores.push_back({&op, ::tpu::codegen::DramBlock(instruction), spansOf(instruction, 0)[0]});
+    } else if (instruction.opcode == isa::Opcode::DmaGather && stores.size() > unwaited) {
+      waits[&op] = stores.back().op;
+      unwaited = stores.size();
+    } else if (instruction.opcode == isa::Opcode::DmaLoad) {
+      const ::tpu::codegen::DramBlock dram(instruction);
+      const Span sram = spansOf(instruction, 0)[0];
+      for (size_t store = stores.size(); store-- > unwaited;)
+        if (stores[store].dram.overlaps(dram) || stores[store].sram.overlaps(sram)) {
+          waits[&op] = stores[store].op;
+          unwaited = store + 1;
+          break;
+        }
+    }
+  }
+  return waits;
+}
+
+// Compute instructions wait for the stores still reading on-chip words
+// they write (the previous group's last tile, in accumulators the next
+// group writes). Where tpu.depend from the store queue to the compute
+// queue stands, it asks for no more. The stores are found by the banks
+// they read.
+StoreWaits computeWaitsFor(Block &body, const ::tpu::HardwareConfig &config) {
+  StoreWaits waits;
+  const std::array<uint64_t, 2> bankWords{config.scratchpad.words() / config.scratchpad.banks,
+                                          config.accumulator.words() / config.accumulator.banks};
+  std::vector<std::pair<Operation *, Span>> stores;
+  // Per memory and bank, the stores reading it, in order.
+  std::array<std::vector<std::vector<size_t>>, 2> storesOfBank{
+      std::vector<std::vector<size_t>>(config.scratchpad.banks),
+      std::vector<std::vector<size_t>>(config.accumulator.banks)};
+  auto forEachBank = [&](const Span &span, auto f) {
+    for (uint64_t bank = span.begin / bankWords[span.space];
+         bank <= (span.end - 1) / bankWords[span.space] && bank < storesOfBank[span.space].size();
+         ++bank)
+      f(storesOfBank[span.space][bank]);
+  };
+  size_t unwaited = 0;
+  ScheduledTokens scheduled(isa::Queue::Compute);
+  for (Operation &op : body) {
+    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
+    if (!inst)
+      continue;
+    const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
+    if (scheduled.follow(instruction, stores.size(), unwaited))
+      continue;
+    if (instruction.opcode == isa::Opcode::DmaStore) {
+      const Span read = spansOf(instruction, 0)[0];
+      forEachBank(read, [&](std::vector<size_t> &list) { list.push_back(stores.size()); });
+      stores.push_back({&op, read});
+    } else if (instruction.queue() == isa::Queue::Compute) {
+      std::optional<size_t> latest;
+      for (const Span &span : spansOf(instruction, config.array.cols, /*written=*/true))
+        forEachBank(span, [&](std::vector<size_t> &list) {
+          for (size_t store : llvm::reverse(list)) {
+            if (store < unwaited || (latest && store <= *latest))
+              break;
+            if (stores[store].second.overlaps(span)) {
+              latest = store;
+              break;
+            }
+          }
+        });
+      if (latest) {
+        waits[&op] = stores[*latest].first;
+        unwaited = *latest + 1;
+      }
+    }
+  }
+  return waits;
+}
+
 class ScheduleTokens : public mlir::tpu::impl::ScheduleTokensBase<ScheduleTokens> {
 public:
   void runOnOperation() override {
     OpBuilder builder(&getContext());
     TokenScheduler scheduler(builder);
+    Block &body = getOperation().getBody().front();
+    // Stores to loads and to compute, as each instruction needs it
+    // (loadsWaitFor, computeWaitsFor): a token after each store something
+    // waits for, popped before what waits. Without a target (no banks),
+    // compute waits where tpu.depend says.
+    auto module = getOperation()->getParentOfType<ModuleOp>();
+    auto target =
+        module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
+    llvm::SmallVector<std::pair<isa::Queue, StoreWaits>, 2> channels;
+    channels.push_back({isa::Queue::Load, loadsWaitFor(body)});
+    if (target)
+      channels.push_back(
+          {isa::Queue::Compute, computeWaitsFor(body, mlir::tpu::hardwareConfig(target))});
+    // Per channel, each awaited store's token.
+    llvm::SmallVector<llvm::DenseMap<Operation *, uint64_t>, 2> storeTokens(channels.size());
+    llvm::SmallVector<llvm::DenseSet<Operation *>, 2> awaitedStores(channels.size());
+    for (size_t channel = 0; channel < channels.size(); ++channel)
+      for (auto [waiting, store] : channels[channel].second)
+        awaitedStores[channel].insert(store);
     // The channel and number of each signal's token.
     llvm::DenseMap<Value, std::tuple<isa::Queue, isa::Queue, uint64_t>> tokens;
     SmallVector<Operation *> scheduled;
-    for (Operation &op : llvm::make_early_inc_range(getOperation().getBody().front())) {
+    for (Operation &op : llvm::make_early_inc_range(body)) {
       builder.setInsertionPoint(&op);
       if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op)) {
+        for (size_t channel = 0; channel < channels.size(); ++channel)
+          if (Operation *store = channels[channel].second.lookup(&op))
+            scheduler.popUpTo(op.getLoc(), isa::Queue::Store, channels[channel].first,
+                              storeTokens[channel].lookup(store));
         scheduler.issued(inst);
+        builder.setInsertionPointAfter(&op);
+        for (size_t channel = 0; channel < channels.size(); ++channel)
+          if (awaitedStores[channel].contains(&op))
+            storeTokens[channel][&op] =
+                scheduler.push(op.getLoc(), isa::Queue::Store, channels[channel].first);
       } else if (auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op)) {
         // A token nobody waits for is no instruction: a push on a queue
         // holds it until all that queue issued before has completed.
@@ -87,7 +270,11 @@ public:
       } else if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op)) {
         isa::Queue from = mlir::tpu::isaQueue(depend.getFrom()),
                    to = mlir::tpu::isaQueue(depend.getTo());
-        if (scheduler.hasNews(from, to))
+        // From the store queue: per instruction, above.
+        bool perInstruction =
+            from == isa::Queue::Store &&
+            llvm::any_of(channels, [&](auto &channel) { return channel.first == to; });
+        if (scheduler.hasNews(from, to) && !perInstruction)
           scheduler.popUpTo(op.getLoc(), from, to, scheduler.push(op.getLoc(), from, to));
       } else {
         continue;

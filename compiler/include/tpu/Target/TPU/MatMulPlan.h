@@ -205,12 +205,19 @@ struct ConvShape {
 // several taps' channels: no run of windows skips only some of its rows),
 // and padding rows (columns) where some output row (column) reads nothing
 // but padding (its accumulators would never be written).
+//
+// The band's channels may be split into `pieces`, each a band of its own
+// of C / pieces channels a pixel: a transfer each, so that the array starts
+// on the first piece's K steps (every tap's first channels) while the
+// others load.
 struct ConvLayout {
   bool padRows = true, padColumns = true;
   int64_t rowPixels = 0; // pixels a band row holds: the image's, with the padding columns if any
-  int64_t rowWords(const ConvShape &shape) const { return rowPixels * shape.channels; }
+  int64_t pieces = 1;
+  int64_t pixelWords(const ConvShape &shape) const { return shape.channels / pieces; }
+  int64_t rowWords(const ConvShape &shape) const { return rowPixels * pixelWords(shape); }
 };
-ConvLayout convLayout(const ConvShape &shape, int64_t tileK);
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces = 1);
 // The rows a convolution's matmul streams through the array per weight row,
 // on average: its output positions' taps that read the image (all of them
 // where convLayout keeps the padding), over the window's taps. The work
@@ -231,16 +238,22 @@ bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
 
 // One K step of a convolution: weight rows [row, row + rows) of the
 // [KH*KW*C, O] matrix against the activations at word `offset` from an
-// output position's window origin in the input band held on chip (laid out
-// as convLayout says; without padding columns the origin is the window's
-// first column, which may lie left of the row). Its rows start at tap
-// (kh, kw); `oneTap`: they are that tap's channels only.
+// output position's window origin in the band's `piece` held on chip (laid
+// out as convLayout says; without padding columns the origin is the
+// window's first column, which may lie left of the row). Its rows start at
+// tap (kh, kw); `oneTap`: they are that tap's channels only. `weightRow`:
+// where its rows start in DRAM, `row` but for a band in pieces, whose
+// weights tpu-plan-tiles reorders into the steps' order (so that a panel's
+// rows stay one transfer).
 struct ConvKStep {
-  int64_t row, rows, offset, kh, kw;
+  int64_t row, weightRow, rows, offset, kh, kw;
   bool oneTap;
+  int64_t piece = 0;
 };
-// The K steps in order: per run, steps of at most tileK rows, in a band laid
-// out as `layout` (convLayout(shape, tileK)) says.
+// The K steps in order: per piece of the band's channels, per run, steps
+// of at most tileK rows, in a band laid out as `layout` (convLayout(shape,
+// tileK, pieces)) says. With pieces, a run is one tap's channels of the
+// piece, so that every step of the first piece comes first.
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout);
 
 // How a convolution runs with its input on chip (docs/compiler.md,
@@ -252,6 +265,7 @@ struct ConvPlan {
   int64_t band = 0, tileN = 0, tileK = 0, kBlock = 0;
   std::vector<int64_t> inputs, weights, operands, accumulators;
   double estimatedCycles = 0;
+  int64_t pieces = 1; // of the band's channels (ConvLayout); `inputs` are their buffers in turn
 };
 
 // The K steps of each weight panel: consecutive steps of at most kBlock
@@ -262,8 +276,12 @@ std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &
 // The fastest plan that fits the config's memories and the ISA's fields, or
 // nullopt (the convolution then writes its im2col matrix): none fits, or
 // the cost model finds the im2col rows written to DRAM (fp32) and
-// multiplied faster.
+// multiplied faster. `stored`: the sizes DRAM holds the tensors at, where
+// `bytes` are those the model counts. A band in pieces only
+// `weightsInStepOrder`: where the caller can reorder the weights as the
+// plan's K steps go (a constant).
 std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands &epilogue,
-                                 const HardwareConfig &config, const ElementBytes &bytes = {});
+                                 const HardwareConfig &config, const ElementBytes &bytes = {},
+                                 const ElementBytes &stored = {}, bool weightsInStepOrder = false);
 
 } // namespace tpu::codegen
