@@ -94,33 +94,35 @@ llvm::SmallVector<Span, 3> spansOf(const isa::Instruction &inst, uint64_t arrayC
 // waits for those before).
 using StoreWaits = llvm::DenseMap<Operation *, Operation *>;
 
-// The tokens from the store queue to `queue` a program already has (read
-// back after this pass): a pop waits for the stores before its push.
-class ScheduledTokens {
-public:
-  explicit ScheduledTokens(isa::Queue queue) : queue(queue) {}
-
-  // Whether `inst` is a sync.push or sync.pop; where it is one of this
-  // channel's pops, `unwaited` (the first store not waited for) moves past
-  // the stores it waits for, `stores` being the stores before its push.
-  bool follow(const isa::Instruction &inst, size_t stores, size_t &unwaited) {
-    if (inst.opcode != isa::Opcode::SyncPush && inst.opcode != isa::Opcode::SyncPop)
-      return false;
-    if (isa::Queue(inst.get(isa::Field::From)) != isa::Queue::Store ||
-        isa::Queue(inst.get(isa::Field::To)) != queue)
-      return true;
-    if (inst.opcode == isa::Opcode::SyncPush)
-      pushedAfter.push_back(stores);
-    else if (popped < pushedAfter.size())
-      unwaited = std::max(unwaited, pushedAfter[popped++]);
-    return true;
-  }
-
-private:
-  isa::Queue queue;
+// Calls visit(op, instruction) for each instruction of `body` in order but
+// the tokens. The tokens from the store queue to `waiting` a program
+// already has (read back after this pass) move `unwaited`, the first store
+// nothing waits for yet, past the stores each pop waits for: those before
+// its push.
+template <typename Visit>
+void forEachInstruction(Block &body, isa::Queue waiting, size_t &unwaited, Visit visit) {
   std::vector<size_t> pushedAfter; // per push, the stores before it
-  size_t popped = 0;
-};
+  size_t popped = 0, stores = 0;
+  for (Operation &op : body) {
+    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
+    if (!inst)
+      continue;
+    const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
+    const isa::Opcode opcode = instruction.opcode;
+    if (opcode == isa::Opcode::SyncPush || opcode == isa::Opcode::SyncPop) {
+      if (isa::Queue(instruction.get(isa::Field::From)) == isa::Queue::Store &&
+          isa::Queue(instruction.get(isa::Field::To)) == waiting) {
+        if (opcode == isa::Opcode::SyncPush)
+          pushedAfter.push_back(stores);
+        else if (popped < pushedAfter.size())
+          unwaited = std::max(unwaited, pushedAfter[popped++]);
+      }
+      continue;
+    }
+    stores += opcode == isa::Opcode::DmaStore;
+    visit(op, instruction);
+  }
+}
 
 // Loads wait for the stores they conflict with: a store of DRAM they read
 // (the previous group's results), or of on-chip words they overwrite (a
@@ -134,31 +136,26 @@ StoreWaits loadsWaitFor(Block &body) {
     Span sram;
   };
   std::vector<Store> stores;
-  size_t unwaited = 0; // the first store nothing waits for yet
-  ScheduledTokens scheduled(isa::Queue::Load);
-  for (Operation &op : body) {
-    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
-    if (!inst)
-      continue;
-    const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
-    if (scheduled.follow(instruction, stores.size(), unwaited))
-      continue;
-    if (instruction.opcode == isa::Opcode::DmaStore) {
-      stores.push_back({&op, ::tpu::codegen::DramBlock(instruction), spansOf(instruction, 0)[0]});
-    } else if (instruction.opcode == isa::Opcode::DmaGather && stores.size() > unwaited) {
-      waits[&op] = stores.back().op;
-      unwaited = stores.size();
-    } else if (instruction.opcode == isa::Opcode::DmaLoad) {
-      const ::tpu::codegen::DramBlock dram(instruction);
-      const Span sram = spansOf(instruction, 0)[0];
-      for (size_t store = stores.size(); store-- > unwaited;)
-        if (stores[store].dram.overlaps(dram) || stores[store].sram.overlaps(sram)) {
-          waits[&op] = stores[store].op;
-          unwaited = store + 1;
-          break;
+  size_t unwaited = 0;
+  forEachInstruction(
+      body, isa::Queue::Load, unwaited, [&](Operation &op, const isa::Instruction &instruction) {
+        if (instruction.opcode == isa::Opcode::DmaStore) {
+          stores.push_back(
+              {&op, ::tpu::codegen::DramBlock(instruction), spansOf(instruction, 0)[0]});
+        } else if (instruction.opcode == isa::Opcode::DmaGather && stores.size() > unwaited) {
+          waits[&op] = stores.back().op;
+          unwaited = stores.size();
+        } else if (instruction.opcode == isa::Opcode::DmaLoad) {
+          const ::tpu::codegen::DramBlock dram(instruction);
+          const Span sram = spansOf(instruction, 0)[0];
+          for (size_t store = stores.size(); store-- > unwaited;)
+            if (stores[store].dram.overlaps(dram) || stores[store].sram.overlaps(sram)) {
+              waits[&op] = stores[store].op;
+              unwaited = store + 1;
+              break;
+            }
         }
-    }
-  }
+      });
   return waits;
 }
 
@@ -183,37 +180,31 @@ StoreWaits computeWaitsFor(Block &body, const ::tpu::HardwareConfig &config) {
       f(storesOfBank[span.space][bank]);
   };
   size_t unwaited = 0;
-  ScheduledTokens scheduled(isa::Queue::Compute);
-  for (Operation &op : body) {
-    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
-    if (!inst)
-      continue;
-    const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
-    if (scheduled.follow(instruction, stores.size(), unwaited))
-      continue;
-    if (instruction.opcode == isa::Opcode::DmaStore) {
-      const Span read = spansOf(instruction, 0)[0];
-      forEachBank(read, [&](std::vector<size_t> &list) { list.push_back(stores.size()); });
-      stores.push_back({&op, read});
-    } else if (instruction.queue() == isa::Queue::Compute) {
-      std::optional<size_t> latest;
-      for (const Span &span : spansOf(instruction, config.array.cols, /*written=*/true))
-        forEachBank(span, [&](std::vector<size_t> &list) {
-          for (size_t store : llvm::reverse(list)) {
-            if (store < unwaited || (latest && store <= *latest))
-              break;
-            if (stores[store].second.overlaps(span)) {
-              latest = store;
-              break;
-            }
+  forEachInstruction(
+      body, isa::Queue::Compute, unwaited, [&](Operation &op, const isa::Instruction &instruction) {
+        if (instruction.opcode == isa::Opcode::DmaStore) {
+          const Span read = spansOf(instruction, 0)[0];
+          forEachBank(read, [&](std::vector<size_t> &list) { list.push_back(stores.size()); });
+          stores.push_back({&op, read});
+        } else if (instruction.queue() == isa::Queue::Compute) {
+          std::optional<size_t> latest;
+          for (const Span &span : spansOf(instruction, config.array.cols, /*written=*/true))
+            forEachBank(span, [&](std::vector<size_t> &list) {
+              for (size_t store : llvm::reverse(list)) {
+                if (store < unwaited || (latest && store <= *latest))
+                  break;
+                if (stores[store].second.overlaps(span)) {
+                  latest = store;
+                  break;
+                }
+              }
+            });
+          if (latest) {
+            waits[&op] = stores[*latest].first;
+            unwaited = *latest + 1;
           }
-        });
-      if (latest) {
-        waits[&op] = stores[*latest].first;
-        unwaited = *latest + 1;
-      }
-    }
-  }
+        }
+      });
   return waits;
 }
 
