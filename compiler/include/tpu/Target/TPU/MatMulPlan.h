@@ -149,7 +149,6 @@ struct ConvShape {
   // along the width, a kernel row's KW*C elements are one contiguous run of
   // the weight matrix's rows and of the input; with it, each tap's C.
   int64_t runLength() const { return dilation[1] == 1 ? kernel[1] * channels : channels; }
-  int64_t runs() const { return kernel[0] * kernel[1] * channels / runLength(); }
   // The input row (column) that tap kh (kw) of output row oh (column ow)
   // reads; outside [0, height) ([0, width)) it is padding.
   int64_t inputRow(int64_t oh, int64_t kh) const {
