@@ -62,6 +62,11 @@ constexpr FieldProperties kFieldProperties[] = {
      "1: the on-chip block is the DRAM block transposed (row c of `rows` words holds DRAM column "
      "c); optional in assembly, omitted when 0.",
      true},
+    {"weights", FieldFormat::Flag,
+     "1 (`from=compute` only): the token waits for the queue's earlier `mxu.ldw` only, not its "
+     "products or vector ops: the scratchpad a weight tile was loaded from is free once the "
+     "tile is in the array; optional in assembly, omitted when 0.",
+     true},
 };
 static_assert(std::size(kFieldProperties) == kNumFields, "one entry per Field");
 
@@ -355,6 +360,11 @@ void validateFields(const Instruction &instruction) {
       instruction.get(Field::From) == instruction.get(Field::To))
     throw Error(fmt::format("{}: from and to are both {}", info.mnemonic,
                             formatValue(Field::From, instruction.get(Field::From))));
+  if (instruction.get(Field::Weights) != 0 &&
+      instruction.get(Field::From) != uint64_t(Queue::Compute))
+    throw Error(fmt::format("{}: weights=1 needs from=compute (only the compute queue loads "
+                            "weights), not from={}",
+                            info.mnemonic, formatValue(Field::From, instruction.get(Field::From))));
 }
 
 EncodedInstruction encode(const Instruction &instruction) {

@@ -49,9 +49,13 @@ std::vector<OpcodeInfo> buildTable() {
        Unit::Controller,
        {},
        "Ends the program once every queue has drained; must be the last instruction."},
-      {Opcode::SyncPush, "sync.push", Queue::Control, Unit::Controller, sync,
-       "Runs on queue `from` after its earlier instructions complete; adds one token to the "
-       "channel from -> to."},
+      {Opcode::SyncPush,
+       "sync.push",
+       Queue::Control,
+       Unit::Controller,
+       {{F::From, 2}, {F::To, 2}, {F::Weights, 1}},
+       "Runs on queue `from` after its earlier instructions complete (with weights=1, its earlier "
+       "mxu.ldw); adds one token to the channel from -> to."},
       {Opcode::SyncPop, "sync.pop", Queue::Control, Unit::Controller, sync,
        "Runs on queue `to`; waits until the channel from -> to holds a token, then takes it."},
       {Opcode::DmaLoad, "dma.ld", Queue::Load, Unit::Dma, dmaFields(),

@@ -19,8 +19,9 @@ public:
   // whose rules depend on its state throws tpu::Error with the reason when
   // the instruction breaks one, before changing any state.
   virtual void execute(const IssuedInstruction &issued) = 0;
-  // Waits until every instruction it has started has completed.
-  virtual void drain() {}
+  // Waits until every instruction it has started has completed; with
+  // `weightLoadsOnly`, every weight load (mxu.ldw) it has started.
+  virtual void drain(bool weightLoadsOnly = false) { (void)weightLoadsOnly; }
 };
 
 } // namespace tpu::sim

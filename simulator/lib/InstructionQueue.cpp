@@ -48,8 +48,9 @@ void InstructionQueue::synchronize(const IssuedInstruction &issued) {
   auto to = static_cast<isa::Queue>(instruction.get(isa::Field::To));
   const Clock &clock = machine_.clock;
   if (instruction.opcode == isa::Opcode::SyncPush) {
-    // The token tells the other queue that everything before it is done.
-    fence(issued, nullptr);
+    // The token tells the other queue that everything before it is done
+    // (with weights=1, every weight load before it).
+    fence(issued, nullptr, instruction.get(isa::Field::Weights) != 0);
     tokens->push(from, to);
   } else {
     uint64_t start = clock.now();
@@ -65,11 +66,12 @@ void InstructionQueue::synchronize(const IssuedInstruction &issued) {
   machine_.finished(start + kSyncCycles);
 }
 
-void InstructionQueue::fence(const IssuedInstruction &issued, const ExecutionUnit *except) {
+void InstructionQueue::fence(const IssuedInstruction &issued, const ExecutionUnit *except,
+                             bool weightLoadsOnly) {
   uint64_t start = machine_.clock.now();
   for (ExecutionUnit *unit : units_)
     if (unit != except)
-      unit->drain();
+      unit->drain(weightLoadsOnly);
   stall(issued, StallReason::Fence, start);
 }
 

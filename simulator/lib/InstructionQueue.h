@@ -26,8 +26,10 @@ public:
 private:
   void serve();
   void synchronize(const IssuedInstruction &issued);
-  // Waits for every unit but `except` to complete what it has started.
-  void fence(const IssuedInstruction &issued, const ExecutionUnit *except);
+  // Waits for every unit but `except` to complete what it has started (or,
+  // with `weightLoadsOnly`, its weight loads).
+  void fence(const IssuedInstruction &issued, const ExecutionUnit *except,
+             bool weightLoadsOnly = false);
   void stall(const IssuedInstruction &issued, StallReason reason, uint64_t start);
   ExecutionUnit &unitFor(isa::Opcode opcode) const;
 

@@ -1,5 +1,7 @@
 #include "MatrixUnit.h"
 
+#include <algorithm>
+
 namespace tpu::sim {
 
 using isa::Field;
@@ -99,8 +101,14 @@ void MatrixUnit::multiply(const IssuedInstruction &issued) {
   }
 }
 
-void MatrixUnit::drain() {
-  while (!started_.empty())
+void MatrixUnit::drain(bool weightLoadsOnly) {
+  // A weight load has no plane: it is not in the array yet.
+  auto pending = [&] {
+    return weightLoadsOnly ? std::any_of(started_.begin(), started_.end(),
+                                         [](const auto &entry) { return !entry.second.plane; })
+                           : !started_.empty();
+  };
+  while (pending())
     sc_core::wait(completed_);
 }
 

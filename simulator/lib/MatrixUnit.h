@@ -32,7 +32,7 @@ public:
 
   isa::Unit unit() const override { return isa::Unit::Matrix; }
   void execute(const IssuedInstruction &issued) override;
-  void drain() override;
+  void drain(bool weightLoadsOnly = false) override;
   // The pc of the oldest instruction started and not yet completed, if any.
   std::optional<uint32_t> inFlight() const;
 

@@ -173,6 +173,24 @@ TEST(Isa, DmaTransposeIsOptionalInAssemblyAndPrintedOnlyWhenSet) {
               HasSubstr("field transpose = 2 does not fit in 1 bits"));
 }
 
+TEST(Isa, SyncPushWeightsIsOptionalAndOnlyFromCompute) {
+  const std::string plain = "sync.push from=compute to=load";
+  Instruction full = *assembleLine(plain);
+  EXPECT_EQ(full.get(Field::Weights), 0u);
+  EXPECT_EQ(disassemble(full), plain);
+  Instruction weights = *assembleLine(plain + " weights=1");
+  EXPECT_EQ(weights.get(Field::Weights), 1u);
+  EXPECT_EQ(disassemble(weights), plain + " weights=1");
+  // The flag is the bit after from and to: 8 + 2 + 2 = 12.
+  EncodedInstruction bytes = encode(weights), fullBytes = encode(full);
+  EXPECT_EQ(bytes[12 / 8] ^ fullBytes[12 / 8], 1u << (12 % 8));
+  EXPECT_EQ(decode(bytes.data()).get(Field::Weights), 1u);
+  EXPECT_THAT(errorOf([&] { assembleLine("sync.push from=load to=compute weights=1"); }),
+              HasSubstr("sync.push: weights=1 needs from=compute"));
+  EXPECT_THAT(errorOf([&] { assembleLine("sync.pop from=compute to=load weights=1"); }),
+              HasSubstr("sync.pop: unknown field 'weights'"));
+}
+
 TEST(Isa, SyncRunsOnTheQueueItsFieldsName) {
   Instruction push = makeInstruction(Opcode::SyncPush, {{Field::From, 3}, {Field::To, 1}});
   Instruction pop = makeInstruction(Opcode::SyncPop, {{Field::From, 3}, {Field::To, 1}});

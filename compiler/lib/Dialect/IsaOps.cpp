@@ -108,6 +108,8 @@ void InstOp::print(OpAsmPrinter &printer) {
 LogicalResult SignalOp::verify() {
   if (getFrom() == getTo())
     return emitOpError("signals its own queue");
+  if (getWeights() && getFrom() != Queue::compute)
+    return emitOpError("says weight loads are done, which only the compute queue issues");
   return success();
 }
 

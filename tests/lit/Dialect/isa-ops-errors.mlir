@@ -40,6 +40,22 @@ func.func @own_queue() {
 
 // -----
 
+func.func @weights_from_load() {
+  // expected-error @+1 {{says weight loads are done, which only the compute queue issues}}
+  %t = tpu.signal load -> compute weights
+  return
+}
+
+// -----
+
+func.func @push_weights_from_store() {
+  // expected-error @+1 {{sync.push: weights=1 needs from=compute}}
+  tpu.inst sync.push from=store to=load weights=1
+  return
+}
+
+// -----
+
 func.func @fields_generic() {
   // expected-error @+1 {{mxu.ldw has 4 fields, got 2}}
   "tpu.inst"() <{mnemonic = "mxu.ldw", fields = array<i64: 0, 8>}> : () -> ()

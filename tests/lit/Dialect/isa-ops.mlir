@@ -9,6 +9,8 @@
 // CHECK-NEXT: tpu.depend store -> load
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst sync.push from=compute to=store
+// CHECK-NEXT: %{{.*}} = tpu.signal compute -> load weights
+// CHECK-NEXT: tpu.inst sync.push from=compute to=load weights=1
 // CHECK-NEXT: %[[Y:.*]] = tpu.stored 0x7dc0 : tensor<8x10xf32>
 // CHECK-NEXT: tpu.inst halt
 func.func @instructions() -> (tensor<1x4xf32>, tensor<8x10xf32>) {
@@ -19,6 +21,8 @@ func.func @instructions() -> (tensor<1x4xf32>, tensor<8x10xf32>) {
   tpu.depend store -> load
   tpu.inst mxu.mm src_addr=0 src_stride=64 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
   tpu.inst sync.push from=compute to=store
+  %panel = tpu.signal compute -> load weights
+  tpu.inst sync.push from=compute to=load weights=1
   %y = tpu.stored 0x7dc0 : tensor<8x10xf32>
   tpu.inst halt
   return %w, %y : tensor<1x4xf32>, tensor<8x10xf32>

@@ -20,7 +20,10 @@ module attributes {tpu.target = #target} {
 // array's last read of it). The bias row, the epilogue's one operand (the
 // plan's `operands`), comes into its buffer in the scratchpad with the
 // tile's last step, before the array runs, and is added in the
-// accumulators before the one store. The 16 x 8 panel and the 8 x 16
+// accumulators before the one store. The panel is released as soon as
+// its weight tiles are in the array (a `weights` token, which does not
+// wait for the products); the block after the array's last read of it.
+// The 16 x 8 panel and the 8 x 16
 // block are contiguous in DRAM (all of their matrix's columns), as on
 // chip: each moves as one DMA row of 128, one request.
 // CHECK-LABEL: func.func @dense
@@ -36,7 +39,8 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=0 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=8 src_stride=16 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
-// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.signal compute -> load{{$}}
+// CHECK-NEXT: tpu.signal compute -> load weights
 // CHECK-NEXT: tpu.await %[[BIAS]]
 // CHECK-NEXT: tpu.inst v.add dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8 src2_space=sp src2_addr=12288 broadcast=row
 // CHECK: %[[TILE:.*]] = tpu.signal compute -> store

@@ -13,16 +13,18 @@
 // 18 x 64.
 
 // 8x8 (16384 scratchpad words): bands of 4 output rows, whose 6 input
-// rows of 16 x 64 words (6144) leave room for two 144 x 16 weight
-// panels but not a second band (one buffer: inputs = [0, 0]). Panel rows
-// of 16 columns: 8-column rows (32 bytes) would wait on DRAM latency (16
-// requests in flight). The epilogue's operand (none here) follows the
-// input band in its last bank.
+// rows of 16 x 64 words (6144) leave room for two weight panels but not
+// a second band (one buffer: inputs = [0, 0]). Panels of 32 x 16: a
+// panel is free once its tiles are loaded into the array (a weights-only
+// release), so small ones cost the array nothing and the first arrives
+// sooner. Panel rows of 16 columns: 8-column rows (32 bytes) would wait
+// on DRAM latency (16 requests in flight). The epilogue's operand (none
+// here) follows the input band in its last bank.
 // CHECK-LABEL: func.func @resnet_conv
 // CHECK: tpu.im2col
 // CHECK-NOT: tpu.tiling
 // CHECK-SAME: -> tensor<256x576xf32>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 144, inputs = [0, 0], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 4, tile_n = 16, tile_k = 8, k_block = 32, inputs = [0, 0], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>
 module attributes {tpu.target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
     array = <rows = 8, cols = 8, dtype = bf16>,
     scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
@@ -189,7 +191,7 @@ func.func @layer4_conv(%x: tensor<1x2x2x512xf32>, %b: tensor<1x512xf32>, %fill: 
 // channels 32-63 (from row 32), so that a panel is still one transfer.
 // CHECK-LABEL: func.func @band_in_pieces
 // CHECK: arith.constant dense<{{\[}}[0.000000e+00], {{.*}}[3.100000e+01], [6.400000e+01], {{.*}}[5.430000e+02], [3.200000e+01], {{.*}}[5.750000e+02]]>
-// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 14, tile_n = 1, tile_k = 32, k_block = 288, pieces = 2, inputs = [0, 16384],
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 14, tile_n = 1, tile_k = 32, k_block = 576, pieces = 2, inputs = [0, 16384],
 module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
     array = <rows = 32, cols = 32, dtype = bf16>,
     scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,

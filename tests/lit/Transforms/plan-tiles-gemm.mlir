@@ -25,21 +25,21 @@ func.func @gemm_256x128x512(%x: tensor<256x128xf32>) -> tensor<256x512xf32> {
   return %y : tensor<256x512xf32>
 }
 // CHECK-LABEL: func.func @gemm_512x512x512
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 64, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 32, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
 func.func @gemm_512x512x512(%x: tensor<512x512xf32>) -> tensor<512x512xf32> {
   %w = arith.constant dense<1.0> : tensor<512x512xf32>
   %y = tpu.matmul %x, %w : tensor<512x512xf32>, tensor<512x512xf32> -> tensor<512x512xf32>
   return %y : tensor<512x512xf32>
 }
 // CHECK-LABEL: func.func @gemm_1024x1024x1024
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 64, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 16, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
 func.func @gemm_1024x1024x1024(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %w = arith.constant dense<1.0> : tensor<1024x1024xf32>
   %y = tpu.matmul %x, %w : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
   return %y : tensor<1024x1024xf32>
 }
 // CHECK-LABEL: func.func @gemm_2048x512x1024
-// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 64, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
+// CHECK: tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 64, tile_k = 8, k_block = 32, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 0]>
 func.func @gemm_2048x512x1024(%x: tensor<2048x512xf32>) -> tensor<2048x1024xf32> {
   %w = arith.constant dense<1.0> : tensor<512x1024xf32>
   %y = tpu.matmul %x, %w : tensor<2048x512xf32>, tensor<512x1024xf32> -> tensor<2048x1024xf32>

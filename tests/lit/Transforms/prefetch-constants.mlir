@@ -364,4 +364,33 @@ func.func @tooHigh() {
   return
 }
 
+// A weights token (the previous group's panel in bank 3 is free once its
+// tile is in the array) releases bank 3 for the next group's panel, but
+// not bank 0, which the previous group's mm reads until it completes: the
+// load into bank 0 stays behind the group's wait.
+// CHECK-LABEL: func.func @weightsRelease
+// CHECK:      tpu.inst mxu.mm
+// CHECK-NEXT: %[[PANEL:.*]] = tpu.signal compute -> load weights
+// CHECK-NEXT: tpu.await %[[PANEL]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x0 {{.*}} sram_addr=12288
+// CHECK-NEXT: tpu.inst v.relu
+// CHECK:      tpu.depend compute -> load
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x100 {{.*}} sram_addr=0
+func.func @weightsRelease() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.await %filled
+  tpu.inst mxu.ldw src_addr=12288 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  %panel = tpu.signal compute -> load weights
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+  tpu.depend compute -> store
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend store -> load
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=12288 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
 }

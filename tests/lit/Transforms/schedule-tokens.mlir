@@ -52,6 +52,31 @@ func.func @satisfied() {
   return
 }
 
+// A weights signal is a push with weights=1: it says only that the weight
+// loads before it are done (the panel they read may be refilled), not the
+// product, so a depend after it still pushes a token of its own before
+// the activations the product reads are refilled.
+// CHECK-LABEL: func.func @weightsToken
+// CHECK-NEXT: tpu.inst mxu.ldw
+// CHECK-NEXT: tpu.inst mxu.mm
+// CHECK-NEXT: tpu.inst sync.push from=compute to=load weights=1
+// CHECK-NEXT: tpu.inst sync.pop from=compute to=load
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=64
+// CHECK-NEXT: tpu.inst sync.push from=compute to=load{{$}}
+// CHECK-NEXT: tpu.inst sync.pop from=compute to=load
+// CHECK-NEXT: tpu.inst dma.ld {{.*}} sram_addr=0
+// CHECK-NEXT: return
+func.func @weightsToken() {
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  %panel = tpu.signal compute -> load weights
+  tpu.await %panel
+  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.depend compute -> load
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  return
+}
+
 // A signal nobody awaits is no instruction: a push would hold its queue
 // until everything before it completes, for no one. Tokens are numbered
 // over the pushes there are.

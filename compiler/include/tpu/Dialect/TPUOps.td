@@ -461,16 +461,21 @@ def TPU_SignalOp : TPU_Op<"signal"> {
   let description = [{
     Before token scheduling (`tpu-schedule-tokens`) becomes a
     `sync.push from to` on `from`'s queue. `tpu.await` of the token makes
-    the `to` queue wait for it.
+    the `to` queue wait for it. With `weights` (from the compute queue
+    only), the token says only that the weight loads (`mxu.ldw`) issued so
+    far have completed: a weight panel's buffer is free once its tiles are
+    in the array, while the array still multiplies (`sync.push weights=1`
+    does not drain it).
 
     ```mlir
     %filled = tpu.signal load -> compute
     tpu.await %filled
+    %panelFree = tpu.signal compute -> load weights
     ```
   }];
-  let arguments = (ins TPU_Queue:$from, TPU_Queue:$to);
+  let arguments = (ins TPU_Queue:$from, TPU_Queue:$to, UnitAttr:$weights);
   let results = (outs TPU_Token:$token);
-  let assemblyFormat = "$from `->` $to attr-dict";
+  let assemblyFormat = "$from `->` $to (`weights` $weights^)? attr-dict";
   let hasVerifier = 1;
 }
 

@@ -523,14 +523,12 @@ public:
           fillStep(*next, false);
       };
       source.compute(step, acc, hooks);
-      if (releasePanelEachStep)
-        weights.release(builder, step.panel);
+      // Only the step's weight loads read its panel: its release does not
+      // wait for the array to finish.
+      if (releasePanelEachStep || lastOfTile)
+        weights.release(builder, step.panel, /*weightLoadsOnly=*/true);
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
-        // Releasing waits for the array to finish: done once per output
-        // tile, where the epilogue and the store wait for it anyway.
-        if (!releasePanelEachStep)
-          weights.release(builder, step.panel);
         results.use(builder, results.endFill(builder));
         builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n, isa::Space::Accumulator,
                       acc);

@@ -170,9 +170,6 @@ double estimateCycles(const Candidate &c, int64_t M, int64_t K, int64_t N, int64
       R + C;
   compute += epilogueCycles([&](auto f) { return overTiles(M, c.tileM, f); }, mTiles, N, c.tileN,
                             epilogue, config);
-  // A panel released before its tile's last one waits for the array to
-  // drain (R + C) before the next panel's work starts.
-  compute += mTiles * nTiles * (std::ceil(double(K) / double(c.panelRows)) - 1) * (R + C);
   // DRAM: row requests of each transfer, and its latency.
   double activationLoads = c.kBlock >= K ? 1.0 : nTiles;
   const int64_t loadCols = std::min(c.kBlock, c.pieceCols);
@@ -381,12 +378,8 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
                    }) +
                    double(config.array.rows) + C;
   compute += epilogueCycles(overBands, bands, N, c.tileN, epilogue, config);
-  // Several weight panels per tile: each is released after its step, which
-  // waits for the array to drain.
   const double nTiles = std::ceil(double(N) / double(c.tileN));
   const double panels = double(convPanels(steps, c.kBlock).size());
-  if (panels > 1)
-    compute += bands * nTiles * panels * double(config.array.rows + config.array.cols);
   // An NCHW input row is C DRAM rows of W elements, turned into W pixel
   // rows of C words (of each piece's channels): the bus or the turn,
   // whichever is slower. An NHWC one is a DMA row, or in pieces W rows of
@@ -613,12 +606,14 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     return std::nullopt;
   std::optional<ConvPlan> best;
   const int64_t outRows = shape.batch * shape.outHeight;
-  // K steps as tall as the array (or a kernel row), or of one tap's channels
-  // where that spares the band its padding columns: more passes through the
-  // array, one transfer for an NCHW band instead of one per row.
+  // K steps as tall as the array (or a kernel row), or for an NCHW input of
+  // one tap's channels where that spares the band its padding columns: more
+  // passes through the array, but one transfer for the band instead of one
+  // per row. (An NHWC band with padding columns is one transfer anyway.)
   const int64_t tallest = std::min<int64_t>(shape.runLength(), config.array.rows);
   llvm::SmallVector<int64_t, 2> tileKs{tallest};
-  if (C < tallest && convLayout(shape, tallest).padColumns && !convLayout(shape, C).padColumns)
+  if (shape.channelMajor && C < tallest && convLayout(shape, tallest).padColumns &&
+      !convLayout(shape, C).padColumns)
     tileKs.push_back(C);
   // The band's channels in pieces of whole one-tap K steps (then the
   // layout, and the work the roofline counts, are those of one piece), so

@@ -120,6 +120,11 @@ bool isLoadSignal(Operation *op) {
   return signal && mlir::tpu::isaQueue(signal.getFrom()) == Queue::Load;
 }
 
+bool isWeightLoad(Operation *op) {
+  std::optional<isa::Instruction> inst = instruction(op);
+  return inst && inst->opcode == Opcode::LoadWeights;
+}
+
 // Whether `op` is a matrix unit instruction (a push right before one would
 // drain the array's pipeline).
 bool isMatrix(Operation *op) {
@@ -307,17 +312,21 @@ private:
   }
 
   // A token to the load queue that says `access` has completed: the first
-  // signal from its queue after it, before the boundary at `first`; from
+  // signal from its queue after it, before the boundary at `first` (one
+  // that says only weight loads are done, only for a weight load); from
   // the compute queue, the first not one the matrix unit's next
   // instruction follows (its push would drain the array; before a vector
-  // op it costs a cycle, as that waits for the array anyway).
+  // op it costs a cycle, as that waits for the array anyway), unless it
+  // waits for weight loads only.
   static mlir::tpu::SignalOp releaseAfter(const Access &access, Operation *first) {
     for (Operation *op = access.op->getNextNode(); op != first; op = op->getNextNode()) {
       auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op);
       if (!signal || mlir::tpu::isaQueue(signal.getFrom()) != access.queue ||
           mlir::tpu::isaQueue(signal.getTo()) != Queue::Load)
         continue;
-      if (access.queue == Queue::Compute && followedByMatrix(op))
+      if (signal.getWeights() && !isWeightLoad(access.op))
+        continue;
+      if (access.queue == Queue::Compute && !signal.getWeights() && followedByMatrix(op))
         continue; // a later one says as much
       return signal;
     }

@@ -306,9 +306,9 @@ void ProgramBuilder::emit(const isa::Instruction &instruction) {
   mlir::tpu::createInstruction(builder, location, instruction);
 }
 
-Value ProgramBuilder::signal(Queue from, Queue to) {
+Value ProgramBuilder::signal(Queue from, Queue to, bool weightLoadsOnly) {
   return builder.create<mlir::tpu::SignalOp>(location, mlir::tpu::dialectQueue(from),
-                                             mlir::tpu::dialectQueue(to));
+                                             mlir::tpu::dialectQueue(to), weightLoadsOnly);
 }
 
 void ProgramBuilder::await(Value token) { builder.create<mlir::tpu::AwaitOp>(location, token); }

@@ -28,10 +28,12 @@ public:
   void issued(mlir::tpu::InstOp inst) { ++issuedOn[index(mlir::tpu::instructionOf(inst).queue())]; }
 
   // A sync.push on `from`, which completes once everything `from` has issued
-  // so far has; returns the token's number on the channel.
-  uint64_t push(Location loc, isa::Queue from, isa::Queue to) {
-    emit(loc, isa::Opcode::SyncPush, from, to);
-    synced[index(from)][index(to)] = issuedOn[index(from)];
+  // so far has (with `weightLoadsOnly`, its weight loads: the token then
+  // says nothing of the rest); returns the token's number on the channel.
+  uint64_t push(Location loc, isa::Queue from, isa::Queue to, bool weightLoadsOnly = false) {
+    emit(loc, isa::Opcode::SyncPush, from, to, weightLoadsOnly);
+    if (!weightLoadsOnly)
+      synced[index(from)][index(to)] = issuedOn[index(from)];
     return pushed[index(from)][index(to)]++;
   }
 
@@ -52,10 +54,13 @@ public:
 private:
   static unsigned index(isa::Queue queue) { return static_cast<unsigned>(queue); }
 
-  void emit(Location loc, isa::Opcode opcode, isa::Queue from, isa::Queue to) {
-    mlir::tpu::createInstruction(builder, loc,
-                                 isa::makeInstruction(opcode, {{isa::Field::From, uint64_t(from)},
-                                                               {isa::Field::To, uint64_t(to)}}));
+  void emit(Location loc, isa::Opcode opcode, isa::Queue from, isa::Queue to,
+            bool weightLoadsOnly = false) {
+    isa::Instruction sync = isa::makeInstruction(
+        opcode, {{isa::Field::From, uint64_t(from)}, {isa::Field::To, uint64_t(to)}});
+    if (weightLoadsOnly)
+      sync.set(isa::Field::Weights, 1);
+    mlir::tpu::createInstruction(builder, loc, sync);
     ++issuedOn[index(opcode == isa::Opcode::SyncPush ? from : to)];
   }
 
@@ -254,7 +259,8 @@ public:
         isa::Queue from = mlir::tpu::isaQueue(signal.getFrom()),
                    to = mlir::tpu::isaQueue(signal.getTo());
         if (!signal.getToken().use_empty())
-          tokens[signal.getToken()] = {from, to, scheduler.push(op.getLoc(), from, to)};
+          tokens[signal.getToken()] = {from, to,
+                                       scheduler.push(op.getLoc(), from, to, signal.getWeights())};
       } else if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op)) {
         auto [from, to, token] = tokens.lookup(await.getToken());
         scheduler.popUpTo(op.getLoc(), from, to, token);

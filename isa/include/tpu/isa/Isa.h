@@ -103,6 +103,7 @@ enum class Field : uint8_t {
   To,         // Queue that pops it
   Bound,      // rows of the table dma.gather indexes
   Transpose,  // 1: the DMA's on-chip block is the DRAM block transposed
+  Weights,    // 1: a compute queue's sync.push waits for its weight loads only
   Count_
 };
 constexpr unsigned kNumFields = static_cast<unsigned>(Field::Count_);

@@ -127,8 +127,9 @@ public:
   mlir::Location sourceLocation() const { return location; }
 
   void emit(const isa::Instruction &instruction);
-  // A token: everything `from` has issued so far has completed.
-  mlir::Value signal(isa::Queue from, isa::Queue to);
+  // A token: everything `from` has issued so far has completed (with
+  // `weightLoadsOnly`, the compute queue's weight loads).
+  mlir::Value signal(isa::Queue from, isa::Queue to, bool weightLoadsOnly = false);
   // Makes everything the token's `to` queue issues from now on wait for it.
   void await(mlir::Value token);
   void dependsOn(isa::Queue from, isa::Queue to);
@@ -200,10 +201,12 @@ public:
   uint64_t nextAddress() const { return addresses_[next_]; }
   // Whether the next fill's buffer has been released (or never filled).
   bool nextIsFree() const { return !held_[next_]; }
-  // After the releaser's last read of the buffer at `address`.
-  void release(ProgramBuilder &builder, uint64_t address) {
+  // After the releaser's last read of the buffer at `address`
+  // (`weightLoadsOnly`: its reads are the matrix unit's weight loads, and
+  // the token waits for those only).
+  void release(ProgramBuilder &builder, uint64_t address, bool weightLoadsOnly = false) {
     size_t slot = std::find(addresses_.begin(), addresses_.end(), address) - addresses_.begin();
-    releases_[slot] = builder.signal(releaser_, producer_);
+    releases_[slot] = builder.signal(releaser_, producer_, weightLoadsOnly);
     held_[slot] = false;
   }
 
