@@ -21,6 +21,8 @@ using isa::Opcode;
 using isa::Queue;
 using ::tpu::codegen::DramBlock;
 using ::tpu::codegen::forEachRegion;
+using ::tpu::codegen::forEachSpan;
+using ::tpu::codegen::Span;
 
 namespace {
 
@@ -43,44 +45,38 @@ struct Banks {
 class Footprints {
 public:
   explicit Footprints(const ::tpu::HardwareConfig &config)
-      : bankWords{config.scratchpad.words() / config.scratchpad.banks,
-                  config.accumulator.words() / config.accumulator.banks},
-        arrayCols(config.array.cols) {}
+      : layout(config), arrayCols(config.array.cols) {}
 
   // `shift`: as if its scratchpad regions were that many words higher.
   Banks of(const isa::Instruction &inst, uint64_t shift = 0) const {
     Banks banks;
-    forEachRegion(
-        inst, arrayCols,
-        [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-          if (rows == 0 || cols == 0)
-            return;
-          uint64_t begin =
-              inst.get(address) + (space == uint64_t(isa::Space::Scratchpad) ? shift : 0);
-          uint64_t first = begin / bankWords[space];
-          uint64_t last = (begin + (rows - 1) * stride + cols - 1) / bankWords[space];
-          for (uint64_t bank = first; bank <= last && bank < 64; ++bank)
-            banks.perSpace[space] |= uint64_t{1} << bank;
-        });
+    forEachSpan(inst, arrayCols, [&](Field, Span span) {
+      if (span.space == uint64_t(isa::Space::Scratchpad))
+        span.begin += shift, span.end += shift;
+      for (uint64_t bank = layout.firstBank(span); bank <= layout.lastBank(span) && bank < 64;
+           ++bank)
+        banks.perSpace[span.space] |= uint64_t{1} << bank;
+    });
     return banks;
   }
 
   // The scratchpad words past the last one `inst` touches.
   uint64_t scratchpadEnd(const isa::Instruction &inst) const {
     uint64_t end = 0;
-    forEachRegion(
-        inst, arrayCols,
-        [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-          if (space == uint64_t(isa::Space::Scratchpad) && rows && cols)
-            end = std::max(end, inst.get(address) + (rows - 1) * stride + cols);
-        });
+    forEachSpan(inst, arrayCols, [&](Field, const Span &span) {
+      if (span.space == uint64_t(isa::Space::Scratchpad))
+        end = std::max(end, span.end);
+    });
     return end;
   }
 
   uint64_t arrayColumns() const { return arrayCols; }
+  uint64_t scratchpadBankWords() const {
+    return layout.bankWords[uint64_t(isa::Space::Scratchpad)];
+  }
 
 private:
-  std::array<uint64_t, 2> bankWords;
+  ::tpu::codegen::BankLayout layout;
   uint64_t arrayCols;
 };
 
@@ -150,7 +146,7 @@ public:
     const ::tpu::HardwareConfig config = mlir::tpu::hardwareConfig(target);
     const Footprints footprints(config);
     scratchpadWords = config.scratchpad.words();
-    bankWords = scratchpadWords / config.scratchpad.banks;
+    bankWords = footprints.scratchpadBankWords();
     Block &block = getOperation().getBody().front();
 
     stores.clear();

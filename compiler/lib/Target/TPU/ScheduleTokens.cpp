@@ -71,26 +71,17 @@ private:
   PerChannel pushed{}, popped{};
 };
 
-// An on-chip region's span: words [begin, end) of `space`.
-struct Span {
-  uint64_t space, begin, end;
-  bool overlaps(const Span &other) const {
-    return space == other.space && begin < other.end && other.begin < end;
-  }
-};
+using ::tpu::codegen::Span;
 
 // The spans of the on-chip regions `inst` reads or writes (`written`: only
 // a compute instruction's destination, what it writes).
 llvm::SmallVector<Span, 3> spansOf(const isa::Instruction &inst, uint64_t arrayCols,
                                    bool written = false) {
   llvm::SmallVector<Span, 3> spans;
-  ::tpu::codegen::forEachRegion(
-      inst, arrayCols,
-      [&](uint64_t space, isa::Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-        if (rows && cols && (!written || address == isa::Field::DstAddr))
-          spans.push_back(
-              {space, inst.get(address), inst.get(address) + (rows - 1) * stride + cols});
-      });
+  ::tpu::codegen::forEachSpan(inst, arrayCols, [&](isa::Field address, const Span &span) {
+    if (!written || address == isa::Field::DstAddr)
+      spans.push_back(span);
+  });
   return spans;
 }
 
@@ -171,17 +162,15 @@ StoreWaits loadsWaitFor(Block &body) {
 // they read.
 StoreWaits computeWaitsFor(Block &body, const ::tpu::HardwareConfig &config) {
   StoreWaits waits;
-  const std::array<uint64_t, 2> bankWords{config.scratchpad.words() / config.scratchpad.banks,
-                                          config.accumulator.words() / config.accumulator.banks};
+  const ::tpu::codegen::BankLayout banks(config);
   std::vector<std::pair<Operation *, Span>> stores;
   // Per memory and bank, the stores reading it, in order.
   std::array<std::vector<std::vector<size_t>>, 2> storesOfBank{
       std::vector<std::vector<size_t>>(config.scratchpad.banks),
       std::vector<std::vector<size_t>>(config.accumulator.banks)};
   auto forEachBank = [&](const Span &span, auto f) {
-    for (uint64_t bank = span.begin / bankWords[span.space];
-         bank <= (span.end - 1) / bankWords[span.space] && bank < storesOfBank[span.space].size();
-         ++bank)
+    for (uint64_t bank = banks.firstBank(span);
+         bank <= banks.lastBank(span) && bank < storesOfBank[span.space].size(); ++bank)
       f(storesOfBank[span.space][bank]);
   };
   size_t unwaited = 0;

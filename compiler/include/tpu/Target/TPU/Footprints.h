@@ -3,10 +3,12 @@
 // regions and a transfer's DRAM block.
 #pragma once
 
+#include "tpu/isa/HardwareConfig.h"
 #include "tpu/isa/Isa.h"
 #include "tpu/isa/Legality.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace tpu::codegen {
@@ -54,6 +56,41 @@ void forEachRegion(const isa::Instruction &inst, uint64_t arrayCols, Region regi
   }
   }
 }
+
+// An on-chip region's span: words [begin, end) of `space`, its first word
+// to its last (a superset of a strided region's words).
+struct Span {
+  uint64_t space, begin, end;
+  bool overlaps(const Span &other) const {
+    return space == other.space && begin < other.end && other.begin < end;
+  }
+};
+
+// Calls span(addressField, Span) for each on-chip region `inst` reads or
+// writes that holds a word (forEachRegion).
+template <typename SpanOf>
+void forEachSpan(const isa::Instruction &inst, uint64_t arrayCols, SpanOf span) {
+  forEachRegion(
+      inst, arrayCols,
+      [&](uint64_t space, isa::Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+        if (rows && cols)
+          span(address,
+               Span{space, inst.get(address), inst.get(address) + (rows - 1) * stride + cols});
+      });
+}
+
+// The on-chip memories' banks: bank b of a space holds its words
+// [b * words, (b + 1) * words).
+struct BankLayout {
+  std::array<uint64_t, 2> bankWords; // indexed by isa::Space
+
+  explicit BankLayout(const HardwareConfig &config)
+      : bankWords{config.scratchpad.words() / config.scratchpad.banks,
+                  config.accumulator.words() / config.accumulator.banks} {}
+  // The first and last bank `span` touches.
+  uint64_t firstBank(const Span &span) const { return span.begin / bankWords[span.space]; }
+  uint64_t lastBank(const Span &span) const { return (span.end - 1) / bankWords[span.space]; }
+};
 
 // The DRAM bytes a dma.ld or dma.st moves: `rows` runs of `width` bytes,
 // `stride` apart from `begin`, within [begin, end).
