@@ -157,34 +157,38 @@ TEST(Isa, DisassemblyUsesSymbolicNames) {
             "sync.push from=store to=compute");
 }
 
+namespace {
+
+// A one-bit field added to an opcode later: `plain` assembles with it 0
+// and prints without it; with `field`=1 it sets bit `bit` of the encoding
+// and prints it; 2 does not fit.
+void expectOptionalFlag(const std::string &plain, Field field, unsigned bit) {
+  const std::string name(fieldName(field));
+  Instruction unset = *assembleLine(plain);
+  EXPECT_EQ(unset.get(field), 0u);
+  EXPECT_EQ(disassemble(unset), plain);
+  Instruction set = *assembleLine(plain + " " + name + "=1");
+  EXPECT_EQ(set.get(field), 1u);
+  EXPECT_EQ(disassemble(set), plain + " " + name + "=1");
+  EncodedInstruction bytes = encode(set), unsetBytes = encode(unset);
+  EXPECT_EQ(bytes[bit / 8] ^ unsetBytes[bit / 8], 1u << (bit % 8));
+  EXPECT_EQ(decode(bytes.data()).get(field), 1u);
+  EXPECT_THAT(errorOf([&] { assembleLine(plain + " " + name + "=2"); }),
+              HasSubstr("field " + name + " = 2 does not fit in 1 bits"));
+}
+
+} // namespace
+
 TEST(Isa, DmaTransposeIsOptionalInAssemblyAndPrintedOnlyWhenSet) {
-  const std::string plain = "dma.st dram_addr=0x40 dram_stride=3 space=sp sram_addr=5 "
-                            "sram_stride=2 rows=2 cols=3 dtype=f32";
-  Instruction store = *assembleLine(plain);
-  EXPECT_EQ(store.get(Field::Transpose), 0u);
-  EXPECT_EQ(disassemble(store), plain);
-  Instruction transposed = *assembleLine(plain + " transpose=1");
-  EXPECT_EQ(transposed.get(Field::Transpose), 1u);
-  EXPECT_EQ(disassemble(transposed), plain + " transpose=1");
   // The flag is the bit after dtype: 8 + 32 + 20 + 1 + 22 + 16 + 12 + 12 + 2 = 125.
-  EncodedInstruction bytes = encode(transposed), plainBytes = encode(store);
-  EXPECT_EQ(bytes[125 / 8] ^ plainBytes[125 / 8], 1u << (125 % 8));
-  EXPECT_THAT(errorOf([&] { assembleLine(plain + " transpose=2"); }),
-              HasSubstr("field transpose = 2 does not fit in 1 bits"));
+  expectOptionalFlag("dma.st dram_addr=0x40 dram_stride=3 space=sp sram_addr=5 "
+                     "sram_stride=2 rows=2 cols=3 dtype=f32",
+                     Field::Transpose, 125);
 }
 
 TEST(Isa, SyncPushWeightsIsOptionalAndOnlyFromCompute) {
-  const std::string plain = "sync.push from=compute to=load";
-  Instruction full = *assembleLine(plain);
-  EXPECT_EQ(full.get(Field::Weights), 0u);
-  EXPECT_EQ(disassemble(full), plain);
-  Instruction weights = *assembleLine(plain + " weights=1");
-  EXPECT_EQ(weights.get(Field::Weights), 1u);
-  EXPECT_EQ(disassemble(weights), plain + " weights=1");
   // The flag is the bit after from and to: 8 + 2 + 2 = 12.
-  EncodedInstruction bytes = encode(weights), fullBytes = encode(full);
-  EXPECT_EQ(bytes[12 / 8] ^ fullBytes[12 / 8], 1u << (12 % 8));
-  EXPECT_EQ(decode(bytes.data()).get(Field::Weights), 1u);
+  expectOptionalFlag("sync.push from=compute to=load", Field::Weights, 12);
   EXPECT_THAT(errorOf([&] { assembleLine("sync.push from=load to=compute weights=1"); }),
               HasSubstr("sync.push: weights=1 needs from=compute"));
   EXPECT_THAT(errorOf([&] { assembleLine("sync.pop from=compute to=load weights=1"); }),
