@@ -144,7 +144,8 @@ module attributes {tpu.target = #target} {
 // its own transfer and token, the array waiting for the second only at its
 // first K step. The band's last tile releases each piece after its last
 // read, and the next band's piece goes into that bank right away, before
-// the tile's other piece is done.
+// the tile's other piece is done. Both row tiles multiply with the one
+// 128 x 16 panel: it loads once, and the last tile releases it.
 // CHECK-LABEL: func.func @band_pieces
 // CHECK: tpu.inst dma.ld dram_addr=0x10000 dram_stride=2048 space=sp sram_addr=8192 sram_stride=2048 rows=1 cols=2048 dtype=f32
 // CHECK-NEXT: %[[PANEL:.*]] = tpu.signal load -> compute
@@ -164,6 +165,14 @@ module attributes {tpu.target = #target} {
 // CHECK-NEXT: tpu.inst mxu.ldw src_addr=9216 src_stride=16 rows=8 cols=8
 // CHECK-NEXT: tpu.await %[[PIECE1]]
 // CHECK-NEXT: tpu.inst mxu.mm src_addr=4096 src_stride=64 dst_addr=0 dst_stride=16 rows=64 cols=8 dtype=bf16 accumulate=1 flip=1
+// CHECK-NOT: dram_addr=0x10000
+// CHECK: tpu.inst dma.ld dram_addr=0x8100
+// CHECK-NOT: dram_addr=0x10000
+// CHECK: tpu.await %[[PANEL]]
+// CHECK-NOT: dram_addr=0x10000
+// CHECK: tpu.signal compute -> load weights
+// CHECK-NOT: dram_addr=0x10000
+// CHECK: tpu.stored
   func.func @band_pieces(%x: tensor<128x128xf32> {tpu.dram_address = 0 : i64}, %w: tensor<128x16xf32> {tpu.dram_address = 65536 : i64}) -> tensor<128x16xf32> {
     %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
     return %m : tensor<128x16xf32>

@@ -469,13 +469,23 @@ public:
       if (!step.newBlock)
         step.pieces = previous.pieces, step.pieceTokens = previous.pieceTokens;
     };
+    // A step on the same weights as the step before (one panel holding all
+    // of K and N, over row tiles or bands) keeps that panel: it is loaded
+    // once and released after the last of them.
+    auto samePanel = [](const Step &step, const Step &previous) {
+      return step.batch == previous.batch && step.kb0 == previous.kb0 &&
+             step.kb == previous.kb && step.n0 == previous.n0 && step.n == previous.n;
+    };
     fillStep(steps[0], true);
     uint64_t acc = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
       Step &step = steps[i];
       Step *next = i + 1 < steps.size() ? &steps[i + 1] : nullptr;
-      if (next)
+      if (next) {
         shareBlock(*next, step);
+        if (samePanel(*next, step))
+          next->panel = step.panel, next->panelToken = step.panelToken;
+      }
       // Only a step whose compute would fill the compute queue holds the
       // next fills back; a short one goes first and its epilogue's operand
       // loads are not queued behind them.
@@ -525,7 +535,7 @@ public:
       source.compute(step, acc, hooks);
       // Only the step's weight loads read its panel: its release does not
       // wait for the array to finish.
-      if (releasePanelEachStep || lastOfTile)
+      if ((releasePanelEachStep || lastOfTile) && !(next && samePanel(*next, step)))
         weights.release(builder, step.panel, /*weightLoadsOnly=*/true);
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
