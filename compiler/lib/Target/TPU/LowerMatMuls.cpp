@@ -473,8 +473,8 @@ public:
     // of K and N, over row tiles or bands) keeps that panel: it is loaded
     // once and released after the last of them.
     auto samePanel = [](const Step &step, const Step &previous) {
-      return step.batch == previous.batch && step.kb0 == previous.kb0 &&
-             step.kb == previous.kb && step.n0 == previous.n0 && step.n == previous.n;
+      return step.batch == previous.batch && step.kb0 == previous.kb0 && step.kb == previous.kb &&
+             step.n0 == previous.n0 && step.n == previous.n;
     };
     fillStep(steps[0], true);
     uint64_t acc = 0;
