@@ -414,7 +414,7 @@ public:
   // buffer is already free, so that the next band's block loads while the
   // array works on this one. A panel (block) is released after its step
   // when the next step of the same output tile (band) needs another, else
-  // once per output tile (band).
+  // once per output tile (band); a panel the next step uses too is kept.
   void emitSteps(std::vector<Step> &steps, const Source &source, llvm::ArrayRef<Matrix> ws,
                  llvm::ArrayRef<Matrix> ys, llvm::ArrayRef<int64_t> pieces,
                  llvm::ArrayRef<int64_t> panels, llvm::ArrayRef<int64_t> operandBuffers,
