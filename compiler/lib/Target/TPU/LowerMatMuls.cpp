@@ -199,8 +199,7 @@ public:
              llvm::divideCeil(step.n, int64_t(config.array.cols));
     };
     emitSteps(steps, source, ws, ys, plan.getActivations(), plan.getWeights(), plan.getOperands(),
-              plan.getAccumulators(), /*releasePanelEachStep=*/panelRows < K,
-              /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
+              plan.getAccumulators(), /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
   }
 
   // A convolution on its NHWC input held on chip (docs/compiler.md,
@@ -397,8 +396,7 @@ public:
              (1 + step.m / OW);
     };
     emitSteps(steps, source, w, y, plan.getInputs(), plan.getWeights(), plan.getOperands(),
-              plan.getAccumulators(), /*releasePanelEachStep=*/panels.size() > 1,
-              /*releaseBlockEachStep=*/false, epilogue);
+              plan.getAccumulators(), /*releaseBlockEachStep=*/false, epilogue);
   }
 
   // The steps of a tiled product in order, with two buffers for each role
@@ -412,14 +410,15 @@ public:
   // right after that step's last read of it, or, for a block of several
   // pieces, one piece per step ahead of the step that needs it when its
   // buffer is already free, so that the next band's block loads while the
-  // array works on this one. A panel (block) is released after its step
-  // when the next step of the same output tile (band) needs another, else
-  // once per output tile (band); a panel the next step uses too is kept.
+  // array works on this one. A block is released after its step when the
+  // next step of the same output tile (band) needs another, else once per
+  // output tile (band); a panel after its step, unless the next step uses
+  // it too.
   void emitSteps(std::vector<Step> &steps, const Source &source, llvm::ArrayRef<Matrix> ws,
                  llvm::ArrayRef<Matrix> ys, llvm::ArrayRef<int64_t> pieces,
                  llvm::ArrayRef<int64_t> panels, llvm::ArrayRef<int64_t> operandBuffers,
-                 llvm::ArrayRef<int64_t> tiles, bool releasePanelEachStep,
-                 bool releaseBlockEachStep, const Epilogue &epilogue) {
+                 llvm::ArrayRef<int64_t> tiles, bool releaseBlockEachStep,
+                 const Epilogue &epilogue) {
     // Operands from earlier operations: their stores have landed, their
     // buffers are free.
     builder.dependsOn(Queue::Store, Queue::Load);
@@ -535,7 +534,7 @@ public:
       source.compute(step, acc, hooks);
       // Only the step's weight loads read its panel: its release does not
       // wait for the array to finish.
-      if ((releasePanelEachStep || lastOfTile) && !(next && samePanel(*next, step)))
+      if (!(next && samePanel(*next, step)))
         weights.release(builder, step.panel, /*weightLoadsOnly=*/true);
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);

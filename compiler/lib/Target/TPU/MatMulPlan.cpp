@@ -535,8 +535,8 @@ std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t r
       int64_t firstRow = (kh * KW + kw) * C + piece * pixel;
       for (int64_t k0 = 0; k0 < run; k0 += tileK) {
         int64_t rows = std::min(tileK, run - k0);
-        steps.push_back({firstRow + k0, pieces > 1 ? weightRow : firstRow + k0, rows, origin + k0,
-                         kh, kw + k0 / C, k0 % C + rows <= C, piece});
+        steps.push_back({firstRow + k0, weightRow, rows, origin + k0, kh, kw + k0 / C,
+                         k0 % C + rows <= C, piece});
         weightRow += rows;
       }
     }
