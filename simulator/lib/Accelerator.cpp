@@ -101,12 +101,21 @@ std::string Accelerator::blockedQueues() const {
       blocked.push_back(fmt::format("{} {} at pc {} ({})", isa::queueName(queue), doing,
                                     state.current.pc, isa::disassemble(state.current.instruction)));
   }
-  // Past the queues' instructions, the matrix unit may still be draining
-  // and the controller dispatching; neither is ever so in a deadlock, where
-  // nothing is left to happen.
-  if (std::optional<uint32_t> pc = matrix_.inFlight())
-    blocked.push_back(
-        fmt::format("matrix completes pc {} ({})", *pc, isa::disassemble(program_[*pc])));
+  // Past the queues' instructions, the matrix unit and the DMA engines may
+  // still be completing and the controller dispatching; none is ever so in a
+  // deadlock, where nothing is left to happen.
+  auto completing = [&](const char *unit, std::optional<uint32_t> pc) {
+    bool named = std::any_of(std::begin(kDataQueues), std::end(kDataQueues), [&](isa::Queue queue) {
+      const QueueState &state = machine_.queue(queue);
+      return state.activity == Activity::Executing && state.current.pc == pc;
+    });
+    if (pc && !named)
+      blocked.push_back(
+          fmt::format("{} completes pc {} ({})", unit, *pc, isa::disassemble(program_[*pc])));
+  };
+  completing("dma_load", dmaLoad_.inFlight());
+  completing("matrix", matrix_.inFlight());
+  completing("dma_store", dmaStore_.inFlight());
   const QueueState &controller = machine_.queue(isa::Queue::Control);
   if (controller.activity == Activity::Executing)
     blocked.push_back(fmt::format("controller dispatches pc {} ({})", controller.current.pc,

@@ -30,6 +30,12 @@ uint64_t cornerTurnCycles(const HardwareConfig &config, uint64_t rows, uint64_t 
 
 } // namespace
 
+DmaEngine::DmaEngine(const sc_core::sc_module_name &name, Component component, Machine &machine)
+    : sc_module(name), dram("dram"), banks("banks"), component_(component), machine_(machine) {
+  SC_HAS_PROCESS(DmaEngine);
+  SC_THREAD(completeInOrder);
+}
+
 void DmaEngine::execute(const IssuedInstruction &issued) {
   if (issued.instruction.opcode == isa::Opcode::DmaGather)
     return gather(issued);
@@ -55,13 +61,18 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   const Clock &clock = machine_.clock;
   uint64_t start = clock.now();
   DramSchedule schedule = dram->transfer(start, rows, cols * elementBytes);
+  // The engine takes the next transfer once this one's last request is
+  // issued, at the earliest a cycle after it took this one.
+  uint64_t accepted = std::max(start + 1, schedule.lastIssue);
   if (transpose) {
     // The corner turn streams behind the first DRAM data; the engine is
-    // busy while it runs and the transfer cannot end before it does.
+    // busy while it runs and neither this transfer nor the engine's next one
+    // can proceed before it is done.
     uint64_t turnStart = start + machine_.config.dram.latency_cycles;
     uint64_t turnEnd = turnStart + cornerTurnCycles(machine_.config, rows, cols);
     machine_.profiler.busy(component_, turnStart, turnEnd);
     schedule.completion = std::max(schedule.completion, turnEnd);
+    accepted = std::max(accepted, turnEnd);
   }
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
   machine_.profiler.dramBytes(issued.pc, rows * cols * elementBytes, load);
@@ -69,22 +80,69 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
 
   // Operands are read at the start and results written at completion, so a
   // program that touches the data in between without a sync sees stale values.
+  std::function<void()> land;
   if (load) {
-    std::vector<uint32_t> words = machine_.dram.load(dramRegion, dtype);
-    clock.waitUntil(schedule.completion);
-    memory.write(sramRegion, transpose ? transposed(words, rows, cols) : words);
+    land = [&memory, sramRegion, rows, cols, transpose,
+            words = machine_.dram.load(dramRegion, dtype)] {
+      memory.write(sramRegion, transpose ? transposed(words, rows, cols) : words);
+    };
   } else {
-    std::vector<uint32_t> words = memory.read(sramRegion);
-    clock.waitUntil(schedule.completion);
-    machine_.dram.store(dramRegion, dtype, transpose ? transposed(words, cols, rows) : words);
+    land = [this, dramRegion, dtype, rows, cols, transpose, words = memory.read(sramRegion)] {
+      machine_.dram.store(dramRegion, dtype, transpose ? transposed(words, cols, rows) : words);
+    };
   }
-  banks->release(scratchpadBanks, accumulatorBanks);
-  finish(issued, start, schedule);
+  pending_.push_back({issued, schedule.completion,
+                      [this, land, issued, start, schedule, scratchpadBanks, accumulatorBanks] {
+                        land();
+                        banks->release(scratchpadBanks, accumulatorBanks);
+                        finish(issued, start, schedule);
+                      }});
+  queued_.notify(sc_core::SC_ZERO_TIME);
+  clock.waitUntil(accepted);
+}
+
+bool DmaEngine::whenCompleted(const IssuedInstruction &issued, std::function<void()> action) {
+  if (pending_.empty()) {
+    action();
+    return true;
+  }
+  pending_.push_back({issued, pending_.back().completion, std::move(action)});
+  return true;
+}
+
+void DmaEngine::completeInOrder() {
+  for (;;) {
+    while (pending_.empty())
+      sc_core::wait(queued_);
+    Pending &next = pending_.front();
+    machine_.clock.waitUntil(next.completion);
+    try {
+      next.complete();
+    } catch (const std::exception &error) {
+      machine_.fail(next.issued, error.what());
+      return;
+    }
+    pending_.pop_front();
+    completed_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void DmaEngine::drain(bool) {
+  while (!pending_.empty())
+    sc_core::wait(completed_);
+}
+
+std::optional<uint32_t> DmaEngine::inFlight() const {
+  if (pending_.empty())
+    return std::nullopt;
+  return pending_.front().issued.pc;
 }
 
 // One DRAM request per gathered row, as a dma.ld of rows x cols: the index
-// words come from the scratchpad with the rows' own bank access.
+// words come from the scratchpad with the rows' own bank access. It waits for
+// the engine's earlier loads, which may write its indices, and runs alone.
 void DmaEngine::gather(const IssuedInstruction &issued) {
+  drain();
   const isa::Instruction &instruction = issued.instruction;
   auto dtype = static_cast<isa::DType>(instruction.get(Field::DType));
   uint64_t elementBytes = isa::dtypeBytes(dtype);

@@ -13,6 +13,7 @@ uint64_t DramChannel::busCycles(uint64_t bytes) const {
 DramSchedule DramChannel::transfer(uint64_t start, uint64_t rows, uint64_t rowBytes) {
   DramSchedule schedule;
   schedule.completion = start;
+  schedule.lastIssue = start;
   uint64_t occupancy = busCycles(rowBytes);
   for (uint64_t row = 0; row < rows; ++row) {
     uint64_t issue = start;
@@ -20,6 +21,7 @@ DramSchedule DramChannel::transfer(uint64_t start, uint64_t rows, uint64_t rowBy
       issue = std::max(issue, inFlight_.front());
       inFlight_.pop_front();
     }
+    schedule.lastIssue = issue;
     uint64_t busStart = std::max(issue + config_.dram.latency_cycles, busFree_);
     busFree_ = busStart + occupancy;
     inFlight_.push_back(busFree_);

@@ -5,6 +5,8 @@
 
 #include "tpu/isa/Isa.h"
 
+#include <functional>
+
 namespace tpu::sim {
 
 class ExecutionUnit {
@@ -22,6 +24,14 @@ public:
   // Waits until every instruction it has started has completed; with
   // `weightLoadsOnly`, every weight load (mxu.ldw) it has started.
   virtual void drain(bool weightLoadsOnly = false) { (void)weightLoadsOnly; }
+  // Runs `action` (for `issued`, a sync.push) once every instruction it has
+  // started has completed, without holding up the calling thread; false
+  // when the unit cannot, and the caller drains it instead.
+  virtual bool whenCompleted(const IssuedInstruction &issued, std::function<void()> action) {
+    (void)issued;
+    (void)action;
+    return false;
+  }
 };
 
 } // namespace tpu::sim

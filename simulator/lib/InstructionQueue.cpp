@@ -49,9 +49,13 @@ void InstructionQueue::synchronize(const IssuedInstruction &issued) {
   const Clock &clock = machine_.clock;
   if (instruction.opcode == isa::Opcode::SyncPush) {
     // The token tells the other queue that everything before it is done
-    // (with weights=1, every weight load before it).
-    fence(issued, nullptr, instruction.get(isa::Field::Weights) != 0);
-    tokens->push(from, to);
+    // (with weights=1, every weight load before it). A DMA engine delivers
+    // it itself once its transfers are done, and the queue goes on.
+    auto deliver = [this, from, to] { tokens->push(from, to); };
+    if (units_.size() != 1 || !units_.front()->whenCompleted(issued, deliver)) {
+      fence(issued, nullptr, instruction.get(isa::Field::Weights) != 0);
+      deliver();
+    }
   } else {
     uint64_t start = clock.now();
     QueueState &state = machine_.queue(queue_);

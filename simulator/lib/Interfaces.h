@@ -25,6 +25,7 @@ public:
 
 struct DramSchedule {
   uint64_t completion = 0;
+  uint64_t lastIssue = 0; // the cycle the transfer's last request was issued
   // The bus cycles carrying this transfer's data, merged into runs.
   std::vector<std::pair<uint64_t, uint64_t>> busRuns;
 };

@@ -69,10 +69,11 @@ void Profiler::memoryAccess(isa::Space space, uint64_t reads, uint64_t writes) {
 namespace {
 
 // The order in which states claim a cycle that several spans cover: busy
-// first, then a weight load (the matrix unit's mxu.ldw, which overlaps its
-// queue's waits), then the queue's own waits, which never overlap each other.
+// first, then work in flight that overlaps its queue's waits (the matrix
+// unit's mxu.ldw, a DMA transfer waiting on DRAM), then the queue's own
+// waits, which never overlap each other.
 constexpr StallReason kStallPriority[kNumStallReasons] = {
-    StallReason::Weights, StallReason::Token, StallReason::Dram,
+    StallReason::Weights, StallReason::Dram,  StallReason::Token,
     StallReason::Bank,    StallReason::Fence, StallReason::QueueFull};
 
 double utilization(uint64_t macs, const HardwareConfig &config, uint64_t cycles) {

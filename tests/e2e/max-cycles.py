@@ -39,10 +39,10 @@ def main():
         total = json.load(f)["total_cycles"]
     if total < 1000:
         fail(f"{model_dir} runs {total} cycles; the test wants a multi-thousand-cycle program")
-    # What is running: a queue at its instruction, the matrix unit draining,
-    # the controller dispatching (Accelerator::blockedQueues).
+    # What is running: a queue at its instruction, the matrix unit or a DMA
+    # engine completing, the controller dispatching (Accelerator::blockedQueues).
     doing = (r"(load|compute|store) (runs|waits) at pc \d+ \([^)]*\)"
-             r"|(matrix completes|controller dispatches) pc \d+ \([^)]*\)"
+             r"|((matrix|dma_load|dma_store) completes|controller dispatches) pc \d+ \([^)]*\)"
              r"|controller stalls at pc \d+ \([^)]*\): the \w+ queue is full")
     for mode in ("fast", "cycle"):
         for limit in (1, total - 1):

@@ -436,6 +436,37 @@ TEST(Timing, TheTwoDmaQueuesShareTheBus) {
   EXPECT_EQ(stats.component(Component::DmaStore).stalled[unsigned(StallReason::Dram)], 25u - 8);
 }
 
+TEST(Timing, BackToBackTransfersOverlapTheirLatencyAndTokensWaitForTheirTransfers) {
+  // Two loads of one 16-byte row each, each followed by a push; 16 requests
+  // may be outstanding. Neither push holds up the load queue, so the second
+  // load starts at 2, a cycle after the first push, and its request is in
+  // flight with the first one's: bus 10..12 and 12..14, not 10..12 and
+  // 23..25. Each token is visible once its load has landed: at 12 and 14.
+  // compute: pops done 13 and 15; v.add 15..18 (2 + 1 row); push 18..19.
+  // store:   pop done 19; dma.st 19 + 10, bus 29..31.
+  HardwareConfig config = smallConfig();
+  config.dram.max_outstanding = 16;
+  std::vector<uint8_t> dram(256);
+  putFloats(dram, 0, {1, 2, 3, 4, 10, 20, 30, 40});
+  Bundle bundle = makeBundle(
+      {dmaLoad(0, 4, Space::Scratchpad, 0, 4, 1, 4, DType::F32), push(Queue::Load, Queue::Compute),
+       dmaLoad(16, 4, Space::Scratchpad, 4, 4, 1, 4, DType::F32), push(Queue::Load, Queue::Compute),
+       pop(Queue::Load, Queue::Compute), pop(Queue::Load, Queue::Compute),
+       vectorBinary(Opcode::VAdd, {Space::Scratchpad, 8}, {Space::Scratchpad, 0},
+                    {Space::Scratchpad, 4}, isa::Broadcast::None, 1, 4),
+       push(Queue::Compute, Queue::Store), pop(Queue::Compute, Queue::Store),
+       dmaStore(128, 4, Space::Scratchpad, 8, 4, 1, 4, DType::F32), halt()},
+      dram.size(), config);
+  SimStats stats = simulate(bundle, dram);
+  EXPECT_EQ(stats.total_cycles, 31u);
+  EXPECT_EQ(getFloats(dram, 128, 4), (std::vector<float>{11, 22, 33, 44}));
+  const ComponentStats &load = stats.component(Component::DmaLoad);
+  EXPECT_EQ(load.busy, 4u);                                  // bus 10..14
+  EXPECT_EQ(load.stalled[unsigned(StallReason::Dram)], 10u); // the rest of 0..14
+  EXPECT_EQ(stats.component(Component::Vector).stalled[unsigned(StallReason::Token)],
+            14u - 4 - 1); // the pops wait 4..12 and 13..14
+}
+
 TEST(Timing, CyclesDoNotDependOnTheClock) {
   std::vector<uint8_t> dram(256);
   HardwareConfig fast = smallConfig();
