@@ -65,15 +65,17 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
   // issued, at the earliest a cycle after it took this one.
   uint64_t accepted = std::max(start + 1, schedule.lastIssue);
   if (transpose) {
-    // The corner turn streams behind the first DRAM data; the engine is
-    // busy while it runs and neither this transfer nor the engine's next one
-    // can proceed before it is done.
-    uint64_t turnStart = start + machine_.config.dram.latency_cycles;
-    uint64_t turnEnd = turnStart + cornerTurnCycles(machine_.config, rows, cols);
-    machine_.profiler.busy(component_, turnStart, turnEnd);
-    schedule.completion = std::max(schedule.completion, turnEnd);
-    accepted = std::max(accepted, turnEnd);
+    // The corner turn streams behind the first DRAM data, once the turn of
+    // the engine's previous transposed transfer is done; the engine is busy
+    // while it runs and the transfer cannot end before it does.
+    uint64_t turnStart = std::max(start + machine_.config.dram.latency_cycles, turnFree_);
+    turnFree_ = turnStart + cornerTurnCycles(machine_.config, rows, cols);
+    machine_.profiler.busy(component_, turnStart, turnFree_);
+    schedule.completion = std::max(schedule.completion, turnFree_);
   }
+  // Transfers land in order (a turn may outlast the next transfer's bus).
+  if (!pending_.empty())
+    schedule.completion = std::max(schedule.completion, pending_.back().completion);
   bool load = instruction.opcode == isa::Opcode::DmaLoad;
   machine_.profiler.dramBytes(issued.pc, rows * cols * elementBytes, load);
   machine_.profiler.memoryAccess(space, load ? 0 : rows * cols, load ? rows * cols : 0);

@@ -53,6 +53,7 @@ private:
   Component component_;
   Machine &machine_;
   std::deque<Pending> pending_;
+  uint64_t turnFree_ = 0; // the corner turn is done with its latest transfer
   sc_core::sc_event queued_, completed_;
 };
 

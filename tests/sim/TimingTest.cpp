@@ -467,6 +467,26 @@ TEST(Timing, BackToBackTransfersOverlapTheirLatencyAndTokensWaitForTheirTransfer
             14u - 4 - 1); // the pops wait 4..12 and 13..14
 }
 
+TEST(Timing, CornerTurnsOfBackToBackTransposedLoadsFollowEachOther) {
+  // Two transposed loads of one 32-byte DRAM row each (bus 4 cycles), whose
+  // corner turns move 8 segments of one word (W = 2): 8 cycles each. The
+  // second load starts at 1 and its data follows the first's on the bus,
+  // 14..18, but its turn waits for the first one's, 10..18: 18..26. Serial
+  // transfers would end at 36, overlapping turns at 19.
+  HardwareConfig config = smallConfig();
+  config.dram.max_outstanding = 16;
+  std::vector<uint8_t> dram(256);
+  Bundle bundle =
+      makeBundle({transposed(dmaLoad(0, 8, Space::Scratchpad, 0, 1, 1, 8, DType::F32)),
+                  transposed(dmaLoad(32, 8, Space::Scratchpad, 8, 1, 1, 8, DType::F32)), halt()},
+                 dram.size(), config);
+  SimStats stats = simulate(bundle, dram);
+  EXPECT_EQ(stats.total_cycles, 26u);
+  const ComponentStats &load = stats.component(Component::DmaLoad);
+  EXPECT_EQ(load.busy, 16u);                                 // bus and turns, 10..26
+  EXPECT_EQ(load.stalled[unsigned(StallReason::Dram)], 10u); // 0..10
+}
+
 TEST(Timing, CyclesDoNotDependOnTheClock) {
   std::vector<uint8_t> dram(256);
   HardwareConfig fast = smallConfig();
