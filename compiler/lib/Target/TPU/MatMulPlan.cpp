@@ -104,10 +104,11 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
 // `activations` of the activation loads (`activationsSerialized` of them
 // wait for the array): the weights (once per row tile, in `panels`
 // transfers), results and epilogue operands added, as the larger of the
-// two plus what single buffers serialize. The load queue runs one transfer
-// at a time, so each load pays the DRAM latency before its rows (callers
-// count the activations' in theirs); a single buffer's refill waits for
-// its consumer, latency and all. The epilogue's operands loaded ahead
+// two plus what single buffers serialize. Each load pays the DRAM latency
+// before its rows (callers count the activations' in theirs): the DMA
+// engine overlaps back-to-back loads, but a role's refill waits for its
+// buffer, and counting less chose worse plans (docs/compiler.md, section
+// 6); a single buffer's refill waits for its consumer, latency and all. The epilogue's operands loaded ahead
 // overlap the tile's K steps; sharing one buffer, each waits for the op
 // before it and the array waits for each.
 double withTransfers(double compute, double activations, double activationsSerialized,
