@@ -54,8 +54,9 @@ std::vector<OpcodeInfo> buildTable() {
        Queue::Control,
        Unit::Controller,
        {{F::From, 2}, {F::To, 2}, {F::Weights, 1}},
-       "Runs on queue `from` after its earlier instructions complete (with weights=1, its earlier "
-       "mxu.ldw); adds one token to the channel from -> to."},
+       "Runs on queue `from`; adds one token to the channel from -> to once the queue's earlier "
+       "instructions have completed (with weights=1, its earlier mxu.ldw). The compute queue "
+       "waits for them; the load and store queues go on, their DMA engine delivers the token."},
       {Opcode::SyncPop, "sync.pop", Queue::Control, Unit::Controller, sync,
        "Runs on queue `to`; waits until the channel from -> to holds a token, then takes it."},
       {Opcode::DmaLoad, "dma.ld", Queue::Load, Unit::Dma, dmaFields(),
