@@ -54,14 +54,15 @@ module attributes {tpu.target = #target} {
 // rows is loaded once with the column it needs, the members run on
 // scratchpad buffers (the column spread over the rows: broadcast=column), and only
 // the group's value is stored. The loads announce the tile to the vector
-// unit, whose ops announce it to the store.
+// unit, whose ops announce it to the store. The exp, with no operand that
+// follows the rows, sees the dense 4 x 6 words as 3 rows of the 8 lanes.
 // CHECK-LABEL: func.func @row_group
 // CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=24 space=sp sram_addr=0 sram_stride=24 rows=1 cols=24 dtype=f32
 // CHECK-NEXT: tpu.inst dma.ld dram_addr=0x80 dram_stride=4 space=sp sram_addr=24 sram_stride=4 rows=1 cols=4 dtype=f32
 // CHECK-NEXT: %[[TILE:.*]] = tpu.signal load -> compute
 // CHECK-NEXT: tpu.await %[[TILE]]
 // CHECK-NEXT: tpu.inst v.sub dst_space=sp dst_addr=28 src_space=sp src_addr=0 rows=4 cols=6 src2_space=sp src2_addr=24 broadcast=column
-// CHECK-NEXT: tpu.inst v.exp {{.*}} rows=4 cols=6
+// CHECK-NEXT: tpu.inst v.exp {{.*}} rows=3 cols=8
 // CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> store
 // CHECK-NEXT: tpu.await %[[DONE]]
 // CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=24 {{.*}} rows=1 cols=24 dtype=f32

@@ -7,15 +7,16 @@
 // A 4x12 times 12x6 product: two K steps (8 + 4) on the 8x8 array, one
 // column tile of 6, then a scalar multiply on the vector unit: fused, in the
 // accumulators before the store (through the reshape, which moves nothing);
-// unfused, on the stored result.
+// unfused, on the stored result; either way on the dense 4x6 words as 3
+// rows of the 8 lanes.
 // CHECK: # {{[0-9]+}} instructions for 'tpu-8x8' (8x8 array)
 // CHECK: mxu.ldw src_addr=4096 src_stride=6 rows=8 cols=6
 // CHECK: mxu.mm {{.*}} rows=4 cols=8 dtype=bf16 accumulate=0 flip=1
 // CHECK: mxu.ldw src_addr=4144 src_stride=6 rows=4 cols=6
 // CHECK: mxu.mm {{.*}} rows=4 cols=4 dtype=bf16 accumulate=1 flip=1
-// FUSED: v.mul dst_space=acc {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
+// FUSED: v.mul dst_space=acc {{.*}} rows=3 cols=8 {{.*}} broadcast=scalar
 // CHECK: dma.st {{.*}} space=acc sram_addr=0 sram_stride=24 rows=1 cols=24 dtype=f32
-// UNFUSED: v.mul dst_space=sp {{.*}} rows=4 cols=6 {{.*}} broadcast=scalar
+// UNFUSED: v.mul dst_space=sp {{.*}} rows=3 cols=8 {{.*}} broadcast=scalar
 // CHECK: halt
 
 // PIPELINE: tpu.fused

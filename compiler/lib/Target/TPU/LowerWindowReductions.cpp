@@ -196,6 +196,9 @@ private:
       return column(in, kw * shape.dilation[1]) +
              uint64_t((r * shape.stride[0] + kh * shape.dilation[0]) * rowWords);
     };
+    // The ops without a weight row see an output row's OW x C words in the
+    // shape that fills the lanes best.
+    const std::pair<int64_t, int64_t> dense = denseShape(OW, C, lanes);
     for (int64_t r = 0; r < band; ++r) {
       const uint64_t acc = out + uint64_t(r * OW * C);
       llvm::SmallVector<int64_t> combined;
@@ -211,14 +214,15 @@ private:
           uint64_t product = i == 0 ? acc : operand(layout.productWord());
           builder.emit(vectorOp(Opcode::VMul, product, pixels, weights, Broadcast::Row, OW, C));
           if (i > 0)
-            builder.emit(vectorOp(Opcode::VAdd, acc, acc, product, Broadcast::None, OW, C));
+            builder.emit(vectorOp(Opcode::VAdd, acc, acc, product, Broadcast::None, dense.first,
+                                  dense.second));
         } else if (i == 0) {
           if (combined.size() == 1)
             builder.emit(vectorOp(Opcode::VCopy, acc, pixels, OW, C));
         } else {
           // acc = the first tap <combine> the second, then acc <combine>= each later one.
           builder.emit(vectorOp(combine, acc, i == 1 ? pixelsOf(r, combined[0]) : acc, pixels,
-                                Broadcast::None, OW, C));
+                                Broadcast::None, dense.first, dense.second));
         }
       }
     }

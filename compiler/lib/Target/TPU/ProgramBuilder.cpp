@@ -538,15 +538,22 @@ void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, in
   }
 }
 
+std::pair<int64_t, int64_t> denseShape(int64_t rows, int64_t cols, int64_t lanes) {
+  static const int64_t maxRows = int64_t(isa::fieldMaximum(isa::Opcode::VAdd, isa::Field::Rows));
+  const int64_t elements = rows * cols;
+  auto groups = [&](int64_t c) { return elements / c * ((c + lanes - 1) / lanes); };
+  std::pair<int64_t, int64_t> best{rows, cols};
+  for (int64_t c = 1; c <= std::min(elements, kMaxCols); ++c)
+    if (elements % c == 0 && elements / c <= maxRows && groups(c) < groups(best.second))
+      best = {elements / c, c};
+  return best;
+}
+
 std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
                                       int64_t lanes) {
   if (step.operand.rows && (step.spread == Spread::Row || step.spread == Spread::Column))
     return {rows, cols};
-  int64_t k = 1;
-  for (int64_t fold = 2; fold <= rows && cols * fold <= lanes; ++fold)
-    if (rows % fold == 0)
-      k = fold;
-  return {rows / k, cols * k};
+  return denseShape(rows, cols, lanes);
 }
 
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,

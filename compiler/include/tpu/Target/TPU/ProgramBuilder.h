@@ -252,14 +252,16 @@ void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, in
                  int64_t rows, int64_t cols, uint64_t address);
 // The shape in which `step` sees a dense rows x cols tile on a vector unit
 // of `lanes` lanes: with no row or column operand (which follow the tile's
-// rows), k rows side by side as one row, the most k dividing `rows` with
-// k * cols <= lanes, so that a row narrower than the lanes fills them (the
-// unit takes `lanes` words of one row a cycle); else rows x cols. Wider
-// rows stay: folding them takes fewer groups only where cols is no
-// multiple of the lanes, and on mobilenetv2-block that moved its DMA for
-// a net loss.
+// rows), denseShape's; else rows x cols.
 std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
                                       int64_t lanes);
+// The rows' x cols' (of the same words, within the ISA's fields) in which
+// an elementwise vector op on a dense rows x cols block takes the fewest
+// groups of `lanes` words (the unit takes `lanes` words of one row a
+// cycle): a row narrower than the lanes, or no multiple of them, leaves
+// lanes idle. rows x cols where no shape takes fewer groups; else, of the
+// shapes with the fewest, the one of fewest columns.
+std::pair<int64_t, int64_t> denseShape(int64_t rows, int64_t cols, int64_t lanes);
 // The step on dense rows x cols tiles in the scratchpad: `src` (with its
 // operand at `operand`) into `dst`, in laneShape's shape.
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
