@@ -93,12 +93,13 @@ void DmaEngine::execute(const IssuedInstruction &issued) {
       machine_.dram.store(dramRegion, dtype, transpose ? transposed(words, cols, rows) : words);
     };
   }
-  pending_.push_back({issued, schedule.completion,
-                      [this, land, issued, start, schedule, scratchpadBanks, accumulatorBanks] {
-                        land();
-                        banks->release(scratchpadBanks, accumulatorBanks);
-                        finish(issued, start, schedule);
-                      }});
+  pending_.push_back(
+      {issued, schedule.completion,
+       [this, land = std::move(land), issued, start, schedule, scratchpadBanks, accumulatorBanks] {
+         land();
+         banks->release(scratchpadBanks, accumulatorBanks);
+         finish(issued, start, schedule);
+       }});
   queued_.notify(sc_core::SC_ZERO_TIME);
   clock.waitUntil(accepted);
 }

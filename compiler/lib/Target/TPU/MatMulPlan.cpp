@@ -108,9 +108,9 @@ double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t til
 // before its rows (callers count the activations' in theirs): the DMA
 // engine overlaps back-to-back loads, but a role's refill waits for its
 // buffer, and counting less chose worse plans (docs/compiler.md, section
-// 6); a single buffer's refill waits for its consumer, latency and all. The epilogue's operands loaded ahead
-// overlap the tile's K steps; sharing one buffer, each waits for the op
-// before it and the array waits for each.
+// 6); a single buffer's refill waits for its consumer, latency and all.
+// The epilogue's operands loaded ahead overlap the tile's K steps; sharing
+// one buffer, each waits for the op before it and the array waits for each.
 double withTransfers(double compute, double activations, double activationsSerialized,
                      double panels, const Candidate &c, double rowTiles, int64_t M, int64_t K,
                      int64_t N, const EpilogueOperands &epilogue, const ElementBytes &bytes,
