@@ -75,10 +75,11 @@ func.func @batched(%a: tensor<4x32x16xf32>, %b: tensor<4x16x32xf32>) -> tensor<4
 }
 
 // An epilogue with a one-word bias row (N = 1) and a clamp: each operand
-// has its part of the operand buffer, the bias row's one word, then the
-// clamp's two bounds, so that both load while the array works.
+// has its part of the operand buffer, the bias row's 8 words (room for
+// the row's copies up to the 8 lanes, rowCopies), then the clamp's two
+// bounds, so that both load while the array works.
 // CHECK-LABEL: func.func @one_column
-// CHECK: activations = [0, 0], weights = [4096, 8192], operands = [12288, 12289]
+// CHECK: activations = [0, 0], weights = [4096, 8192], operands = [12288, 12296]
 func.func @one_column(%x: tensor<8x4xf32>, %w: tensor<4x1xf32>, %b: tensor<1x1xf32>, %bounds: tensor<1x2xf32>) -> tensor<8x1xf32> {
   %c = tpu.fused -> tensor<8x1xf32> {
     %m = tpu.matmul %x, %w : tensor<8x4xf32>, tensor<4x1xf32> -> tensor<8x1xf32>

@@ -55,8 +55,11 @@ public:
 
   // A matmul group: the matmul, then its epilogue.
   void emitGroup(mlir::tpu::FusedOp fused) {
-    emit(llvm::cast<mlir::tpu::MatMulOp>(fused.getHead()), matrixOf(fused.getResult(0)),
-         epilogueSteps(fused));
+    Epilogue epilogue = epilogueSteps(fused);
+    // The plan's buffer for a row operand has room for its copies (bufferWords).
+    for (VectorStep &step : epilogue)
+      step.foldsRows = true;
+    emit(llvm::cast<mlir::tpu::MatMulOp>(fused.getHead()), matrixOf(fused.getResult(0)), epilogue);
   }
 
   // A matmul, or a convolution reading its input in place.
@@ -594,7 +597,7 @@ public:
       else
         builder.setSource(head);
       uint64_t address = ring.startFill(builder);
-      loadOperand(builder, operand, step.m0, step.n0, step.m, step.n, address);
+      loadOperand(builder, operand, step.m0, step.n0, step.m, step.n, address, config);
       token = ring.endFill(builder);
     }
     builder.setSource(head);
@@ -613,7 +616,7 @@ public:
       else
         builder.setSource(head);
       // The tile is dense in the accumulators, n words a row.
-      auto [rows, cols] = laneShape(operand, m, n, int64_t(config.vector.lanes));
+      auto [rows, cols] = laneShape(operand, m, n, config);
       if (operand.operand.rows == 0) {
         builder.emit(accumulatorOp(*operand.opcode, acc, rows, cols));
         continue;
@@ -626,7 +629,7 @@ public:
         ring.use(builder, buffers.tokens[load]);
       } else {
         ring.startFill(builder);
-        loadOperand(builder, operand, m0, n0, m, n, address);
+        loadOperand(builder, operand, m0, n0, m, n, address, config);
         ring.use(builder, ring.endFill(builder));
       }
       ++load;

@@ -139,13 +139,13 @@ public:
                 *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
                 binaryOpcode(binary.getKind())},
                address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols,
-               lanes());
+               config);
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
       emitStep(builder, {{}, Spread::Same, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
-               address(result), address(unary.getInput()), 0, rows, cols, lanes());
+               address(result), address(unary.getInput()), 0, rows, cols, config);
     } else if (auto clamp = llvm::dyn_cast<mlir::tpu::ClampOp>(op)) {
       emitStep(builder, {{0, 1, 2}, Spread::Scalar, Opcode::VClamp}, address(result),
-               address(clamp.getInput()), address(clamp.getBounds()), rows, cols, lanes());
+               address(clamp.getInput()), address(clamp.getBounds()), rows, cols, config);
     }
   }
 
@@ -166,12 +166,12 @@ public:
         builder.beforeLoad();
         builder.load(input, r0, c0, rows, cols, isa::Space::Scratchpad, tileAddress);
         if (binary)
-          loadOperand(builder, step, r0, c0, rows, cols, operandAddress);
+          loadOperand(builder, step, r0, c0, rows, cols, operandAddress, config);
         if (!step.opcode) {
           builder.dependsOn(Queue::Load, Queue::Store);
         } else {
           builder.beforeCompute();
-          emitStep(builder, step, resultAddress, tileAddress, operandAddress, rows, cols, lanes());
+          emitStep(builder, step, resultAddress, tileAddress, operandAddress, rows, cols, config);
           builder.beforeStore();
         }
         builder.store(output, r0, c0, rows, cols, isa::Space::Scratchpad, resultAddress);
@@ -199,8 +199,6 @@ public:
   }
 
 private:
-  int64_t lanes() const { return int64_t(config.vector.lanes); }
-
   const HardwareConfig &config;
   ProgramBuilder &builder;
 };
@@ -227,8 +225,9 @@ template <typename Op> struct LowerWithVectorUnit : LoweringPattern<Op> {
       } else if constexpr (std::is_same_v<Op, mlir::tpu::FusedOp>) {
         lowering.emitRowGroup(op, matrixOf(op.getResult(0)));
       } else {
-        lowering.emitElementwise(matrixOf(op->getOperand(0)), matrixOf(op->getResult(0)),
-                                 elementwiseStep(*op, op->getOperand(0)),
+        VectorStep step = elementwiseStep(*op, op->getOperand(0));
+        step.foldsRows = true; // planElementwise leaves room for a row's copies
+        lowering.emitElementwise(matrixOf(op->getOperand(0)), matrixOf(op->getResult(0)), step,
                                  planOf<mlir::tpu::VectorTilingAttr>(op));
       }
     });

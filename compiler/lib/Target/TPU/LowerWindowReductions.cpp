@@ -30,8 +30,8 @@ public:
   // its store, the ops of the reduction's fusion group, whose result
   // `output` is.
   WindowLowering(ProgramBuilder &builder, mlir::tpu::WindowReduceOp op, const Matrix &output,
-                 int64_t lanes, std::vector<VectorStep> epilogue = {})
-      : builder(builder), lanes(lanes), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
+                 const HardwareConfig &config, std::vector<VectorStep> epilogue = {})
+      : builder(builder), config(config), op(op), layout(windowLayoutOf(op)), shape(layout.shape),
         plan(planOf<mlir::tpu::WindowTilingAttr>(op)), input(matrixOf(op.getInput())),
         output(output), epilogue(std::move(epilogue)) {
     if (op.getFill())
@@ -97,7 +97,7 @@ private:
       if (step.spread != Spread::Row && step.spread != Spread::Scalar)
         throw Error("a window reduction's epilogue takes only row and scalar operands");
       epilogueOperands.push_back(operand(word));
-      loadOperand(builder, step, 0, 0, 1, C, epilogueOperands.back());
+      loadOperand(builder, step, 0, 0, 1, C, epilogueOperands.back(), config);
       word += step.operand.rows * step.operand.cols;
     }
   }
@@ -110,7 +110,7 @@ private:
     for (const VectorStep &step : epilogue) {
       builder.setSource(step.source);
       emitStep(builder, step, out, out, step.operand.rows ? *operandAt++ : 0, rows, shape.channels,
-               lanes);
+               config);
     }
     builder.setSource(head);
   }
@@ -198,7 +198,7 @@ private:
     };
     // The ops without a weight row see an output row's OW x C words in the
     // shape that fills the lanes best.
-    const std::pair<int64_t, int64_t> dense = denseShape(OW, C, lanes);
+    const std::pair<int64_t, int64_t> dense = denseShape(OW, C, int64_t(config.vector.lanes));
     for (int64_t r = 0; r < band; ++r) {
       const uint64_t acc = out + uint64_t(r * OW * C);
       llvm::SmallVector<int64_t> combined;
@@ -265,7 +265,7 @@ private:
   }
 
   ProgramBuilder &builder;
-  int64_t lanes;
+  const HardwareConfig &config;
   mlir::tpu::WindowReduceOp op;
   const WindowLayout layout;
   const ConvShape &shape;
@@ -282,7 +282,7 @@ struct LowerWindowReduce : LoweringPattern<mlir::tpu::WindowReduceOp> {
   mlir::LogicalResult matchAndRewrite(mlir::tpu::WindowReduceOp op,
                                       mlir::PatternRewriter &rewriter) const override {
     return lowerInPlace(op, rewriter, [&](ProgramBuilder &builder) {
-      WindowLowering(builder, op, matrixOf(op.getResult()), int64_t(config.vector.lanes)).emit();
+      WindowLowering(builder, op, matrixOf(op.getResult()), config).emit();
     });
   }
 };
@@ -296,8 +296,7 @@ struct LowerWindowGroup : LoweringPattern<mlir::tpu::FusedOp> {
     if (!window)
       return mlir::failure();
     return lowerInPlace(fused, rewriter, [&](ProgramBuilder &builder) {
-      WindowLowering(builder, window, matrixOf(fused.getResult(0)), int64_t(config.vector.lanes),
-                     epilogueSteps(fused))
+      WindowLowering(builder, window, matrixOf(fused.getResult(0)), config, epilogueSteps(fused))
           .emit();
     });
   }

@@ -367,6 +367,20 @@ void ProgramBuilder::load(const Matrix &source, int64_t row, int64_t col, int64_
   transfer(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress);
 }
 
+void ProgramBuilder::repeatRow(const Matrix &source, int64_t col, int64_t cols, int64_t copies,
+                               uint64_t sramAddress) {
+  if (copies == 1)
+    return load(source, 0, col, 1, cols, isa::Space::Scratchpad, sramAddress);
+  emit(isa::makeInstruction(Opcode::DmaLoad, {{Field::DramAddr, source.at(0, col)},
+                                              {Field::DramStride, 0},
+                                              {Field::Space, uint64_t(isa::Space::Scratchpad)},
+                                              {Field::SramAddr, sramAddress},
+                                              {Field::SramStride, uint64_t(cols)},
+                                              {Field::Rows, uint64_t(copies)},
+                                              {Field::Cols, uint64_t(cols)},
+                                              {Field::DType, uint64_t(source.dtype)}}));
+}
+
 void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
                            int64_t cols, isa::Space space, uint64_t sramAddress) {
   transfer(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress);
@@ -525,12 +539,12 @@ isa::Broadcast broadcastOf(Spread spread) {
 }
 
 void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
-                 int64_t rows, int64_t cols, uint64_t address) {
+                 int64_t rows, int64_t cols, uint64_t address, const HardwareConfig &config) {
   switch (step.spread) {
   case Spread::Same:
     return builder.load(step.operand, r0, c0, rows, cols, isa::Space::Scratchpad, address);
   case Spread::Row:
-    return builder.load(step.operand, 0, c0, 1, cols, isa::Space::Scratchpad, address);
+    return builder.repeatRow(step.operand, c0, cols, rowCopies(step, rows, cols, config), address);
   case Spread::Scalar:
     return builder.load(step.operand, 0, 0, 1, step.operand.cols, isa::Space::Scratchpad, address);
   case Spread::Column:
@@ -549,16 +563,41 @@ std::pair<int64_t, int64_t> denseShape(int64_t rows, int64_t cols, int64_t lanes
   return best;
 }
 
+int64_t rowCopies(const VectorStep &step, int64_t rows, int64_t cols,
+                  const HardwareConfig &config) {
+  // (An NCHW view's row is no DRAM row.)
+  if (!step.foldsRows || step.spread != Spread::Row || step.operand.rows == 0 ||
+      step.operand.pixels != 0)
+    return 1;
+  const int64_t lanes = int64_t(config.vector.lanes);
+  const int64_t room = std::min(std::max(cols, lanes), kMaxCols);
+  auto groups = [&](int64_t copies) {
+    return rows / copies * ((copies * cols + lanes - 1) / lanes);
+  };
+  const double copyCycles =
+      std::ceil(double(cols * isa::dtypeBytes(step.operand.dtype)) / config.dram.bytes_per_cycle);
+  int64_t best = 1;
+  for (int64_t copies = 2; copies * cols <= room; ++copies)
+    if (rows % copies == 0 && groups(copies) < groups(best) &&
+        double(groups(1) - groups(copies)) > double(copies - 1) * copyCycles)
+      best = copies;
+  return best;
+}
+
 std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
-                                      int64_t lanes) {
-  if (step.operand.rows && (step.spread == Spread::Row || step.spread == Spread::Column))
+                                      const HardwareConfig &config) {
+  if (step.operand.rows && step.spread == Spread::Row) {
+    const int64_t copies = rowCopies(step, rows, cols, config);
+    return {rows / copies, cols * copies};
+  }
+  if (step.operand.rows && step.spread == Spread::Column)
     return {rows, cols};
-  return denseShape(rows, cols, lanes);
+  return denseShape(rows, cols, int64_t(config.vector.lanes));
 }
 
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
-              uint64_t operand, int64_t rows, int64_t cols, int64_t lanes) {
-  std::tie(rows, cols) = laneShape(step, rows, cols, lanes);
+              uint64_t operand, int64_t rows, int64_t cols, const HardwareConfig &config) {
+  std::tie(rows, cols) = laneShape(step, rows, cols, config);
   if (step.operand.rows == 0) {
     builder.emit(vectorOp(*step.opcode, dst, src, rows, cols));
   } else {

@@ -266,8 +266,9 @@ mlir::tpu::VectorTilingAttr planElementwise(mlir::MLIRContext *context, int64_t 
                                : *operand == Spread::Same   ? tileCols
                                : *operand == Spread::Column ? 1
                                                             : 0);
-  int64_t fixedWords = !operand                     ? 0
-                       : *operand == Spread::Row    ? tileCols
+  // A row operand is repeated up to the lanes (rowCopies).
+  int64_t fixedWords = !operand                  ? 0
+                       : *operand == Spread::Row ? std::max<int64_t>(tileCols, config.vector.lanes)
                        : *operand == Spread::Scalar ? 2 // clamp bounds take two
                                                     : 0;
   int64_t tileRows =

@@ -146,6 +146,11 @@ public:
   // A rows x cols tile at (row, col) of the matrix, dense on chip.
   void load(const Matrix &source, int64_t row, int64_t col, int64_t rows, int64_t cols,
             isa::Space space, uint64_t sramAddress);
+  // Columns [col, col + cols) of the matrix's first row, `copies` times
+  // into consecutive scratchpad rows: one transfer that reads the row
+  // `copies` times (DRAM stride 0).
+  void repeatRow(const Matrix &source, int64_t col, int64_t cols, int64_t copies,
+                 uint64_t sramAddress);
   void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
              isa::Space space, uint64_t sramAddress);
 
@@ -237,6 +242,10 @@ struct VectorStep {
   mlir::tpu::Spread spread;          // how `operand` spreads over the tile
   std::optional<isa::Opcode> opcode; // nullopt: a plain copy
   mlir::Operation *source = nullptr; // the op it comes from, when in another's group
+  // A row operand loadOperand reads from DRAM into a buffer of at least
+  // max(cols, lanes) words: it repeats the row there so that the op takes
+  // rowCopies tile rows at once (a narrow row leaves lanes idle).
+  bool foldsRows = false;
 };
 
 // The step elementwise `op` applies to `input`, one of its operands (either
@@ -247,14 +256,22 @@ VectorStep elementwiseStep(mlir::Operation &op, mlir::Value input);
 std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group);
 isa::Broadcast broadcastOf(mlir::tpu::Spread spread);
 // The part of the step's operand a rows x cols tile at (r0, c0) combines
-// with, into the scratchpad at `address`.
+// with, into the scratchpad at `address`: a row rowCopies times.
 void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, int64_t c0,
-                 int64_t rows, int64_t cols, uint64_t address);
-// The shape in which `step` sees a dense rows x cols tile on a vector unit
-// of `lanes` lanes: with no row or column operand (which follow the tile's
-// rows), denseShape's; else rows x cols.
+                 int64_t rows, int64_t cols, uint64_t address, const HardwareConfig &config);
+// How many of a dense rows x cols tile's rows `step` takes as one row, its
+// row operand (VectorStep::foldsRows) loaded that many times side by side:
+// the divisor of rows whose copies fit max(cols, lanes) words that takes
+// the fewest groups of lanes, the smallest of those; 1 for any other step,
+// or where the groups saved are no more than the DRAM bus cycles of the
+// extra copies (each is read from DRAM again).
+int64_t rowCopies(const VectorStep &step, int64_t rows, int64_t cols, const HardwareConfig &config);
+// The shape in which `step` sees a dense rows x cols tile on the config's
+// vector unit: with no row or column operand (which follow the tile's
+// rows), denseShape's; with a row operand, rowCopies rows as one; with a
+// column operand, rows x cols.
 std::pair<int64_t, int64_t> laneShape(const VectorStep &step, int64_t rows, int64_t cols,
-                                      int64_t lanes);
+                                      const HardwareConfig &config);
 // The rows' x cols' (of the same words, within the ISA's fields) in which
 // an elementwise vector op on a dense rows x cols block takes the fewest
 // groups of `lanes` words (the unit takes `lanes` words of one row a
@@ -265,7 +282,7 @@ std::pair<int64_t, int64_t> denseShape(int64_t rows, int64_t cols, int64_t lanes
 // The step on dense rows x cols tiles in the scratchpad: `src` (with its
 // operand at `operand`) into `dst`, in laneShape's shape.
 void emitStep(ProgramBuilder &builder, const VectorStep &step, uint64_t dst, uint64_t src,
-              uint64_t operand, int64_t rows, int64_t cols, int64_t lanes);
+              uint64_t operand, int64_t rows, int64_t cols, const HardwareConfig &config);
 
 [[noreturn]] void throwNoPlan();
 // The plan tpu-plan-tiles recorded on `op`; throws tpu::Error when it has
