@@ -439,7 +439,9 @@ LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int6
   if (padded != bool(fill))
     return op->emitOpError(padded ? "with padding needs a fill row"
                                   : "without padding takes no fill");
-  return fill ? verifyFill(op, fill, input[3]) : success();
+  // Up to KH x C values: a convolution band that stacks its kernel rows
+  // zeroes a padding pixel's KH words from it.
+  return fill ? verifyFill(op, fill, kernel[0] * input[3]) : success();
 }
 } // namespace
 

@@ -173,11 +173,16 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
     split into that many bands of their own, loaded one after another, and
     the K steps go piece by piece (every tap's first channels first), so
     that the array starts once the first has arrived; `inputs` are then the
-    pieces' buffers, used in turn. Set by `tpu-plan-tiles`.
+    pieces' buffers, used in turn. With `stacked_rows` (one input channel;
+    the kernel's rows KH), each band row is an output row's KH input rows
+    side by side, a pixel's KH words its column of them: a window is then
+    one run of KW x KH words, and the weights' rows go kernel column by
+    kernel column. Set by `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block,
                         OptionalParameter<"std::optional<int64_t>">:$pieces,
+                        OptionalParameter<"std::optional<int64_t>">:$stacked_rows,
                         TPU_AddressesParameter:$inputs,
                         TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
                         TPU_AddressesParameter:$accumulators);

@@ -217,15 +217,17 @@ public:
   // read the image streams them stride*C words apart, accumulating over the
   // K steps. A band in pieces is a band per piece of the channels (C/pieces
   // words a pixel), each its own transfer and buffer, the K steps piece by
-  // piece.
+  // piece. A band of stacked kernel rows (one channel) is a row per output
+  // row (loadStackedRows).
   void emitConv(mlir::tpu::Im2ColOp im2col, const Matrix &w, const Matrix &y,
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
-    const ConvLayout layout = convLayout(shape, plan.getTileK(), plan.getPieces().value_or(1));
+    const ConvLayout layout = convLayout(shape, plan.getTileK(), plan.getPieces().value_or(1),
+                                         plan.getStackedRows().has_value());
     const int64_t C = layout.pixelWords(shape), W = shape.width, OW = shape.outWidth;
     const int64_t OH = shape.outHeight, rowWords = layout.rowWords(shape);
     // Words between the images of a band of whole images.
-    const int64_t imageWords = shape.inputRows(OH) * rowWords;
+    const int64_t imageWords = layout.bandRows(shape, OH) * rowWords;
     const int64_t N = y.cols, tileN = plan.getTileN();
     const Matrix input = matrixOf(im2col.getInput());
     std::optional<Matrix> fill;
@@ -263,6 +265,9 @@ public:
       };
     }
     source.loadPiece = [&](const Step &step, size_t piece, uint64_t buffer) {
+      if (layout.stackedRows)
+        return loadStackedRows(shape, layout, input, fill, step.m0 / OW, step.m / OW, buffer,
+                               bordered.insert(buffer).second ? plan.getBand() : 0);
       const int64_t c0 = int64_t(piece) * C;
       // The left and right padding columns, which no band overwrites.
       if (layout.padColumns && fill && bordered.insert(buffer).second)
@@ -364,7 +369,8 @@ public:
               int64_t runEnd = ow + 1;
               while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
                 ++runEnd;
-              int64_t window = j / OH * imageWords + j % OH * shape.stride[0] * rowWords +
+              int64_t window = j / OH * imageWords +
+                               j % OH * layout.outputRowStep(shape) * rowWords +
                                ow * shape.stride[1] * C + k.offset;
               builder.emit(isa::makeInstruction(
                   Opcode::MatMul,
@@ -400,6 +406,54 @@ public:
     };
     emitSteps(steps, source, w, y, plan.getInputs(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releaseBlockEachStep=*/false, epilogue);
+  }
+
+  // A band of stacked kernel rows (ConvLayout::stackedRows) of `rows`
+  // output rows from output row `first` (counting the batch's) into
+  // `buffer`: per output row, the KH input rows it reads that lie in the
+  // image with one transposing load (DRAM row kh to word kh of each
+  // pixel's KH), and zeros (the fill row) in the words of its kernel rows
+  // that fall in the padding; with `borderRows`, the padding pixels' words
+  // of that many rows too, which no band overwrites (once per buffer).
+  void loadStackedRows(const ConvShape &shape, const ConvLayout &layout, const Matrix &input,
+                       const std::optional<Matrix> &fill, int64_t first, int64_t rows,
+                       uint64_t buffer, int64_t borderRows) {
+    const int64_t KH = shape.kernel[0], W = shape.width, rowWords = layout.rowWords(shape);
+    const int64_t left = layout.padColumns ? shape.pad[2] : 0;
+    auto zero = [&](uint64_t at, int64_t stride, int64_t count, int64_t words) {
+      if (count > 0 && words > 0)
+        loadRows(builder, *fill, fill->address, 0, at, stride, count, words);
+    };
+    if (layout.padColumns)
+      for (int64_t x = 0; x < layout.rowPixels; ++x)
+        if (x < left || x >= left + W)
+          zero(buffer + uint64_t(x * KH), rowWords, borderRows, KH);
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t image = (first + j) / shape.outHeight, oh = (first + j) % shape.outHeight;
+      const uint64_t row = buffer + uint64_t(j * rowWords + left * KH);
+      int64_t top = 0, end = KH; // the kernel rows [top, end) read the image
+      while (top < KH && !shape.rowTapReads(oh, top))
+        ++top;
+      while (end > top && !shape.rowTapReads(oh, end - 1))
+        --end;
+      zero(row, KH, W, top);
+      zero(row + uint64_t(std::max(top, end)), KH, W, KH - std::max(top, end));
+      if (end == top)
+        continue;
+      // One channel: NCHW and NHWC are the same elements in DRAM.
+      const int64_t element = (image * shape.height + shape.inputRow(oh, top)) * W;
+      builder.emit(isa::makeInstruction(
+          Opcode::DmaLoad,
+          {{Field::DramAddr, input.address + uint64_t(element) * isa::dtypeBytes(input.dtype)},
+           {Field::DramStride, uint64_t(shape.dilation[0] * W)},
+           {Field::Space, uint64_t(isa::Space::Scratchpad)},
+           {Field::SramAddr, row + uint64_t(top)},
+           {Field::SramStride, uint64_t(KH)},
+           {Field::Rows, uint64_t(end - top)},
+           {Field::Cols, uint64_t(W)},
+           {Field::DType, uint64_t(input.dtype)},
+           {Field::Transpose, 1}}));
+    }
   }
 
   // The steps of a tiled product in order, with two buffers for each role

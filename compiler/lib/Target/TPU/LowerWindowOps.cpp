@@ -27,8 +27,11 @@ Value windowRows(PatternRewriter &rewriter, Location loc, Value input, ArrayRef<
   if (::tpu::codegen::isPointwise(kernel, stride, pad))
     return viewAs(rewriter, loc, input, type);
   bool padded = llvm::any_of(pad, [](int64_t p) { return p > 0; });
+  // One channel: a pixel's KH words, should the band stack its kernel rows
+  // (ConvLayout).
+  int64_t fillLength = channels == 1 ? kernel[0] : channels;
   return rewriter.create<Im2ColOp>(
-      loc, type, input, padded ? fillRow(rewriter, loc, channels, padValue) : Value(),
+      loc, type, input, padded ? fillRow(rewriter, loc, fillLength, padValue) : Value(),
       rewriter.getDenseI64ArrayAttr(kernel), rewriter.getDenseI64ArrayAttr(stride),
       rewriter.getDenseI64ArrayAttr(dilation), rewriter.getDenseI64ArrayAttr(pad));
 }

@@ -392,19 +392,26 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   // whichever is slower. An NHWC one is a DMA row, or in pieces W rows of
   // a piece's channels each.
   const int64_t W = shape.width, pieces = layout.pieces, pixel = layout.pixelWords(shape);
+  const int64_t KH = shape.kernel[0];
   const double inputRow =
-      shape.channelMajor
+      layout.stackedRows ? std::max(double(KH) * rowCycles(W, bytes.activations, config),
+                                    turnCycles(W, KH, config))
+      : shape.channelMajor
           ? std::max(double(shape.channels) * rowCycles(W, bytes.activations, config),
                      double(pieces) * turnCycles(W, pixel, config))
       : pieces > 1 ? double(pieces * W) * rowCycles(pixel, bytes.activations, config)
                    : rowCycles(W * shape.channels, bytes.activations, config);
   // A band's input rows (each piece's) are a transfer per image, or per row
   // where a row is more than a DMA row can hold or is NCHW between padding
-  // columns; each pays the DRAM latency.
+  // columns; each pays the DRAM latency. A band of stacked kernel rows is a
+  // transfer per row too, but one short enough that the engine overlaps
+  // their latencies (all of them: counting it once per row here made the
+  // layout lose to five passes through the array where it is the faster,
+  // lenet5 on 32x32); its latency counts once per band.
   const bool rowPerTransfer = (shape.channelMajor && layout.padColumns) ||
                               (!shape.channelMajor && W * shape.channels > kMaxCols);
   double inputs = overBands([&](int64_t m) {
-    double rows = double(shape.bandInputRows(m / OW));
+    double rows = double(layout.bandRows(shape, m / OW));
     double transfers = rowPerTransfer ? rows : std::ceil(double(m / OW) / double(shape.outHeight));
     return rows * inputRow + double(pieces) * transfers * config.dram.latency_cycles;
   });
@@ -425,7 +432,7 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   const bool arrayBound = overlapped(compute, stored) > overlapped(0, stored);
   int64_t firstBand = std::min(c.tileM, M / OW), firstN = std::min(c.tileN, N);
   double ends =
-      double(shape.bandInputRows(firstBand)) * inputRow / double(arrayBound ? pieces : 1) +
+      double(layout.bandRows(shape, firstBand)) * inputRow / double(arrayBound ? pieces : 1) +
       double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
       double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
   return cycles + ends;
@@ -553,9 +560,19 @@ std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t r
 
 } // namespace
 
-ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces) {
+bool canStackRows(const ConvShape &shape) {
+  return shape.channels == 1 && shape.kernel[0] > 1 && shape.dilation[1] == 1;
+}
+
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces, bool stackedRows) {
   ConvLayout layout;
   layout.pieces = pieces;
+  if (stackedRows) {
+    layout.stackedRows = true;
+    layout.padColumns = shape.pad[2] > 0 || shape.pad[3] > 0;
+    layout.rowPixels = layout.padColumns ? shape.paddedWidth() : shape.width;
+    return layout;
+  }
   layout.padRows = !shape.everyRowReadsImage();
   const std::vector<ConvKStep> steps = kStepsIn(shape, tileK, 0, 0, pieces);
   bool stepsOfOneTap = llvm::all_of(steps, [](const ConvKStep &step) { return step.oneTap; });
@@ -577,6 +594,15 @@ int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
 }
 
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout) {
+  if (layout.stackedRows) {
+    // One run: the window's KW pixels of KH words from its first column,
+    // the weights' rows reordered to match.
+    const int64_t pixel = layout.pixelWords(shape), run = shape.kernel[1] * pixel;
+    std::vector<ConvKStep> steps;
+    for (int64_t k0 = 0; k0 < run; k0 += tileK)
+      steps.push_back({k0, k0, std::min(tileK, run - k0), k0, 0, k0 / pixel, false, 0});
+    return steps;
+  }
   return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0,
                   layout.pieces);
 }
@@ -628,13 +654,22 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   // that the array starts after the first: worth it where nothing overlaps
   // the first band's load. Only with the weights in DRAM in the steps'
   // order, so that a panel is still one transfer.
-  llvm::SmallVector<std::pair<int64_t, int64_t>, 4> layouts; // tileK, pieces
+  struct LayoutChoice {
+    int64_t tileK, pieces;
+    bool stackedRows;
+  };
+  llvm::SmallVector<LayoutChoice, 6> layouts;
   for (int64_t tileK : tileKs)
     for (int64_t pieces = 1; pieces <= (weightsInStepOrder ? kMostBandPieces : 1); pieces *= 2)
       if (pieces == 1 || (C % pieces == 0 && C / pieces % tileK == 0))
-        layouts.push_back({tileK, pieces});
-  for (auto [tileK, pieces] : layouts) {
-    const ConvLayout layout = convLayout(shape, tileK, pieces);
+        layouts.push_back({tileK, pieces, false});
+  // Kernel rows stacked (one input channel): a whole window per K step
+  // where it fits the array (an image row is one transposing load). Only
+  // with the weights reordered to match.
+  if (weightsInStepOrder && canStackRows(shape) && shape.width <= kMaxCols)
+    layouts.push_back({std::min<int64_t>(K, config.array.rows), 1, true});
+  for (auto [tileK, pieces, stackedRows] : layouts) {
+    const ConvLayout layout = convLayout(shape, tileK, pieces, stackedRows);
     const int64_t rowWords = layout.rowWords(shape);
     if (rowWords > kMaxSramStride)
       continue;
@@ -651,7 +686,7 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
       for (int64_t band : bands)
         for (int64_t kBlock : kBlocks(K, tileK)) {
           int64_t m = band * shape.outWidth;
-          uint64_t bandWords = uint64_t(shape.bandInputRows(band) * rowWords);
+          uint64_t bandWords = uint64_t(layout.bandRows(shape, band) * rowWords);
           bool refills = band < outRows;
           for (bool operandsAhead : operandModes(epilogue)) {
             BufferWords words =
@@ -663,8 +698,10 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
                   operandAfterBand, config, [&](const Placed &placed) {
                     if (keepFastest(best, {band, tileN, tileK, kBlock}, placed,
                                     estimateConvCycles(placed.effective, shape, layout, steps,
-                                                       epilogue, bytes, stored, config)))
+                                                       epilogue, bytes, stored, config))) {
                       best->pieces = pieces;
+                      best->stackedRows = stackedRows;
+                    }
                   });
           }
         }

@@ -269,7 +269,8 @@ private:
                                             plan->operands);
   }
 
-  // A convolution's band in pieces runs its K steps piece by piece: its
+  // A convolution's band in pieces runs its K steps piece by piece, and one
+  // of stacked kernel rows its window kernel column by kernel column: its
   // weight rows become a constant of their own in that order, so that each
   // panel is still consecutive rows.
   static void reorderWeights(mlir::tpu::MatMulOp matmul, arith::ConstantOp weights,
@@ -281,10 +282,17 @@ private:
     const int64_t N = shape.outputs;
     std::vector<float> ordered;
     ordered.reserve(rows.size());
-    for (const ::tpu::codegen::ConvKStep &step : ::tpu::codegen::convKSteps(
-             shape, plan.tileK, ::tpu::codegen::convLayout(shape, plan.tileK, plan.pieces)))
-      ordered.insert(ordered.end(), rows.begin() + step.row * N,
-                     rows.begin() + (step.row + step.rows) * N);
+    auto append = [&](int64_t row, int64_t count) {
+      ordered.insert(ordered.end(), rows.begin() + row * N, rows.begin() + (row + count) * N);
+    };
+    if (plan.stackedRows) // one channel: weight row kh * KW + kw
+      for (int64_t kw = 0; kw < shape.kernel[1]; ++kw)
+        for (int64_t kh = 0; kh < shape.kernel[0]; ++kh)
+          append(kh * shape.kernel[1] + kw, 1);
+    else
+      for (const ::tpu::codegen::ConvKStep &step : ::tpu::codegen::convKSteps(
+               shape, plan.tileK, ::tpu::codegen::convLayout(shape, plan.tileK, plan.pieces)))
+        append(step.row, step.rows);
     OpBuilder builder(weights);
     auto reordered = builder.create<arith::ConstantOp>(
         weights.getLoc(), DenseElementsAttr::get(values.getType(), llvm::ArrayRef<float>(ordered)));
@@ -306,7 +314,7 @@ private:
         // A plan with its band in pieces stays (IR read back): its weights
         // are in DRAM in its steps' order.
         if (auto planned = op->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr);
-            planned && planned.getPieces())
+            planned && (planned.getPieces() || planned.getStackedRows()))
           return planned;
         int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
         const ::tpu::codegen::ConvShape shape = ::tpu::codegen::convShapeOf(im2col, outputs);
@@ -317,12 +325,13 @@ private:
                 ::tpu::codegen::planConv(shape, epilogueOf(op), hardware, {},
                                          bytesOf(op, im2col.getInput(), matmul.getRhs(), bf16Array),
                                          /*weightsInStepOrder=*/bool(weights))) {
-          if (conv->pieces > 1)
+          if (conv->pieces > 1 || conv->stackedRows)
             reorderWeights(matmul, weights, shape, *conv);
           return mlir::tpu::ConvTilingAttr::get(
               &getContext(), conv->band, conv->tileN, conv->tileK, conv->kBlock,
-              conv->pieces > 1 ? std::optional<int64_t>(conv->pieces) : std::nullopt, conv->inputs,
-              conv->weights, conv->operands, conv->accumulators);
+              conv->pieces > 1 ? std::optional<int64_t>(conv->pieces) : std::nullopt,
+              conv->stackedRows ? std::optional<int64_t>(shape.kernel[0]) : std::nullopt,
+              conv->inputs, conv->weights, conv->operands, conv->accumulators);
         }
         im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));
       }

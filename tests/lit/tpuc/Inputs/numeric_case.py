@@ -285,6 +285,30 @@ def wide_conv():
 
 
 
+def stacked_conv():
+    """Convolutions of a one-channel batch of 2 (2x1x12x40) whose bands stack
+    their kernel rows: padded on every side and strided down the rows, and
+    dilated down the rows with padding at the top and bottom only. They read
+    the input scaled by a lone op first, so that their band buffers held
+    other values before (their zeros must be written, not found)."""
+    x = RNG.standard_normal((2, 1, 12, 40)).astype(np.float32)
+    scale = np.array([1.5], np.float32)
+    w = RNG.standard_normal((5, 1, 4, 3)).astype(np.float32)
+    b = RNG.standard_normal(5).astype(np.float32)
+    wd = RNG.standard_normal((3, 1, 3, 2)).astype(np.float32)
+    bd = RNG.standard_normal(3).astype(np.float32)
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["scaled"], name="scaled"),
+             helper.make_node("Conv", ["scaled", "w", "b"], ["strided"], pads=[2, 1, 1, 2],
+                              strides=[2, 1], name="strided"),
+             helper.make_node("Conv", ["scaled", "wd", "bd"], ["dilated"], pads=[3, 0, 1, 0],
+                              dilations=[2, 1], name="dilated")]
+    xs = x * scale[0]
+    outputs = {"strided": ref.conv2d(xs, w, b, strides=(2, 1), pads=(2, 1, 1, 2)),
+               "dilated": ref.conv2d(xs, wd, bd, pads=(3, 0, 1, 0), dilations=(2, 1))}
+    return nodes, {"x": x}, outputs, [("scale", scale), ("w", w), ("b", b), ("wd", wd),
+                                      ("bd", bd)]
+
+
 def attention():
     """Two sequences (N = 2) of 5 tokens through one attention layer with 3
     heads of 4, then a residual, a layer normalization and GELU (exact, with
@@ -352,7 +376,7 @@ OPSETS = {"attention": 17}
 CASES = {"transpose": transpose, "residual": residual, "conv": conv, "pool": pool, "windows": windows,
          "tosa_pad": tosa_pad, "erf": erf, "transcendentals": transcendentals, "select": select,
          "argmax_fused": argmax_fused, "window_epilogues": window_epilogues,
-         "attention": attention, "wide_conv": wide_conv}
+         "attention": attention, "wide_conv": wide_conv, "stacked_conv": stacked_conv}
 
 
 def main():

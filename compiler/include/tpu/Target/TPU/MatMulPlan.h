@@ -209,14 +209,36 @@ struct ConvShape {
 // of C / pieces channels a pixel: a transfer each, so that the array starts
 // on the first piece's K steps (every tap's first channels) while the
 // others load.
+//
+// With `stackedRows` (one input channel only: canStackRows), a band row is
+// an output row's KH input rows side by side: each pixel holds its column
+// of the KH rows (a transposing load per output row, DRAM row kh to word
+// kh), so an output position's whole window, KW pixels of KH words, is one
+// run and one K step where the plain layout takes one per kernel row. The
+// weights go in that order, kernel column by column (tpu-plan-tiles
+// reorders them); the padding is zeros in the band (padding rows and
+// columns both).
 struct ConvLayout {
   bool padRows = true, padColumns = true;
   int64_t rowPixels = 0; // pixels a band row holds: the image's, with the padding columns if any
   int64_t pieces = 1;
-  int64_t pixelWords(const ConvShape &shape) const { return shape.channels / pieces; }
+  bool stackedRows = false;
+  int64_t pixelWords(const ConvShape &shape) const {
+    return stackedRows ? shape.kernel[0] * shape.channels : shape.channels / pieces;
+  }
   int64_t rowWords(const ConvShape &shape) const { return rowPixels * pixelWords(shape); }
+  // Band rows for `outRows` output rows, and between two output rows'.
+  int64_t bandRows(const ConvShape &shape, int64_t outRows) const {
+    return stackedRows ? outRows : shape.bandInputRows(outRows);
+  }
+  int64_t outputRowStep(const ConvShape &shape) const { return stackedRows ? 1 : shape.stride[0]; }
 };
-ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces = 1);
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces = 1,
+                      bool stackedRows = false);
+// Whether a convolution's band can stack its kernel rows (ConvLayout): one
+// input channel, more than one kernel row, no dilation along the width (a
+// window's pixels side by side).
+bool canStackRows(const ConvShape &shape);
 // The rows a convolution's matmul streams through the array per weight row,
 // on average: its output positions' taps that read the image (all of them
 // where convLayout keeps the padding), over the window's taps. The work
@@ -265,6 +287,7 @@ struct ConvPlan {
   std::vector<int64_t> inputs, weights, operands, accumulators;
   double estimatedCycles = 0;
   int64_t pieces = 1; // of the band's channels (ConvLayout); `inputs` are their buffers in turn
+  bool stackedRows = false; // ConvLayout's
 };
 
 // The K steps of each weight panel: consecutive steps of at most kBlock
