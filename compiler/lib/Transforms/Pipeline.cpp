@@ -13,6 +13,8 @@ void buildGraphOptimizationPipeline(OpPassManager &pm) {
   // Weight transposes become constants here, which the batchnorm fold needs.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaLayerwiseConstantFoldPass());
   pm.addNestedPass<func::FuncOp>(createFoldConstants());
+  // After the folds that make a Gemm's transposed weights a constant.
+  pm.addNestedPass<func::FuncOp>(createFoldFlattenTranspose());
   pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
   // After the fold, which matches the per-channel rows this may rewrite.
   pm.addNestedPass<func::FuncOp>(createMatrixBroadcast());
@@ -28,7 +30,8 @@ void registerTPUPipelines() {
   PassPipelineRegistration<>(
       "tpu-graph-opt",
       "Target-neutral graph clean-up: verify shapes, canonicalize, "
-      "fold TOSA layer ops and elementwise ops on constants, fold batchnorm into weights, "
+      "fold TOSA layer ops and elementwise ops on constants, fold a transpose before a "
+      "flatten into the weights reading it, fold batchnorm into weights, "
       "broadcasts as 2-D rows or columns, CSE",
       buildGraphOptimizationPipeline);
 }

@@ -87,6 +87,42 @@ def FoldConstants : Pass<"tpu-fold-constants", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldFlattenTranspose : Pass<"tpu-fold-flatten-transpose", "mlir::func::FuncOp"> {
+  let summary = "Fold a layout transpose before a flatten into the constant weights reading it";
+  let description = [{
+    A model exported from an NCHW framework flattens its last feature map
+    in NCHW order before a Gemm (LeNet's `Flatten` -> `fc1`). The compiler
+    holds that map NHWC, so the import leaves a transpose to NCHW before the
+    flatten, which on the TPU is a copy through DRAM. Where the flattened
+    rows feed a batch-1 `tosa.matmul` as its activations and its weights
+    are a constant, the transpose only reorders the sum over K: this pass
+    reads the rows in the map's own order and permutes the weight rows to
+    match (row `j` of the new weights is the row the transposed layout puts
+    element `j` of the map at), so the transpose and its copy go. The
+    transpose must keep axis 0 (the rows' own axis) in place. A weight
+    that is an argument (a trained parameter) is left alone.
+    Target-neutral: TOSA in, TOSA out.
+
+    Before (a [1, 2, 2, 3] NHWC map flattened as NCHW):
+    ```mlir
+    %t = tosa.transpose %x, %perms : (tensor<1x2x2x3xf32>, tensor<4xi32>) -> tensor<1x3x2x2xf32>
+    %r = tosa.reshape %t {new_shape = array<i64: 1, 1, 12>} : (tensor<1x3x2x2xf32>) -> tensor<1x1x12xf32>
+    %y = tosa.matmul %r, %w : (tensor<1x1x12xf32>, tensor<1x12x4xf32>) -> tensor<1x1x4xf32>
+    ```
+
+    After (`%w2` has `%w`'s rows 0, 4, 8, 1, 5, 9, ...: element (h, w, c)
+    of the map was element (c, h, w) of the transposed one):
+    ```mlir
+    %r = tosa.reshape %x {new_shape = array<i64: 1, 1, 12>} : (tensor<1x2x2x3xf32>) -> tensor<1x1x12xf32>
+    %y = tosa.matmul %r, %w2 : (tensor<1x1x12xf32>, tensor<1x12x4xf32>) -> tensor<1x1x4xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"foldedTransposes", "folded-transposes",
+              "Transposes folded into constant weights">
+  ];
+}
+
 def FoldTransposes : Pass<"tpu-fold-transposes", "mlir::func::FuncOp"> {
   let summary = "Cancel the transposes a training step's gradients stack up";
   let description = [{
