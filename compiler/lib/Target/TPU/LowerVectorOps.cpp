@@ -52,6 +52,15 @@ public:
       buffers[op.getResult(0)] = uint64_t(address);
     auto perRow = [&](Value value) { return loadsPerTileRow(value, output.rows); };
     const int64_t tileRows = plan.getRows();
+    const int64_t lanes = int64_t(config.vector.lanes);
+    auto repeats = [&](Value value) { return repeatsInRowGroup(value, group, lanes); };
+    // A repeated row is loaded as often as any tile's ops take it.
+    const int64_t lastRows = output.rows % tileRows ? output.rows % tileRows : tileRows;
+    auto copiesOf = [&](Value value) {
+      const VectorStep step = rowStep(value);
+      return std::max(rowCopies(step, tileRows, step.operand.cols, config),
+                      rowCopies(step, lastRows, step.operand.cols, config));
+    };
     const Value result = group.getBody().front().getTerminator()->getOperand(0);
     // The sets as offsets from the first set's buffers; the store reads a
     // set last and frees it.
@@ -76,6 +85,12 @@ public:
         continue;
       Matrix source = matrixOf(input);
       uint64_t at = buffers.lookup(input);
+      if (repeats(input)) {
+        loadRun();
+        run.reset();
+        builder.repeatRow(source, 0, source.cols, copiesOf(input), at);
+        continue;
+      }
       if (run && run->first.dtype == source.dtype &&
           run->first.at(0, run->first.cols) == source.address &&
           run->second + uint64_t(run->first.cols) == at &&
@@ -122,6 +137,14 @@ public:
     }
   }
 
+  // The step of an op of a row group whose row operand `row` the group
+  // repeats (repeatsInRowGroup): its copies fill the lanes.
+  static VectorStep rowStep(Value row, std::optional<Opcode> opcode = std::nullopt) {
+    VectorStep step{matrixOf(row), Spread::Row, opcode};
+    step.foldsRows = true;
+    return step;
+  }
+
   // One row-local op on dense scratchpad buffers of `rows` rows.
   template <typename AddressOf>
   void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address) {
@@ -134,12 +157,14 @@ public:
                             address(result), address(input), rows, matrixShape(input).second));
     } else if (auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(op)) {
       auto [rhsRows, rhsCols] = matrixShape(binary.getRhs());
-      emitStep(builder,
-               {{0, rhsRows, rhsCols},
-                *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
-                binaryOpcode(binary.getKind())},
-               address(result), address(binary.getLhs()), address(binary.getRhs()), rows, cols,
-               config);
+      VectorStep step{{0, rhsRows, rhsCols},
+                      *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
+                      binaryOpcode(binary.getKind())};
+      if (auto group = op.getParentOfType<mlir::tpu::FusedOp>();
+          group && repeatsInRowGroup(binary.getRhs(), group, int64_t(config.vector.lanes)))
+        step = rowStep(binary.getRhs(), step.opcode);
+      emitStep(builder, step, address(result), address(binary.getLhs()), address(binary.getRhs()),
+               rows, cols, config);
     } else if (auto unary = llvm::dyn_cast<mlir::tpu::UnaryOp>(op)) {
       emitStep(builder, {{}, Spread::Same, unaryOpcode(unary.getKind()).value_or(Opcode::VCopy)},
                address(result), address(unary.getInput()), 0, rows, cols, config);

@@ -100,7 +100,10 @@ public:
 
     // The constant segment first, then the inputs, each 64-byte aligned
     // except a packed constant, which follows the one before it.
-    const llvm::DenseSet<Operation *> packed = packRowGroupConstants(function, builder);
+    // (Without a target no row group repeats a row.)
+    const int64_t lanes =
+        succeeded(target) ? int64_t(mlir::tpu::hardwareConfig(*target).vector.lanes) : 1;
+    const llvm::DenseSet<Operation *> packed = packRowGroupConstants(function, builder, lanes);
     uint64_t end = 0;
     auto allocate = [&](Value value, bool aligned = true) {
       uint64_t at = aligned ? llvm::alignTo(end, kAlignment) : end;
@@ -137,7 +140,7 @@ private:
   // instead of one per constant (GELU's erf has 11 coefficients and its
   // clamp bounds). Returns the copies that follow the one before them.
   static llvm::DenseSet<Operation *> packRowGroupConstants(func::FuncOp function,
-                                                           OpBuilder &builder) {
+                                                           OpBuilder &builder, int64_t lanes) {
     llvm::DenseSet<Operation *> follows;
     SmallVector<mlir::tpu::FusedOp> groups;
     function.walk([&](mlir::tpu::FusedOp group) {
@@ -145,7 +148,7 @@ private:
         groups.push_back(group);
     });
     for (mlir::tpu::FusedOp group : groups)
-      for (const SmallVector<Value> &run : ::tpu::codegen::onceLoadRuns(group)) {
+      for (const SmallVector<Value> &run : ::tpu::codegen::onceLoadRuns(group, lanes)) {
         if (run.size() < 2)
           continue;
         builder.setInsertionPoint(group);

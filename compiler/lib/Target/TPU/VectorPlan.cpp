@@ -205,7 +205,8 @@ TiledWork groupWork(mlir::tpu::FusedOp group, const HardwareConfig &config) {
     if (isVectorOp(&op))
       work.ops.push_back(opWork(&op, config));
   }
-  for (const llvm::SmallVector<mlir::Value> &run : onceLoadRuns(group)) {
+  for (const llvm::SmallVector<mlir::Value> &run :
+       onceLoadRuns(group, int64_t(config.vector.lanes))) {
     int64_t words = 0;
     for (mlir::Value value : run)
       words += onceWords(value);
@@ -301,11 +302,31 @@ bool loadsPerTileRow(mlir::Value value, int64_t groupRows) {
   return shapeAsMatrix(value).first == groupRows && llvm::none_of(value.getUses(), isBounds);
 }
 
-llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group) {
+bool repeatsInRowGroup(mlir::Value value, mlir::tpu::FusedOp group, int64_t lanes) {
+  auto [rows, cols] = shapeAsMatrix(value);
   const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
-  auto packable = [](mlir::Value value) {
+  if (rows != 1 || cols >= lanes || groupRows < 2 || value.getParentRegion() == &group.getBody())
+    return false;
+  bool read = false;
+  for (mlir::OpOperand &use : value.getUses()) {
+    if (!group->isProperAncestor(use.getOwner()))
+      continue;
+    auto binary = llvm::dyn_cast<mlir::tpu::BinaryOp>(use.getOwner());
+    if (!binary || use.getOperandNumber() != 1 ||
+        mlir::tpu::spreadOf(binary.getResult(), value) != Spread::Row)
+      return false;
+    read = true;
+  }
+  return read;
+}
+
+llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group,
+                                                               int64_t lanes) {
+  const int64_t groupRows = shapeAsMatrix(group.getResult(0)).first;
+  auto packable = [&](mlir::Value value) {
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(value.getType());
-    return value.getDefiningOp<mlir::arith::ConstantOp>() && type && type.getElementType().isF32();
+    return value.getDefiningOp<mlir::arith::ConstantOp>() && type &&
+           type.getElementType().isF32() && !repeatsInRowGroup(value, group, lanes);
   };
   llvm::SmallVector<llvm::SmallVector<mlir::Value>> runs;
   llvm::DenseSet<mlir::Value> seen;
@@ -363,7 +384,9 @@ mlir::tpu::RowGroupTilingAttr planRowGroup(mlir::tpu::FusedOp group, const Hardw
     bool perRow = loadsPerTileRow(value, groupRows);
     buffers[value] = {perRow, perRow ? perRowWords.allocate(cols) : fixed};
     if (!perRow)
-      fixed += rows * cols;
+      fixed += repeatsInRowGroup(value, group, int64_t(config.vector.lanes))
+                   ? int64_t(config.vector.lanes)
+                   : rows * cols;
   };
   for (mlir::Operation *op : members)
     for (mlir::Value operand : op->getOperands())

@@ -45,12 +45,19 @@ bool rowGroupPays(mlir::tpu::FusedOp group, const HardwareConfig &config);
 // the tile (else once, whole: a row, a scalar, clamp bounds).
 bool loadsPerTileRow(mlir::Value value, int64_t groupRows);
 
+// Whether a row group loads `value` (from outside, whole) as copies side by
+// side, so that its ops take several tile rows as one (rowCopies): a row
+// narrower than the vector unit's `lanes` that every member reading it
+// reads as a row operand. Its fixed place then holds `lanes` words.
+bool repeatsInRowGroup(mlir::Value value, mlir::tpu::FusedOp group, int64_t lanes);
+
 // What a row group loads once, before its tiles (its values from outside
 // that loadsPerTileRow says are whole), in the order of their fixed
 // scratchpad places (side by side), as runs that come in with one transfer
 // each: a run of two or more is consecutive f32 constants (arith.constant),
 // which tpu-plan-memory packs side by side in DRAM for this group; any
-// other value is a run of its own.
-llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group);
+// other value, and one that repeatsInRowGroup, is a run of its own.
+llvm::SmallVector<llvm::SmallVector<mlir::Value>> onceLoadRuns(mlir::tpu::FusedOp group,
+                                                               int64_t lanes);
 
 } // namespace tpu::codegen
