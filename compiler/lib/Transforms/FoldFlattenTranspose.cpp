@@ -5,9 +5,13 @@
 #include "tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_FOLDFLATTENTRANSPOSE
@@ -37,32 +41,34 @@ struct FlattenedTransposeIntoWeights : OpRewritePattern<tosa::MatMulOp> {
       return failure();
     const SmallVector<int64_t> x = shapeOf(transpose.getInput1()), rows = shapeOf(reshape);
     const SmallVector<int64_t> w = shapeOf(matmul.getB());
-    if (rows.size() != 3 || rows[0] != 1 || rows[1] != x[0] || w[0] != 1)
+    auto type = llvm::cast<RankedTensorType>(weights.getType());
+    if (rows.size() != 3 || rows[0] != 1 || rows[1] != x[0] || w[0] != 1 ||
+        !type.getElementType().isIntOrFloat() || type.getElementTypeBitWidth() % 8 != 0)
       return failure();
-    // Element j of an x row (its trailing axes, row-major) sits at
-    // `transposed[j]` in the transposed row.
-    const int64_t K = rows[2], N = w[2], axes = int64_t(x.size());
-    SmallVector<int64_t> transposedStrides(axes, 1);
-    for (int64_t a = axes - 2; a >= 1; --a)
-      transposedStrides[a] = transposedStrides[a + 1] * x[perms[a + 1]];
-    SmallVector<int64_t> strideOfXAxis(axes, 0);
-    for (int64_t a = 1; a < axes; ++a)
-      strideOfXAxis[perms[a]] = transposedStrides[a];
-    const auto values = llvm::to_vector(weights.getValues<Attribute>());
-    SmallVector<Attribute> permuted;
-    permuted.reserve(values.size());
-    for (int64_t j = 0; j < K; ++j) {
-      int64_t rest = j, at = 0;
-      for (int64_t a = axes - 1; a >= 1; --a) {
-        at += rest % x[a] * strideOfXAxis[a];
-        rest /= x[a];
+    // Weight row j goes with element j of an x row (its trailing axes,
+    // row-major), which the transposed row held where its own axis a is
+    // x's axis perms[a]. A splat's rows are all alike.
+    DenseElementsAttr permuted = weights;
+    if (!weights.isSplat()) {
+      const ArrayRef<int64_t> trailing = ArrayRef<int64_t>(x).drop_front();
+      SmallVector<int64_t> trailingPerms;
+      for (int64_t axis : ArrayRef<int64_t>(perms).drop_front())
+        trailingPerms.push_back(axis - 1);
+      const SmallVector<int64_t> rowStrides = computeStrides(trailing);
+      const SmallVector<int64_t> transposedStrides =
+          computeStrides(applyPermutation(trailing, trailingPerms));
+      const size_t rowBytes = size_t(w[2] * type.getElementTypeBitWidth() / 8);
+      const ArrayRef<char> raw = weights.getRawData();
+      std::vector<char> bytes(raw.size());
+      for (int64_t j = 0; j < rows[2]; ++j) {
+        int64_t at = linearize(applyPermutation(delinearize(j, rowStrides), trailingPerms),
+                               transposedStrides);
+        std::copy_n(raw.begin() + at * rowBytes, rowBytes, bytes.begin() + j * rowBytes);
       }
-      llvm::append_range(permuted, llvm::ArrayRef(values).slice(at * N, N));
+      permuted = DenseElementsAttr::getFromRawBuffer(type, bytes);
     }
     Location loc = matmul.getLoc();
-    auto type = llvm::cast<RankedTensorType>(weights.getType());
-    Value permutedWeights =
-        rewriter.create<tosa::ConstOp>(loc, type, DenseElementsAttr::get(type, permuted));
+    Value permutedWeights = rewriter.create<tosa::ConstOp>(loc, type, permuted);
     Value flat = createReshape(rewriter, reshape.getLoc(), transpose.getInput1(), rows);
     rewriter.replaceOpWithNewOp<tosa::MatMulOp>(matmul, matmul.getType(), flat, permutedWeights);
     ++folded;

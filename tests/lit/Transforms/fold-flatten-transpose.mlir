@@ -35,6 +35,21 @@ func.func @batch_of_two(%x: tensor<2x3x2xf32>) -> tensor<1x2x1xf32> {
   return %y : tensor<1x2x1xf32>
 }
 
+// Splat weights: every row is alike, so they stay as they are.
+// CHECK-LABEL: func.func @splat_weights
+// CHECK-NOT: tosa.transpose
+// CHECK: %[[W:.*]] = "tosa.const"() <{value = dense<2.000000e+00> : tensor<1x12x1xf32>}>
+// CHECK: %[[R:.*]] = tosa.reshape %arg0 {new_shape = array<i64: 1, 1, 12>}
+// CHECK: tosa.matmul %[[R]], %[[W]]
+func.func @splat_weights(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1xf32> {
+  %perms = "tosa.const"() <{value = dense<[0, 3, 1, 2]> : tensor<4xi32>}> : () -> tensor<4xi32>
+  %w = "tosa.const"() <{value = dense<2.0> : tensor<1x12x1xf32>}> : () -> tensor<1x12x1xf32>
+  %t = tosa.transpose %x, %perms : (tensor<1x2x2x3xf32>, tensor<4xi32>) -> tensor<1x3x2x2xf32>
+  %r = tosa.reshape %t {new_shape = array<i64: 1, 1, 12>} : (tensor<1x3x2x2xf32>) -> tensor<1x1x12xf32>
+  %y = tosa.matmul %r, %w : (tensor<1x1x12xf32>, tensor<1x12x1xf32>) -> tensor<1x1x1xf32>
+  return %y : tensor<1x1x1xf32>
+}
+
 // Left alone: weights that are an argument (a trained parameter), and a
 // transpose that moves the rows' own axis (the matmul's rows would mix
 // images).
