@@ -52,9 +52,12 @@ public:
       buffers[op.getResult(0)] = uint64_t(address);
     auto perRow = [&](Value value) { return loadsPerTileRow(value, output.rows); };
     const int64_t tileRows = plan.getRows();
-    const int64_t lanes = int64_t(config.vector.lanes);
-    auto repeats = [&](Value value) { return repeatsInRowGroup(value, group, lanes); };
-    // A repeated row is loaded as often as any tile's ops take it.
+    // The rows the group repeats (repeatsInRowGroup), each loaded as often
+    // as any tile's ops take it.
+    llvm::DenseSet<Value> repeated;
+    for (Value input : inputs)
+      if (repeatsInRowGroup(input, group, int64_t(config.vector.lanes)))
+        repeated.insert(input);
     const int64_t lastRows = output.rows % tileRows ? output.rows % tileRows : tileRows;
     auto copiesOf = [&](Value value) {
       const VectorStep step = rowStep(value);
@@ -85,7 +88,7 @@ public:
         continue;
       Matrix source = matrixOf(input);
       uint64_t at = buffers.lookup(input);
-      if (repeats(input)) {
+      if (repeated.contains(input)) {
         loadRun();
         run.reset();
         builder.repeatRow(source, 0, source.cols, copiesOf(input), at);
@@ -125,7 +128,7 @@ public:
       };
       for (mlir::Operation &op : group.getMembers()) {
         builder.setSource(&op);
-        emitRowLocal(op, tile.rows, address);
+        emitRowLocal(op, tile.rows, address, repeated);
       }
       builder.setSource(head);
       builder.await(builder.signal(Queue::Compute, Queue::Store));
@@ -145,9 +148,11 @@ public:
     return step;
   }
 
-  // One row-local op on dense scratchpad buffers of `rows` rows.
+  // One row-local op on dense scratchpad buffers of `rows` rows, the rows
+  // in `repeated` there as copies.
   template <typename AddressOf>
-  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address) {
+  void emitRowLocal(mlir::Operation &op, int64_t rows, const AddressOf &address,
+                    const llvm::DenseSet<Value> &repeated) {
     Value result = op.getResult(0);
     auto [valueRows, cols] = matrixShape(result);
     if (auto reduce = llvm::dyn_cast<mlir::tpu::RowReduceOp>(op)) {
@@ -160,8 +165,7 @@ public:
       VectorStep step{{0, rhsRows, rhsCols},
                       *mlir::tpu::spreadOf({valueRows, cols}, {rhsRows, rhsCols}),
                       binaryOpcode(binary.getKind())};
-      if (auto group = op.getParentOfType<mlir::tpu::FusedOp>();
-          group && repeatsInRowGroup(binary.getRhs(), group, int64_t(config.vector.lanes)))
+      if (repeated.contains(binary.getRhs()))
         step = rowStep(binary.getRhs(), step.opcode);
       emitStep(builder, step, address(result), address(binary.getLhs()), address(binary.getRhs()),
                rows, cols, config);

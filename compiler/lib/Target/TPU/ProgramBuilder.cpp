@@ -371,14 +371,7 @@ void ProgramBuilder::repeatRow(const Matrix &source, int64_t col, int64_t cols, 
                                uint64_t sramAddress) {
   if (copies == 1)
     return load(source, 0, col, 1, cols, isa::Space::Scratchpad, sramAddress);
-  emit(isa::makeInstruction(Opcode::DmaLoad, {{Field::DramAddr, source.at(0, col)},
-                                              {Field::DramStride, 0},
-                                              {Field::Space, uint64_t(isa::Space::Scratchpad)},
-                                              {Field::SramAddr, sramAddress},
-                                              {Field::SramStride, uint64_t(cols)},
-                                              {Field::Rows, uint64_t(copies)},
-                                              {Field::Cols, uint64_t(cols)},
-                                              {Field::DType, uint64_t(source.dtype)}}));
+  loadRows(*this, source, source.at(0, col), 0, sramAddress, cols, copies, cols);
 }
 
 void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
@@ -552,10 +545,19 @@ void loadOperand(ProgramBuilder &builder, const VectorStep &step, int64_t r0, in
   }
 }
 
+namespace {
+
+// The groups of `lanes` words a vector op on rows x cols takes.
+int64_t laneGroups(int64_t rows, int64_t cols, int64_t lanes) {
+  return rows * ((cols + lanes - 1) / lanes);
+}
+
+} // namespace
+
 std::pair<int64_t, int64_t> denseShape(int64_t rows, int64_t cols, int64_t lanes) {
   static const int64_t maxRows = int64_t(isa::fieldMaximum(isa::Opcode::VAdd, isa::Field::Rows));
   const int64_t elements = rows * cols;
-  auto groups = [&](int64_t c) { return elements / c * ((c + lanes - 1) / lanes); };
+  auto groups = [&](int64_t c) { return laneGroups(elements / c, c, lanes); };
   std::pair<int64_t, int64_t> best{rows, cols};
   for (int64_t c = 1; c <= std::min(elements, kMaxCols); ++c)
     if (elements % c == 0 && elements / c <= maxRows && groups(c) < groups(best.second))
@@ -571,9 +573,7 @@ int64_t rowCopies(const VectorStep &step, int64_t rows, int64_t cols,
     return 1;
   const int64_t lanes = int64_t(config.vector.lanes);
   const int64_t room = std::min(std::max(cols, lanes), kMaxCols);
-  auto groups = [&](int64_t copies) {
-    return rows / copies * ((copies * cols + lanes - 1) / lanes);
-  };
+  auto groups = [&](int64_t copies) { return laneGroups(rows / copies, copies * cols, lanes); };
   const double copyCycles =
       std::ceil(double(cols * isa::dtypeBytes(step.operand.dtype)) / config.dram.bytes_per_cycle);
   int64_t best = 1;

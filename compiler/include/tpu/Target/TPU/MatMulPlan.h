@@ -265,7 +265,9 @@ bool isPointwise(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> stride,
 // tap (kh, kw); `oneTap`: they are that tap's channels only. `weightRow`:
 // where its rows start in DRAM, `row` but for a band in pieces, whose
 // weights tpu-plan-tiles reorders into the steps' order (so that a panel's
-// rows stay one transfer).
+// rows stay one transfer). With stacked kernel rows the rows are the
+// reordered weights' (kernel column by kernel column) and `row` is
+// `weightRow`.
 struct ConvKStep {
   int64_t row, weightRow, rows, offset, kh, kw;
   bool oneTap;
