@@ -52,7 +52,7 @@ func.func @splat_weights(%x: tensor<1x2x2x3xf32>) -> tensor<1x1x1xf32> {
 
 // Left alone: weights that are an argument (a trained parameter), and a
 // transpose that moves the rows' own axis (the matmul's rows would mix
-// images).
+// images), here of a square matrix, whose rows keep their count.
 // CHECK-LABEL: func.func @parameter_weights
 // CHECK: tosa.transpose
 func.func @parameter_weights(%x: tensor<1x2x2x3xf32>, %w: tensor<1x12x1xf32>) -> tensor<1x1x1xf32> {
@@ -64,11 +64,11 @@ func.func @parameter_weights(%x: tensor<1x2x2x3xf32>, %w: tensor<1x12x1xf32>) ->
 }
 // CHECK-LABEL: func.func @rows_axis_moves
 // CHECK: tosa.transpose
-func.func @rows_axis_moves(%x: tensor<2x3xf32>) -> tensor<1x3x1xf32> {
+func.func @rows_axis_moves(%x: tensor<2x2xf32>) -> tensor<1x2x1xf32> {
   %perms = "tosa.const"() <{value = dense<[1, 0]> : tensor<2xi32>}> : () -> tensor<2xi32>
   %w = "tosa.const"() <{value = dense<[[[1.0], [2.0]]]> : tensor<1x2x1xf32>}> : () -> tensor<1x2x1xf32>
-  %t = tosa.transpose %x, %perms : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<3x2xf32>
-  %r = tosa.reshape %t {new_shape = array<i64: 1, 3, 2>} : (tensor<3x2xf32>) -> tensor<1x3x2xf32>
-  %y = tosa.matmul %r, %w : (tensor<1x3x2xf32>, tensor<1x2x1xf32>) -> tensor<1x3x1xf32>
-  return %y : tensor<1x3x1xf32>
+  %t = tosa.transpose %x, %perms : (tensor<2x2xf32>, tensor<2xi32>) -> tensor<2x2xf32>
+  %r = tosa.reshape %t {new_shape = array<i64: 1, 2, 2>} : (tensor<2x2xf32>) -> tensor<1x2x2xf32>
+  %y = tosa.matmul %r, %w : (tensor<1x2x2xf32>, tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  return %y : tensor<1x2x1xf32>
 }
