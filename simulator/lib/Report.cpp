@@ -33,6 +33,8 @@ void addRoofline(nlohmann::json &json, uint64_t cycles, const std::optional<Roof
   json["roofline_matrix_cycles"] = roofline->matrix_cycles;
   json["roofline_vector_cycles"] = roofline->vector_cycles;
   json["roofline_memory_cycles"] = roofline->memory_cycles;
+  json["roofline_compute_latency_cycles"] = roofline->compute_latency_cycles;
+  json["roofline_memory_latency_cycles"] = roofline->memory_latency_cycles;
   json["cycles_over_roofline"] = overRoofline(cycles, *roofline);
 }
 
@@ -130,13 +132,15 @@ std::string formatSummary(const SimStats &stats, const HardwareConfig &config) {
                   grouped(stats.total_cycles),
                   static_cast<double>(stats.total_cycles) / (config.clock_ghz * 1e3),
                   config.clock_ghz, modeName(stats.mode), stats.wall_seconds);
-  if (stats.roofline)
-    text += fmt::format(
-        "roofline: {} cycles (compute {} = matrix {} + vector {}, memory {}); the run takes {} "
-        "of it\n",
-        grouped(stats.roofline->cycles()), grouped(stats.roofline->computeCycles()),
-        grouped(stats.roofline->matrix_cycles), grouped(stats.roofline->vector_cycles),
-        grouped(stats.roofline->memory_cycles), ratioText(stats.total_cycles, stats.roofline));
+  if (stats.roofline) {
+    const Roofline &bound = *stats.roofline;
+    text += fmt::format("roofline: {} cycles = max(compute {} + DRAM latency {}, memory {} + DRAM "
+                        "latency {}), compute = matrix {} + vector {}; the run takes {} of it\n",
+                        grouped(bound.cycles()), grouped(bound.computeCycles()),
+                        bound.compute_latency_cycles, grouped(bound.memory_cycles),
+                        bound.memory_latency_cycles, grouped(bound.matrix_cycles),
+                        grouped(bound.vector_cycles), ratioText(stats.total_cycles, bound));
+  }
   text += fmt::format("MACs: {}, MXU utilization {:.2f}% of {}x{}\n", grouped(stats.macs),
                       100 * stats.mxu_utilization, config.array.rows, config.array.cols);
   double achieved = perCycle(static_cast<double>(dramBytes(stats)), stats.total_cycles);

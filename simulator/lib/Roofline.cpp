@@ -72,9 +72,12 @@ uint64_t memoryCycles(uint64_t bytes, const HardwareConfig &config) {
 } // namespace
 
 Roofline roofline(const SourceWork &work, const HardwareConfig &config) {
-  return {matrixCycles(work.gemms, config),
-          vectorCycles(work.vector_elements, work.transcendental_elements, config),
-          memoryCycles(work.dram_bytes, config)};
+  Roofline bound{matrixCycles(work.gemms, config),
+                 vectorCycles(work.vector_elements, work.transcendental_elements, config),
+                 memoryCycles(work.dram_bytes, config)};
+  if (work.dram_bytes > 0)
+    bound.memory_latency_cycles = config.dram.latency_cycles;
+  return bound;
 }
 
 Roofline roofline(const CompulsoryWork &work, const HardwareConfig &config) {
@@ -85,7 +88,12 @@ Roofline roofline(const CompulsoryWork &work, const HardwareConfig &config) {
     all.transcendental_elements += op.transcendental_elements;
   }
   all.dram_bytes = work.dram_bytes;
-  return roofline(all, config);
+  Roofline bound = roofline(all, config);
+  // All of the model's compute works on data from DRAM and ends in DRAM: it
+  // starts after a load's latency and its last result takes a store's.
+  if (bound.computeCycles() > 0 && work.dram_bytes > 0)
+    bound.compute_latency_cycles = 2 * uint64_t{config.dram.latency_cycles};
+  return bound;
 }
 
 } // namespace tpu::sim

@@ -6,8 +6,8 @@
 
 closed-form: on every preset, single-MatMul models of several shapes, a
 single-Relu model and a MatMul fused with a Relu; the report's roofline (per
-source op and for the model, matrix, vector, compute and memory parts) must
-equal the formula of docs/simulator.md,
+source op and for the model: matrix, vector, compute, memory and the DRAM
+latency each waits for) must equal the formula of docs/simulator.md,
 computed here tile by tile from the preset's config.
 
 lower-bound: MODEL_DIR compiled for every preset in every fusion mode and
@@ -64,14 +64,20 @@ def vector_cycles(elements, config):
         if elements else 0
 
 
-def expect_bound(where, entry, matrix, vector, memory):
-    """The matrix and vector units share the compute queue: their times add."""
+def expect_bound(where, entry, matrix, vector, memory, latency, model=False):
+    """The matrix and vector units share the compute queue: their times add. No
+    byte crosses the bus before a request's latency; the model's compute waits
+    for a load's latency and a store's."""
+    memory_latency = latency if memory else 0
+    compute_latency = 2 * latency if model and memory and matrix + vector else 0
     got = tuple(entry[f"roofline_{part}_cycles"]
-                for part in ("matrix", "vector", "compute", "memory")) + (entry["roofline_cycles"],)
-    want = (matrix, vector, matrix + vector, memory, max(matrix + vector, memory))
+                for part in ("matrix", "vector", "compute", "memory", "compute_latency",
+                             "memory_latency")) + (entry["roofline_cycles"],)
+    want = (matrix, vector, matrix + vector, memory, compute_latency, memory_latency,
+            max(matrix + vector + compute_latency, memory + memory_latency))
     if got != want:
-        fail(f"{where}: roofline (matrix, vector, compute, memory, bound) is {got}, "
-             f"the formula gives {want}")
+        fail(f"{where}: roofline (matrix, vector, compute, memory, compute latency, "
+             f"memory latency, bound) is {got}, the formula gives {want}")
 
 
 def only_op(report, where):
@@ -109,6 +115,7 @@ def closed_form(tpuc, tpusim, out):
             config = json.load(f)
         rows, cols = config["array"]["rows"], config["array"]["cols"]
         bandwidth = config["dram"]["bytes_per_cycle"]
+        latency = config["dram"]["latency_cycles"]
         for m, k, n in shapes:
             where = f"{m}x{k}x{n} MatMul on {name}"
             model = os.path.join(out, f"matmul-{m}-{k}-{n}.onnx")
@@ -120,8 +127,8 @@ def closed_form(tpuc, tpusim, out):
             weight_bytes = 2 if config["array"]["dtype"] == "bf16" else 4
             memory = math.ceil((4 * (m * k + m * n) + weight_bytes * k * n) / bandwidth)
             compute = matrix_cycles([(1, m, k, n)], rows, cols)
-            expect_bound(where, report, compute, 0, memory)
-            expect_bound(f"{where}, its op", only_op(report, where), compute, 0, memory)
+            expect_bound(where, report, compute, 0, memory, latency, model=True)
+            expect_bound(f"{where}, its op", only_op(report, where), compute, 0, memory, latency)
             if report["total_cycles"] < report["roofline_cycles"]:
                 fail(f"{where}: {report['total_cycles']} cycles beat the bound")
         where = f"Relu on {name}"
@@ -131,8 +138,8 @@ def closed_form(tpuc, tpusim, out):
                                  os.path.join(out, f"relu-{name}.tpub"))
         memory = math.ceil(2 * 4 * 64 * 96 / bandwidth)
         vector = vector_cycles(64 * 96, config)
-        expect_bound(where, report, 0, vector, memory)
-        expect_bound(f"{where}, its op", only_op(report, where), 0, vector, memory)
+        expect_bound(where, report, 0, vector, memory, latency, model=True)
+        expect_bound(f"{where}, its op", only_op(report, where), 0, vector, memory, latency)
         # Fused, the Relu is the MatMul's epilogue: the group loads x and w
         # and stores y, all charged to the MatMul.
         where = f"MatMul then Relu on {name}"
@@ -142,10 +149,10 @@ def closed_form(tpuc, tpusim, out):
                                  os.path.join(out, f"matmul-relu-{name}.tpub"))
         memory = math.ceil((4 * (64 * 48 + 64 * 96) + weight_bytes * 48 * 96) / bandwidth)
         matrix = matrix_cycles([(1, 64, 48, 96)], rows, cols)
-        expect_bound(where, report, matrix, vector, memory)
+        expect_bound(where, report, matrix, vector, memory, latency, model=True)
         ops = {op["name"]: op for op in report["by_source_op"]}
-        expect_bound(f"{where}, its MatMul", ops["matmul (MatMul)"], matrix, 0, memory)
-        expect_bound(f"{where}, its Relu", ops["relu (Relu)"], 0, vector, 0)
+        expect_bound(f"{where}, its MatMul", ops["matmul (MatMul)"], matrix, 0, memory, latency)
+        expect_bound(f"{where}, its Relu", ops["relu (Relu)"], 0, vector, 0, latency)
         print(f"{name}: the closed form holds for {len(shapes)} MatMuls, a Relu and both")
 
 
@@ -167,7 +174,8 @@ def lower_bound(tpuc, tpusim, out, model_dir):
                 if span < op["roofline_cycles"]:
                     fail(f"{where}: {op['name']} spans {span} cycles, less than its bound "
                          f"{op['roofline_cycles']} (compute {op['roofline_compute_cycles']}, "
-                         f"memory {op['roofline_memory_cycles']})")
+                         f"memory {op['roofline_memory_cycles']} + latency "
+                         f"{op['roofline_memory_latency_cycles']})")
                 checked += 1
     print(f"{checked} source ops at or above their roofline, and every run above the model's")
 

@@ -3,6 +3,7 @@
 
 #include "tpu/runtime/Tensor.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace tpu::runtime::test {
 namespace {
@@ -106,23 +108,33 @@ TEST_F(Tpusim, ReportsTheRooflineOfBundlesThatRecordTheirWork) {
   uint64_t compute =
       config.vector.pipeline_latency + (8 + config.vector.lanes - 1) / config.vector.lanes;
   auto memory = static_cast<uint64_t>(std::ceil(64 / config.dram.bytes_per_cycle));
+  uint64_t latency = config.dram.latency_cycles;
+  ASSERT_GT(latency, 0u);
   nlohmann::json report = nlohmann::json::parse(readText(directory.file("report.json")));
-  for (const nlohmann::json &entry : {report, report["by_source_op"][0]}) {
+  // The model's compute waits for a load's latency and a store's; a source
+  // op's bytes wait for one latency, its compute for none of its own.
+  uint64_t modelBound = std::max(compute + 2 * latency, memory + latency);
+  for (auto [entry, computeLatency, bound] :
+       {std::tuple{report, 2 * latency, modelBound},
+        std::tuple{report["by_source_op"][0], uint64_t{0}, std::max(compute, memory + latency)}}) {
     EXPECT_EQ(entry["roofline_matrix_cycles"], 0);
     EXPECT_EQ(entry["roofline_vector_cycles"], compute);
     EXPECT_EQ(entry["roofline_compute_cycles"], compute);
     EXPECT_EQ(entry["roofline_memory_cycles"], memory);
-    EXPECT_EQ(entry["roofline_cycles"], std::max(compute, memory));
+    EXPECT_EQ(entry["roofline_compute_latency_cycles"], computeLatency);
+    EXPECT_EQ(entry["roofline_memory_latency_cycles"], latency);
+    EXPECT_EQ(entry["roofline_cycles"], bound);
   }
   uint64_t total = report["total_cycles"];
-  EXPECT_GE(total, std::max(compute, memory));
+  EXPECT_GE(total, modelBound);
   EXPECT_DOUBLE_EQ(report["cycles_over_roofline"].get<double>(),
-                   static_cast<double>(total) / static_cast<double>(std::max(compute, memory)));
-  EXPECT_NE(result.out.find("roofline: " + std::to_string(std::max(compute, memory)) +
-                            " cycles (compute " + std::to_string(compute) +
-                            " = matrix 0 + vector " + std::to_string(compute) + ", memory " +
-                            std::to_string(memory) + ")"),
-            std::string::npos)
+                   static_cast<double>(total) / static_cast<double>(modelBound));
+  EXPECT_NE(
+      result.out.find(fmt::format("roofline: {} cycles = max(compute {} + DRAM latency {}, "
+                                  "memory {} + DRAM latency {}), compute = matrix 0 + "
+                                  "vector {};",
+                                  modelBound, compute, 2 * latency, memory, latency, compute)),
+      std::string::npos)
       << result.out;
 }
 

@@ -54,14 +54,25 @@ struct ComponentStats {
 
 // A lower bound on the cycles some compulsory work takes on a config
 // (docs/simulator.md#roofline): the longer of the compute queue's time and the
-// DRAM time. The matrix and vector units share the in-order compute queue and
-// never run at once, so their times add.
+// DRAM time, each with the DRAM latency no schedule hides. The matrix and
+// vector units share the in-order compute queue and never run at once, so
+// their times add.
 struct Roofline {
   uint64_t matrix_cycles = 0; // matrixCycles of the products
   uint64_t vector_cycles = 0; // vectorCycles of the vector elements
   uint64_t memory_cycles = 0; // ceil(compulsory DRAM bytes / dram.bytes_per_cycle)
+  // The bus carries no byte of a request before its latency has passed: L
+  // where there are bytes.
+  uint64_t memory_latency_cycles = 0;
+  // The model's compute waits for its first load's data, and its last result
+  // for a store: 2L where the model both computes and moves bytes. 0 for a
+  // source op, whose compute may use data other ops loaded.
+  uint64_t compute_latency_cycles = 0;
   uint64_t computeCycles() const { return matrix_cycles + vector_cycles; }
-  uint64_t cycles() const { return std::max(computeCycles(), memory_cycles); }
+  uint64_t cycles() const {
+    return std::max(computeCycles() + compute_latency_cycles,
+                    memory_cycles + memory_latency_cycles);
+  }
 };
 
 // The matrix unit's least time for these products, each streamed through the
