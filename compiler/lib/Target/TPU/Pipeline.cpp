@@ -25,6 +25,7 @@ void buildInstructionLoweringPipeline(OpPassManager &pm) {
 void buildISAPipeline(OpPassManager &pm) {
   buildInstructionLoweringPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createPrefetchConstants());
+  pm.addNestedPass<func::FuncOp>(createForwardStores());
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }
 

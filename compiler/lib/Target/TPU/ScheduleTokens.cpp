@@ -46,9 +46,14 @@ public:
     }
   }
 
-  // Whether `from` has issued anything since its last token to `to`.
-  bool hasNews(isa::Queue from, isa::Queue to) const {
-    return synced[index(from)][index(to)] != issuedOn[index(from)];
+  // Makes `to` wait for everything `from` has issued so far: a new token
+  // where `from` issued anything since its last one, else the last token,
+  // if `to` has not taken it yet; nothing where it has.
+  void depend(Location loc, isa::Queue from, isa::Queue to) {
+    if (synced[index(from)][index(to)] != issuedOn[index(from)])
+      popUpTo(loc, from, to, push(loc, from, to));
+    else if (popped[index(from)][index(to)] < pushed[index(from)][index(to)])
+      popUpTo(loc, from, to, pushed[index(from)][index(to)] - 1);
   }
 
 private:
@@ -260,8 +265,8 @@ public:
         bool perInstruction =
             from == isa::Queue::Store &&
             llvm::any_of(channels, [&](auto &channel) { return channel.first == to; });
-        if (scheduler.hasNews(from, to) && !perInstruction)
-          scheduler.popUpTo(op.getLoc(), from, to, scheduler.push(op.getLoc(), from, to));
+        if (!perInstruction)
+          scheduler.depend(op.getLoc(), from, to);
       } else {
         continue;
       }

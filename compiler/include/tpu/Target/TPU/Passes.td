@@ -419,6 +419,63 @@ def PrefetchConstants : Pass<"tpu-prefetch-constants", "mlir::func::FuncOp"> {
   ];
 }
 
+def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
+  let summary = "Copy on chip what a load would read back from a store";
+  let description = [{
+    Fusion groups pass their values through DRAM: a group stores its result
+    and the next one loads it, and that round trip (a store's latency and
+    bus time, then a load's) lies on the program's critical path. Where the
+    words a store read are still on chip when a later `dma.ld` reads what it
+    stored, this pass turns the load into `v.copy` of those words on the
+    compute queue. The store stays (the value may be an output, or read
+    again later).
+
+    A load is forwarded where:
+    * every byte it reads was written by one of the last 64 stores, and no
+      two of the stores it reads write a common byte;
+    * those stores and the load are plain (`transpose=0`) of one dtype,
+      f32, i32 or bf16 (bit copies: a bf16 store rounds, so a bf16 load
+      must be read by the matrix unit alone, which rounds its operands to
+      bf16 as well);
+    * no instruction between a store and the load writes the words the
+      store read;
+    * only compute instructions read the loaded words until something
+      writes all of them again (a store or a gather would wait for the load
+      queue, not the copy);
+    * the copies, one per run of words contiguous on both sides (at most
+      64, none onto part of its own source), take the vector unit fewer
+      cycles than the load's DRAM latency (they hold the compute queue,
+      which the load did not);
+    * no compute instruction lies between the last of the stores and the
+      load: a load after compute has that compute to hide behind.
+
+    Words stored from where the load puts them need no copy. The copies
+    wait for the loads before them (a token and its await: one of those
+    may write what they read or write); where a later load of the group
+    writes words they touch, it waits for the copies the same way.
+
+    Before:
+    ```mlir
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
+    %done = tpu.signal compute -> store
+    tpu.await %done
+    tpu.inst dma.st dram_addr=0x4400 dram_stride=64 space=acc sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+    tpu.inst dma.ld dram_addr=0x4400 dram_stride=512 space=sp sram_addr=65536 sram_stride=512 rows=1 cols=512 dtype=f32
+    ```
+
+    After:
+    ```mlir
+    tpu.inst dma.st dram_addr=0x4400 dram_stride=64 space=acc sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+    %loaded = tpu.signal load -> compute
+    tpu.await %loaded
+    tpu.inst v.copy dst_space=sp dst_addr=65536 src_space=acc src_addr=0 rows=16 cols=32
+    ```
+  }];
+  let statistics = [
+    Statistic<"numForwarded", "forwarded", "Loads that became on-chip copies">,
+  ];
+}
+
 def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
   let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
   let description = [{
@@ -429,9 +486,10 @@ def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
     everything that queue issued before it has); `tpu.await` becomes the
     `sync.pop`s on the `to` queue up to that token (tokens are taken in
     order, so waiting for one waits for all before it); `tpu.depend` is both,
-    and nothing at all when `from` has issued nothing since its last token to
-    `to`. A signal nobody awaits is no instruction: a push would hold its
-    queue until everything before it completes, for no one.
+    except that where `from` has issued nothing since its last token to
+    `to`, it only pops that token, or is nothing where `to` has popped it
+    already. A signal nobody awaits is no instruction: a push would hold
+    its queue until everything before it completes, for no one.
 
     Before:
     ```mlir

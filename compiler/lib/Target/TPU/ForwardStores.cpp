@@ -1,0 +1,320 @@
+// tpu-forward-stores: a load of what the program stored, from words still on
+// chip, becomes v.copy from those words: the value skips its DRAM round trip.
+#include "tpu/Dialect/Instructions.h"
+#include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/Footprints.h"
+#include "tpu/Target/TPU/IsaLimits.h"
+#include "tpu/Target/TPU/Passes.h"
+#include "tpu/Target/TPU/ProgramBuilder.h"
+
+namespace mlir::tpu {
+#define GEN_PASS_DEF_FORWARDSTORES
+#include "tpu/Target/TPU/Passes.h.inc"
+} // namespace mlir::tpu
+
+using namespace mlir;
+namespace isa = ::tpu::isa;
+using isa::Field;
+using isa::Opcode;
+using ::tpu::codegen::DramBlock;
+using ::tpu::codegen::Span;
+
+namespace {
+
+// How far back a load looks for the stores of its bytes: a group's
+// results are stored by the group just before it.
+constexpr size_t kStoresSearched = 64;
+// The most copies one forwarded load becomes.
+constexpr size_t kMostCopies = 64;
+
+// Words `len` of `srcSpace` from `src` are words of `dstSpace` from `dst`.
+struct Piece {
+  uint64_t srcSpace, src, dstSpace, dst, len;
+  // Stored from where the load puts it: no copy.
+  bool inPlace() const { return srcSpace == dstSpace && src == dst; }
+};
+
+bool isPlainTransfer(const isa::Instruction &inst, Opcode opcode) {
+  if (inst.opcode != opcode || inst.get(Field::Transpose))
+    return false;
+  auto dtype = isa::DType(inst.get(Field::DType));
+  return dtype == isa::DType::F32 || dtype == isa::DType::I32 || dtype == isa::DType::BF16;
+}
+
+// The spans `inst` writes, and the ones it reads.
+void spansOf(const isa::Instruction &inst, uint64_t arrayCols, SmallVectorImpl<Span> &written,
+             SmallVectorImpl<Span> &read) {
+  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+  ::tpu::codegen::forEachSpan(inst, arrayCols, [&](Field address, const Span &span) {
+    bool writes = transferIn ? address == Field::SramAddr : address == Field::DstAddr;
+    (writes ? written : read).push_back(span);
+  });
+}
+
+// Whether `inst` writes every word of `words`: a dense region covering it
+// (a span of a strided region also covers the words between its rows).
+bool writesAll(const isa::Instruction &inst, const Span &words) {
+  bool all = false;
+  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+  ::tpu::codegen::forEachRegion(
+      inst, /*arrayCols=*/0,
+      [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+        const uint64_t begin = inst.get(address);
+        all |= (transferIn ? address == Field::SramAddr : address == Field::DstAddr) &&
+               inst.opcode != Opcode::MatMul && space == words.space &&
+               (rows == 1 || stride == cols) && begin <= words.begin &&
+               words.end <= begin + rows * cols;
+      });
+  return all;
+}
+
+bool overlapsAny(ArrayRef<Span> spans, const Span &span) {
+  return llvm::any_of(spans, [&](const Span &other) { return other.overlaps(span); });
+}
+
+class ForwardStores : public mlir::tpu::impl::ForwardStoresBase<ForwardStores> {
+public:
+  void runOnOperation() override {
+    auto module = getOperation()->getParentOfType<ModuleOp>();
+    auto target =
+        module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
+    if (!target)
+      return;
+    config = mlir::tpu::hardwareConfig(target);
+    Block &block = getOperation().getBody().front();
+    program.clear();
+    forwarded.clear();
+    for (Operation &op : block)
+      if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op))
+        program.push_back({inst, mlir::tpu::instructionOf(inst)});
+    std::vector<size_t> stores; // indices into program
+    for (size_t i = 0; i < program.size(); ++i) {
+      const isa::Instruction &inst = program[i].second;
+      if (inst.opcode == Opcode::DmaStore)
+        stores.push_back(i);
+      else if (isPlainTransfer(inst, Opcode::DmaLoad) && forward(i, stores))
+        ++numForwarded;
+    }
+  }
+
+private:
+  // Replaces the load program[at] by copies where every byte it reads was
+  // stored, from words no instruction since has overwritten.
+  bool forward(size_t at, ArrayRef<size_t> stores) {
+    const isa::Instruction &load = program[at].second;
+    const DramBlock block(load);
+    SmallVector<size_t> sources; // the stores of its bytes, latest first
+    for (size_t n = 0; n < std::min(stores.size(), kStoresSearched); ++n) {
+      size_t store = stores[stores.size() - 1 - n];
+      if (!DramBlock(program[store].second).overlaps(block))
+        continue;
+      // One store per byte: a byte two of them wrote would need the later.
+      if (llvm::any_of(sources, [&](size_t other) {
+            return DramBlock(program[other].second).overlaps(DramBlock(program[store].second));
+          }))
+        return false;
+      sources.push_back(store);
+    }
+    // Only a load the next group waits for right after the store: one
+    // after compute has work to hide its transfer behind.
+    if (sources.empty() || llvm::any_of(llvm::seq(sources.front() + 1, at), [&](size_t i) {
+          return program[i].second.queue() == isa::Queue::Compute;
+        }))
+      return false;
+    SmallVector<Piece> pieces;
+    if (!piecesOf(load, sources, pieces) || !sourcesKept(at, sources) || !readersAccept(at))
+      return false;
+    const uint64_t lanes = config.vector.lanes;
+    uint64_t copyCycles = 0;
+    for (const Piece &piece : pieces)
+      if (!piece.inPlace())
+        copyCycles += config.vector.pipeline_latency + (piece.len + lanes - 1) / lanes;
+    // The copies run on the compute queue, which the load did not hold:
+    // only where they take less than the load's latency, which the
+    // program waits out whatever else it overlaps.
+    if (copyCycles >= config.dram.latency_cycles)
+      return false;
+    rewrite(at, pieces);
+    return true;
+  }
+
+  // The copies of `load`'s words from the words its `sources` stored them
+  // from, merged where both sides run on; false where a byte is no
+  // source's, or there would be more than kMostCopies.
+  bool piecesOf(const isa::Instruction &load, ArrayRef<size_t> sources,
+                SmallVectorImpl<Piece> &pieces) const {
+    const DramBlock block(load);
+    const auto dtype = load.get(Field::DType);
+    const uint64_t bytes = isa::dtypeBytes(isa::DType(dtype));
+    uint64_t covered = 0;
+    for (uint64_t row = 0; row < block.rows; ++row) {
+      const uint64_t begin = block.begin + row * block.stride, end = begin + block.width;
+      for (size_t source : sources) {
+        const isa::Instruction &store = program[source].second;
+        const DramBlock stored(store);
+        if (store.get(Field::DType) != dtype || (stored.rows > 1 && stored.stride == 0))
+          return false;
+        for (uint64_t k = 0; k < stored.rows; ++k) {
+          const uint64_t rowBegin = stored.begin + k * stored.stride;
+          const uint64_t from = std::max(begin, rowBegin),
+                         to = std::min(end, rowBegin + stored.width);
+          if (from >= to)
+            continue;
+          if ((from - begin) % bytes || (from - rowBegin) % bytes)
+            return false;
+          Piece piece{store.get(Field::Space),
+                      store.get(Field::SramAddr) + k * store.get(Field::SramStride) +
+                          (from - rowBegin) / bytes,
+                      load.get(Field::Space),
+                      load.get(Field::SramAddr) + row * load.get(Field::SramStride) +
+                          (from - begin) / bytes,
+                      (to - from) / bytes};
+          covered += to - from;
+          Piece *last = pieces.empty() ? nullptr : &pieces.back();
+          if (last && last->srcSpace == piece.srcSpace && last->dstSpace == piece.dstSpace &&
+              last->src + last->len == piece.src && last->dst + last->len == piece.dst &&
+              last->len + piece.len <= uint64_t(::tpu::codegen::kMaxCols))
+            last->len += piece.len;
+          else if (pieces.size() == kMostCopies)
+            return false;
+          else
+            pieces.push_back(piece);
+        }
+      }
+    }
+    // A copy onto words a copy reads would change what that one reads.
+    for (const Piece &writer : pieces)
+      for (const Piece &reader : pieces)
+        if (!writer.inPlace() && writer.dstSpace == reader.srcSpace &&
+            writer.dst < reader.src + reader.len && reader.src < writer.dst + writer.len)
+          return false;
+    return covered == block.rows * block.width;
+  }
+
+  // Whether every store of `sources` reads words that nothing between it
+  // and the load program[at] writes.
+  bool sourcesKept(size_t at, ArrayRef<size_t> sources) const {
+    for (size_t source : sources) {
+      SmallVector<Span, 3> written, read;
+      spansOf(program[source].second, config.array.cols, written, read);
+      const Span stored = read.front();
+      for (size_t i = source + 1; i < at; ++i) {
+        SmallVector<Span, 3> writes, reads;
+        spansOf(program[i].second, config.array.cols, writes, reads);
+        if (overlapsAny(writes, stored))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether what reads the load program[at]'s words, until all of them
+  // are written again, takes them from a copy as well: compute
+  // instructions only (a store or a gather would wait for the load queue,
+  // not the copy), and for bf16 the matrix unit only, which rounds its
+  // operands to bf16 as the store did.
+  bool readersAccept(size_t at) const {
+    const isa::Instruction &load = program[at].second;
+    const bool bf16 = isa::DType(load.get(Field::DType)) == isa::DType::BF16;
+    SmallVector<Span, 3> loaded, unused;
+    spansOf(load, config.array.cols, loaded, unused);
+    const Span words = loaded.front();
+    for (size_t i = at + 1; i < program.size(); ++i) {
+      const isa::Instruction &inst = program[i].second;
+      SmallVector<Span, 3> writes, reads;
+      spansOf(inst, config.array.cols, writes, reads);
+      if (overlapsAny(reads, words)) {
+        const bool matrix = inst.opcode == Opcode::MatMul || inst.opcode == Opcode::LoadWeights;
+        if (inst.queue() != isa::Queue::Compute || (bf16 && !matrix))
+          return false;
+      }
+      if (writesAll(inst, words))
+        return true;
+    }
+    return true;
+  }
+
+  // The copies in place of the load program[at] (none for words stored
+  // from where it loads them): after the last load before that writes words
+  // they read or write, and before any later load of the group that writes
+  // words they touch.
+  void rewrite(size_t at, ArrayRef<Piece> pieces) {
+    mlir::tpu::InstOp load = program[at].first;
+    OpBuilder builder(load);
+    const Location loc = load.getLoc();
+    SmallVector<Span> touched;
+    for (const Piece &piece : pieces) {
+      touched.push_back({piece.srcSpace, piece.src, piece.src + piece.len});
+      touched.push_back({piece.dstSpace, piece.dst, piece.dst + piece.len});
+    }
+    // A token (a tpu.depend is left out where the queue pushed one since it
+    // last issued, awaited or not) after the last load before that writes
+    // words the copies touch, awaited before them.
+    for (size_t i = at; i-- > 0;) {
+      const isa::Instruction &earlier = program[i].second;
+      if (earlier.queue() != isa::Queue::Load || forwarded.contains(i))
+        continue;
+      SmallVector<Span, 3> writes, reads;
+      spansOf(earlier, config.array.cols, writes, reads);
+      if (llvm::any_of(writes, [&](const Span &span) { return overlapsAny(touched, span); })) {
+        // The load's own token where it has one (another forwarded load
+        // may have put it there).
+        auto next = llvm::dyn_cast_or_null<mlir::tpu::SignalOp>(program[i].first->getNextNode());
+        Value loaded =
+            next && next.getFrom() == mlir::tpu::Queue::load &&
+                    next.getTo() == mlir::tpu::Queue::compute && !next.getWeights()
+                ? next.getToken()
+                : OpBuilder(program[i].first->getBlock(), ++Block::iterator(program[i].first))
+                      .create<mlir::tpu::SignalOp>(loc, mlir::tpu::Queue::load,
+                                                   mlir::tpu::Queue::compute, false)
+                      .getToken();
+        builder.create<mlir::tpu::AwaitOp>(loc, loaded);
+        break;
+      }
+    }
+    for (const Piece &piece : pieces) {
+      if (piece.inPlace())
+        continue;
+      auto [rows, cols] = ::tpu::codegen::denseShape(1, int64_t(piece.len), config.vector.lanes);
+      mlir::tpu::createInstruction(
+          builder, loc,
+          isa::makeInstruction(Opcode::VCopy, {{Field::DstSpace, piece.dstSpace},
+                                               {Field::DstAddr, piece.dst},
+                                               {Field::SrcSpace, piece.srcSpace},
+                                               {Field::SrcAddr, piece.src},
+                                               {Field::Rows, uint64_t(rows)},
+                                               {Field::Cols, uint64_t(cols)}}));
+    }
+    for (Operation *op = load->getNextNode(); op; op = op->getNextNode()) {
+      if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op);
+          depend && depend.getFrom() == mlir::tpu::Queue::compute &&
+          depend.getTo() == mlir::tpu::Queue::load)
+        break;
+      auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op);
+      if (!inst)
+        continue;
+      const isa::Instruction later = mlir::tpu::instructionOf(inst);
+      if (later.queue() != isa::Queue::Load)
+        continue;
+      SmallVector<Span, 3> writes, reads;
+      spansOf(later, config.array.cols, writes, reads);
+      if (llvm::any_of(writes, [&](const Span &span) { return overlapsAny(touched, span); })) {
+        Value copied = builder.create<mlir::tpu::SignalOp>(loc, mlir::tpu::Queue::compute,
+                                                           mlir::tpu::Queue::load, false);
+        builder.setInsertionPoint(op);
+        builder.create<mlir::tpu::AwaitOp>(loc, copied);
+        break;
+      }
+    }
+    load->erase();
+    forwarded.insert(at);
+  }
+
+  std::vector<std::pair<mlir::tpu::InstOp, isa::Instruction>> program;
+  // The loads of `program` this pass replaced (their copies run in order
+  // with the compute queue).
+  llvm::DenseSet<size_t> forwarded;
+  ::tpu::HardwareConfig config;
+};
+
+} // namespace

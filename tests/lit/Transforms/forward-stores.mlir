@@ -1,0 +1,116 @@
+// RUN: tpu-opt %s --tpu-forward-stores | FileCheck %s
+
+// Loads of what a store wrote, from words still on chip, become v.copy on
+// the compute queue (tpu-8x8: 8 lanes, DRAM latency 100). The stores stay.
+#target = #tpu.target<name = "tpu-8x8", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 64, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>
+module attributes {tpu.target = #target} {
+
+// Two column tiles stored side by side in 4 x 12 rows, loaded back as one
+// run of 48 words: a copy per tile row (4 words, from the later store,
+// then 8), after a token from the load that wrote the words they read
+// (the relu's, in place); the later load into the copies' source waits for
+// them.
+// CHECK-LABEL: func.func @columnTiles
+// CHECK:      tpu.inst dma.ld dram_addr=0x200
+// CHECK-NEXT: %[[LOADED:.*]] = tpu.signal load -> compute
+// CHECK:      tpu.inst dma.st dram_addr=0x400 {{.*}} rows=4 cols=8
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x420 {{.*}} rows=4 cols=4
+// CHECK-NEXT: tpu.await %[[LOADED]]
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4104 src_space=acc src_addr=32 rows=1 cols=4
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4116 src_space=acc src_addr=36 rows=1 cols=4
+// CHECK-COUNT-2: tpu.inst v.copy {{.*}} cols=4
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=8
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4108 src_space=acc src_addr=8 rows=1 cols=8
+// CHECK-COUNT-2: tpu.inst v.copy {{.*}} cols=8
+// CHECK-NEXT: %[[COPIED:.*]] = tpu.signal compute -> load
+// CHECK-NOT:  dma.ld dram_addr=0x400
+// CHECK:      tpu.await %[[COPIED]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x600 {{.*}} space=acc sram_addr=0
+func.func @columnTiles() {
+  tpu.inst dma.ld dram_addr=0x200 dram_stride=12 space=acc sram_addr=0 sram_stride=12 rows=4 cols=12 dtype=f32
+  %in = tpu.signal load -> compute
+  tpu.await %in
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=6 cols=8
+  %done = tpu.signal compute -> store
+  tpu.await %done
+  tpu.inst dma.st dram_addr=0x400 dram_stride=12 space=acc sram_addr=0 sram_stride=8 rows=4 cols=8 dtype=f32
+  tpu.inst dma.st dram_addr=0x420 dram_stride=12 space=acc sram_addr=32 sram_stride=4 rows=4 cols=4 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=48 space=sp sram_addr=4096 sram_stride=48 rows=1 cols=48 dtype=f32
+  %filled = tpu.signal load -> compute
+  tpu.inst dma.ld dram_addr=0x600 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.await %filled
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=6 cols=8
+  return
+}
+
+// Not forwarded: the relu overwrites the stored words before the load
+// (@overwritten); a byte the load reads was never stored (@partial); a bf16
+// value read by the vector unit, which would see it unrounded (@bf16Vector);
+// a load the group makes after compute, which its transfer hides behind
+// (@afterCompute); copies slower than the DRAM latency (@tooSlow: 64
+// words in 64 runs, 5 cycles each).
+// CHECK-LABEL: func.func @overwritten
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @overwritten() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=1 cols=8
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32
+  return
+}
+
+// CHECK-LABEL: func.func @partial
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @partial() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=9 space=sp sram_addr=64 sram_stride=9 rows=1 cols=9 dtype=f32
+  return
+}
+
+// CHECK-LABEL: func.func @bf16Vector
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @bf16Vector() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst v.relu dst_space=sp dst_addr=128 src_space=sp src_addr=64 rows=1 cols=8
+  return
+}
+
+// CHECK-LABEL: func.func @bf16Matrix
+// CHECK:      tpu.inst v.copy dst_space=sp dst_addr=64 src_space=sp src_addr=0 rows=1 cols=8
+// CHECK-NOT:  dma.ld
+func.func @bf16Matrix() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=1 cols=8
+  return
+}
+
+// CHECK-LABEL: func.func @afterCompute
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @afterCompute() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst v.relu dst_space=sp dst_addr=256 src_space=sp src_addr=128 rows=1 cols=8
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32
+  return
+}
+
+// CHECK-LABEL: func.func @tooSlow
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @tooSlow() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=1 space=sp sram_addr=0 sram_stride=2 rows=64 cols=1 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=1024 sram_stride=64 rows=1 cols=64 dtype=f32
+  return
+}
+
+}
