@@ -52,6 +52,24 @@ func.func @satisfied() {
   return
 }
 
+// A depend right after a token nobody has popped yet (tpu-forward-stores
+// puts one after a load for copies further on) pops that token: no new
+// push, and the await of it later pops nothing more.
+// CHECK-LABEL: func.func @pushedNotPopped
+// CHECK-NEXT: tpu.inst dma.ld
+// CHECK-NEXT: tpu.inst sync.push from=load to=compute
+// CHECK-NEXT: tpu.inst sync.pop from=load to=compute
+// CHECK-NEXT: tpu.inst v.relu
+// CHECK-NEXT: return
+func.func @pushedNotPopped() {
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %loaded = tpu.signal load -> compute
+  tpu.depend load -> compute
+  tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=8 cols=8
+  tpu.await %loaded
+  return
+}
+
 // A weights signal is a push with weights=1: it says only that the weight
 // loads before it are done (the panel they read may be refilled), not the
 // product, so a depend after it still pushes a token of its own before
