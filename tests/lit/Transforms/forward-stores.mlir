@@ -49,6 +49,20 @@ func.func @columnTiles() {
   return
 }
 
+// The forwarded load's bytes leave its source op's count in tpu.work (the
+// bytes its instructions move, which its roofline bounds): 96 - 8 x 4.
+// CHECK-LABEL: func.func @uncharged
+// CHECK-SAME: source_ops = [{dram_bytes = 64 : i64, {{.*}}name = "consumer"
+// CHECK-SAME: {dram_bytes = 32 : i64, {{.*}}name = "producer"
+func.func @uncharged() attributes {tpu.work = {dram_bytes = 64 : i64, source_ops = [
+    {dram_bytes = 96 : i64, gemms = array<i64>, name = "consumer", transcendental_elements = 0 : i64, vector_elements = 0 : i64},
+    {dram_bytes = 32 : i64, gemms = array<i64>, name = "producer", transcendental_elements = 0 : i64, vector_elements = 8 : i64}]}} {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32 loc("producer")
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32 loc("consumer")
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=1 cols=8 loc("consumer")
+  return
+}
+
 // Not forwarded: the relu overwrites the stored words before the load
 // (@overwritten); a byte the load reads was never stored (@partial); a bf16
 // value read by the vector unit, which would see it unrounded (@bf16Vector);

@@ -51,21 +51,23 @@ void spansOf(const isa::Instruction &inst, uint64_t arrayCols, SmallVectorImpl<S
   });
 }
 
-// Whether `inst` writes every word of `words`: a dense region covering it
-// (a span of a strided region also covers the words between its rows).
-bool writesAll(const isa::Instruction &inst, const Span &words) {
-  bool all = false;
+// Whether `inst` writes a word of `runs` (contiguous words each), row by
+// row: a strided region's span also covers the words between its rows.
+bool writesAny(const isa::Instruction &inst, ArrayRef<Span> runs) {
   const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+  bool writes = false;
   ::tpu::codegen::forEachRegion(
       inst, /*arrayCols=*/0,
       [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-        const uint64_t begin = inst.get(address);
-        all |= (transferIn ? address == Field::SramAddr : address == Field::DstAddr) &&
-               inst.opcode != Opcode::MatMul && space == words.space &&
-               (rows == 1 || stride == cols) && begin <= words.begin &&
-               words.end <= begin + rows * cols;
+        if (transferIn ? address != Field::SramAddr : address != Field::DstAddr)
+          return;
+        for (uint64_t r = 0; r < rows && !writes; ++r) {
+          const Span row{space, inst.get(address) + r * stride,
+                         inst.get(address) + r * stride + cols};
+          writes = llvm::any_of(runs, [&](const Span &run) { return run.overlaps(row); });
+        }
       });
-  return all;
+  return writes;
 }
 
 bool overlapsAny(ArrayRef<Span> spans, const Span &span) {
@@ -84,6 +86,7 @@ public:
     Block &block = getOperation().getBody().front();
     program.clear();
     forwarded.clear();
+    forwardedBytes.clear();
     for (Operation &op : block)
       if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op))
         program.push_back({inst, mlir::tpu::instructionOf(inst)});
@@ -95,6 +98,7 @@ public:
       else if (isPlainTransfer(inst, Opcode::DmaLoad) && forward(i, stores))
         ++numForwarded;
     }
+    unchargeForwardedBytes();
   }
 
 private:
@@ -102,27 +106,16 @@ private:
   // stored, from words no instruction since has overwritten.
   bool forward(size_t at, ArrayRef<size_t> stores) {
     const isa::Instruction &load = program[at].second;
-    const DramBlock block(load);
-    SmallVector<size_t> sources; // the stores of its bytes, latest first
-    for (size_t n = 0; n < std::min(stores.size(), kStoresSearched); ++n) {
-      size_t store = stores[stores.size() - 1 - n];
-      if (!DramBlock(program[store].second).overlaps(block))
-        continue;
-      // One store per byte: a byte two of them wrote would need the later.
-      if (llvm::any_of(sources, [&](size_t other) {
-            return DramBlock(program[other].second).overlaps(DramBlock(program[store].second));
-          }))
-        return false;
-      sources.push_back(store);
-    }
+    SmallVector<Piece> pieces;
+    SmallVector<size_t> sources; // the stores it reads, latest first
+    if (!piecesOf(load, stores, pieces, sources))
+      return false;
     // Only a load the next group waits for right after the store: one
     // after compute has work to hide its transfer behind.
-    if (sources.empty() || llvm::any_of(llvm::seq(sources.front() + 1, at), [&](size_t i) {
-          return program[i].second.queue() == isa::Queue::Compute;
-        }))
+    if (llvm::any_of(llvm::seq(sources.front() + 1, at),
+                     [&](size_t i) { return program[i].second.queue() == isa::Queue::Compute; }))
       return false;
-    SmallVector<Piece> pieces;
-    if (!piecesOf(load, sources, pieces) || !sourcesKept(at, sources) || !readersAccept(at))
+    if (!sourcesKept(at, sources) || !readersAccept(at))
       return false;
     const uint64_t lanes = config.vector.lanes;
     uint64_t copyCycles = 0;
@@ -138,22 +131,31 @@ private:
     return true;
   }
 
-  // The copies of `load`'s words from the words its `sources` stored them
-  // from, merged where both sides run on; false where a byte is no
-  // source's, or there would be more than kMostCopies.
-  bool piecesOf(const isa::Instruction &load, ArrayRef<size_t> sources,
-                SmallVectorImpl<Piece> &pieces) const {
+  // The copies of `load`'s words from the words the latest of the last
+  // kStoresSearched `stores` to write each byte stored it from, merged
+  // where both sides run on, and those stores (`sources`, latest first);
+  // false where a byte is no such store's, a store moves another dtype, or
+  // there would be more than kMostCopies.
+  bool piecesOf(const isa::Instruction &load, ArrayRef<size_t> stores,
+                SmallVectorImpl<Piece> &pieces, SmallVectorImpl<size_t> &sources) const {
     const DramBlock block(load);
     const auto dtype = load.get(Field::DType);
     const uint64_t bytes = isa::dtypeBytes(isa::DType(dtype));
-    uint64_t covered = 0;
-    for (uint64_t row = 0; row < block.rows; ++row) {
-      const uint64_t begin = block.begin + row * block.stride, end = begin + block.width;
-      for (size_t source : sources) {
-        const isa::Instruction &store = program[source].second;
-        const DramBlock stored(store);
-        if (store.get(Field::DType) != dtype || (stored.rows > 1 && stored.stride == 0))
-          return false;
+    const uint64_t rowElements = block.width / bytes;
+    // Per element of the load, whether a later store already gave it.
+    std::vector<bool> given(block.rows * rowElements, false);
+    uint64_t left = given.size();
+    for (size_t n = 0; n < std::min(stores.size(), kStoresSearched) && left > 0; ++n) {
+      const size_t source = stores[stores.size() - 1 - n];
+      const isa::Instruction &store = program[source].second;
+      const DramBlock stored(store);
+      if (!stored.overlaps(block))
+        continue;
+      if (store.get(Field::DType) != dtype || (stored.rows > 1 && stored.stride == 0))
+        return false;
+      bool used = false;
+      for (uint64_t row = 0; row < block.rows; ++row) {
+        const uint64_t begin = block.begin + row * block.stride, end = begin + block.width;
         for (uint64_t k = 0; k < stored.rows; ++k) {
           const uint64_t rowBegin = stored.begin + k * stored.stride;
           const uint64_t from = std::max(begin, rowBegin),
@@ -162,33 +164,57 @@ private:
             continue;
           if ((from - begin) % bytes || (from - rowBegin) % bytes)
             return false;
-          Piece piece{store.get(Field::Space),
-                      store.get(Field::SramAddr) + k * store.get(Field::SramStride) +
-                          (from - rowBegin) / bytes,
-                      load.get(Field::Space),
-                      load.get(Field::SramAddr) + row * load.get(Field::SramStride) +
-                          (from - begin) / bytes,
-                      (to - from) / bytes};
-          covered += to - from;
-          Piece *last = pieces.empty() ? nullptr : &pieces.back();
-          if (last && last->srcSpace == piece.srcSpace && last->dstSpace == piece.dstSpace &&
-              last->src + last->len == piece.src && last->dst + last->len == piece.dst &&
-              last->len + piece.len <= uint64_t(::tpu::codegen::kMaxCols))
-            last->len += piece.len;
-          else if (pieces.size() == kMostCopies)
-            return false;
-          else
-            pieces.push_back(piece);
+          // Each run of elements no later store gave.
+          for (uint64_t e = (from - begin) / bytes, last = (to - begin) / bytes; e < last;) {
+            if (given[row * rowElements + e]) {
+              ++e;
+              continue;
+            }
+            uint64_t runEnd = e;
+            while (runEnd < last && !given[row * rowElements + runEnd])
+              given[row * rowElements + runEnd++] = true;
+            left -= runEnd - e;
+            used = true;
+            const uint64_t offset = (begin + e * bytes - rowBegin) / bytes;
+            if (!addPiece(pieces,
+                          {store.get(Field::Space),
+                           store.get(Field::SramAddr) + k * store.get(Field::SramStride) + offset,
+                           load.get(Field::Space),
+                           load.get(Field::SramAddr) + row * load.get(Field::SramStride) + e,
+                           runEnd - e}))
+              return false;
+            e = runEnd;
+          }
         }
       }
+      if (used)
+        sources.push_back(source);
     }
+    if (left > 0)
+      return false;
     // A copy onto words a copy reads would change what that one reads.
     for (const Piece &writer : pieces)
       for (const Piece &reader : pieces)
         if (!writer.inPlace() && writer.dstSpace == reader.srcSpace &&
             writer.dst < reader.src + reader.len && reader.src < writer.dst + writer.len)
           return false;
-    return covered == block.rows * block.width;
+    return true;
+  }
+
+  // Appends `piece`, merged into the last where both sides run on; false
+  // past kMostCopies.
+  static bool addPiece(SmallVectorImpl<Piece> &pieces, const Piece &piece) {
+    Piece *last = pieces.empty() ? nullptr : &pieces.back();
+    if (last && last->srcSpace == piece.srcSpace && last->dstSpace == piece.dstSpace &&
+        last->src + last->len == piece.src && last->dst + last->len == piece.dst &&
+        last->len + piece.len <= uint64_t(::tpu::codegen::kMaxCols)) {
+      last->len += piece.len;
+      return true;
+    }
+    if (pieces.size() == kMostCopies)
+      return false;
+    pieces.push_back(piece);
+    return true;
   }
 
   // Whether every store of `sources` reads words that nothing between it
@@ -212,24 +238,53 @@ private:
   // are written again, takes them from a copy as well: compute
   // instructions only (a store or a gather would wait for the load queue,
   // not the copy), and for bf16 the matrix unit only, which rounds its
-  // operands to bf16 as the store did.
+  // operands to bf16 as the store did. Word by word: a later transfer
+  // often overwrites part of the buffer.
   bool readersAccept(size_t at) const {
     const isa::Instruction &load = program[at].second;
     const bool bf16 = isa::DType(load.get(Field::DType)) == isa::DType::BF16;
-    SmallVector<Span, 3> loaded, unused;
-    spansOf(load, config.array.cols, loaded, unused);
-    const Span words = loaded.front();
-    for (size_t i = at + 1; i < program.size(); ++i) {
+    const uint64_t space = load.get(Field::Space), first = load.get(Field::SramAddr);
+    const uint64_t rows = load.get(Field::Rows), cols = load.get(Field::Cols),
+                   stride = load.get(Field::SramStride);
+    const uint64_t end = first + (rows - 1) * stride + cols;
+    std::vector<bool> live(end - first, false);
+    size_t liveWords = 0;
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        if (!live[r * stride + c])
+          live[r * stride + c] = true, ++liveWords;
+    for (size_t i = at + 1; i < program.size() && liveWords > 0; ++i) {
       const isa::Instruction &inst = program[i].second;
-      SmallVector<Span, 3> writes, reads;
-      spansOf(inst, config.array.cols, writes, reads);
-      if (overlapsAny(reads, words)) {
-        const bool matrix = inst.opcode == Opcode::MatMul || inst.opcode == Opcode::LoadWeights;
-        if (inst.queue() != isa::Queue::Compute || (bf16 && !matrix))
-          return false;
-      }
-      if (writesAll(inst, words))
-        return true;
+      const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+      // Reads first: an op may read the words it writes.
+      bool reads = false;
+      for (bool writes : {false, true})
+        ::tpu::codegen::forEachRegion(
+            inst, config.array.cols,
+            [&](uint64_t regionSpace, Field address, uint64_t regionRows, uint64_t regionCols,
+                uint64_t regionStride) {
+              // A product's accumulator rows may add to what is there.
+              const bool written = transferIn
+                                       ? address == Field::SramAddr
+                                       : address == Field::DstAddr && inst.opcode != Opcode::MatMul;
+              if (regionSpace != space || written != writes)
+                return;
+              for (uint64_t r = 0; r < regionRows; ++r) {
+                const uint64_t rowBegin = inst.get(address) + r * regionStride;
+                for (uint64_t w = std::max(rowBegin, first);
+                     w < std::min(rowBegin + regionCols, end); ++w) {
+                  if (!live[w - first])
+                    continue;
+                  if (writes)
+                    live[w - first] = false, --liveWords;
+                  else
+                    reads = true;
+                }
+              }
+            });
+      const bool matrix = inst.opcode == Opcode::MatMul || inst.opcode == Opcode::LoadWeights;
+      if (reads && (inst.queue() != isa::Queue::Compute || (bf16 && !matrix)))
+        return false;
     }
     return true;
   }
@@ -254,9 +309,7 @@ private:
       const isa::Instruction &earlier = program[i].second;
       if (earlier.queue() != isa::Queue::Load || forwarded.contains(i))
         continue;
-      SmallVector<Span, 3> writes, reads;
-      spansOf(earlier, config.array.cols, writes, reads);
-      if (llvm::any_of(writes, [&](const Span &span) { return overlapsAny(touched, span); })) {
+      if (writesAny(earlier, touched)) {
         // The load's own token where it has one (another forwarded load
         // may have put it there).
         auto next = llvm::dyn_cast_or_null<mlir::tpu::SignalOp>(program[i].first->getNextNode());
@@ -296,9 +349,7 @@ private:
       const isa::Instruction later = mlir::tpu::instructionOf(inst);
       if (later.queue() != isa::Queue::Load)
         continue;
-      SmallVector<Span, 3> writes, reads;
-      spansOf(later, config.array.cols, writes, reads);
-      if (llvm::any_of(writes, [&](const Span &span) { return overlapsAny(touched, span); })) {
+      if (writesAny(later, touched)) {
         Value copied = builder.create<mlir::tpu::SignalOp>(loc, mlir::tpu::Queue::compute,
                                                            mlir::tpu::Queue::load, false);
         builder.setInsertionPoint(op);
@@ -306,14 +357,52 @@ private:
         break;
       }
     }
+    if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
+      const DramBlock block(program[at].second);
+      forwardedBytes[name.getName()] += block.rows * block.width;
+    }
     load->erase();
     forwarded.insert(at);
+  }
+
+  // A source op's bytes in tpu.work are those its instructions move
+  // (docs/simulator.md#roofline): a forwarded load's no longer are, so its
+  // op's bound must not count them.
+  void unchargeForwardedBytes() {
+    func::FuncOp function = getOperation();
+    auto work = function->getAttrOfType<DictionaryAttr>(mlir::tpu::kWorkAttr);
+    auto ops = work ? work.getAs<ArrayAttr>("source_ops") : nullptr;
+    if (!ops || forwardedBytes.empty())
+      return;
+    Builder builder(function.getContext());
+    SmallVector<Attribute> charged;
+    for (Attribute op : ops) {
+      auto entry = llvm::cast<DictionaryAttr>(op);
+      auto name = entry.getAs<StringAttr>("name");
+      auto bytes = entry.getAs<IntegerAttr>("dram_bytes");
+      uint64_t moved = name && bytes ? forwardedBytes.lookup(name) : 0;
+      if (moved == 0) {
+        charged.push_back(entry);
+        continue;
+      }
+      NamedAttrList fields(entry);
+      fields.set("dram_bytes",
+                 builder.getI64IntegerAttr(int64_t(uint64_t(bytes.getInt()) -
+                                                   std::min(moved, uint64_t(bytes.getInt())))));
+      charged.push_back(fields.getDictionary(function.getContext()));
+    }
+    NamedAttrList fields(work);
+    fields.set("source_ops", builder.getArrayAttr(charged));
+    function->setAttr(mlir::tpu::kWorkAttr, fields.getDictionary(function.getContext()));
   }
 
   std::vector<std::pair<mlir::tpu::InstOp, isa::Instruction>> program;
   // The loads of `program` this pass replaced (their copies run in order
   // with the compute queue).
   llvm::DenseSet<size_t> forwarded;
+  // Per source op (the instructions' NameLoc), the bytes of its forwarded
+  // loads.
+  llvm::DenseMap<StringAttr, uint64_t> forwardedBytes;
   ::tpu::HardwareConfig config;
 };
 

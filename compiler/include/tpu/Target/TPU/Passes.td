@@ -428,7 +428,8 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
     words a store read are still on chip when a later `dma.ld` reads what it
     stored, this pass turns the load into `v.copy` of those words on the
     compute queue. The store stays (the value may be an output, or read
-    again later).
+    again later). The load's bytes leave its source op's `dram_bytes` in
+    `tpu.work`: they count what the op's instructions move.
 
     A load is forwarded where:
     * every byte it reads was written by one of the last 64 stores, and no
