@@ -63,6 +63,33 @@ func.func @uncharged() attributes {tpu.work = {dram_bytes = 64 : i64, source_ops
   return
 }
 
+// An earlier store of the same DRAM (an intermediate's place reused) is
+// shadowed by the later one: the copy is from the later store's words.
+// CHECK-LABEL: func.func @latestStore
+// CHECK:      tpu.inst v.copy dst_space=sp dst_addr=64 src_space=sp src_addr=256 rows=1 cols=8
+// CHECK-NOT:  dma.ld
+func.func @latestStore() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=128 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=256 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=1 cols=8
+  return
+}
+
+// A bf16 value whose first half a later load replaces before the vector
+// unit reads it: only the matrix unit reads the copied words.
+// CHECK-LABEL: func.func @partlyReloaded
+// CHECK:      tpu.inst v.copy dst_space=sp dst_addr=64 src_space=sp src_addr=0 rows=1 cols=8
+// CHECK:      tpu.inst dma.ld dram_addr=0x800
+func.func @partlyReloaded() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=bf16
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=1 cols=8
+  tpu.inst dma.ld dram_addr=0x800 dram_stride=4 space=sp sram_addr=64 sram_stride=4 rows=1 cols=4 dtype=f32
+  tpu.inst v.relu dst_space=sp dst_addr=128 src_space=sp src_addr=64 rows=1 cols=4
+  return
+}
+
 // Not forwarded: the relu overwrites the stored words before the load
 // (@overwritten); a byte the load reads was never stored (@partial); a bf16
 // value read by the vector unit, which would see it unrounded (@bf16Vector);

@@ -432,17 +432,17 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
     `tpu.work`: they count what the op's instructions move.
 
     A load is forwarded where:
-    * every byte it reads was written by one of the last 64 stores, and no
-      two of the stores it reads write a common byte;
+    * every byte it reads was written by one of the last 64 stores (the
+      latest to write it counts);
     * those stores and the load are plain (`transpose=0`) of one dtype,
       f32, i32 or bf16 (bit copies: a bf16 store rounds, so a bf16 load
       must be read by the matrix unit alone, which rounds its operands to
       bf16 as well);
     * no instruction between a store and the load writes the words the
       store read;
-    * only compute instructions read the loaded words until something
-      writes all of them again (a store or a gather would wait for the load
-      queue, not the copy);
+    * only compute instructions read each loaded word until something
+      writes it again (a store or a gather would wait for the load queue,
+      not the copy);
     * the copies, one per run of words contiguous on both sides (at most
       64, none onto part of its own source), take the vector unit fewer
       cycles than the load's DRAM latency (they hold the compute queue,
