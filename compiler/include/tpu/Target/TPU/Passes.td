@@ -444,11 +444,12 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
       writes it again (a store or a gather would wait for the load queue,
       not the copy);
     * the copies, one per run of words contiguous on both sides (at most
-      64, none onto part of its own source), take the vector unit fewer
-      cycles than the load's DRAM latency (they hold the compute queue,
-      which the load did not);
+      64, none onto words another reads), take the vector unit fewer
+      cycles than the load's bus time and half its DRAM latency (they hold
+      the compute queue, which the load did not);
     * no compute instruction lies between the last of the stores and the
-      load: a load after compute has that compute to hide behind.
+      load, and no other load of that store's words was forwarded: a later
+      load has compute to hide its transfer behind.
 
     Words stored from where the load puts them need no copy. The copies
     wait for the loads before them (a token and its await: one of those
