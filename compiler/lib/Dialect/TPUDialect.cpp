@@ -69,10 +69,14 @@ LogicalResult TPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   return success();
 }
 
-FailureOr<TargetAttr> mlir::tpu::getTarget(Operation *op) {
+mlir::tpu::TargetAttr mlir::tpu::targetOf(Operation *op) {
   auto module =
       llvm::isa<ModuleOp>(op) ? llvm::cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
-  if (auto target = module ? module->getAttrOfType<TargetAttr>(kTargetAttr) : TargetAttr())
+  return module ? module->getAttrOfType<TargetAttr>(kTargetAttr) : nullptr;
+}
+
+FailureOr<TargetAttr> mlir::tpu::getTarget(Operation *op) {
+  if (TargetAttr target = targetOf(op))
     return target;
   return op->emitError() << "the module has no '" << kTargetAttr
                          << "' attribute naming the hardware (tpuc sets it from --config)";

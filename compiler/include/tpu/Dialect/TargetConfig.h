@@ -9,6 +9,9 @@
 namespace mlir::tpu {
 
 ::tpu::HardwareConfig hardwareConfig(TargetAttr target);
+// The #tpu.target of `op`'s module (or of `op`, a module); null where it
+// has none (getTarget reports that as an error).
+TargetAttr targetOf(Operation *op);
 TargetAttr targetAttr(MLIRContext *context, const ::tpu::HardwareConfig &config);
 
 } // namespace mlir::tpu

@@ -77,9 +77,7 @@ bool overlapsAny(ArrayRef<Span> spans, const Span &span) {
 class ForwardStores : public mlir::tpu::impl::ForwardStoresBase<ForwardStores> {
 public:
   void runOnOperation() override {
-    auto module = getOperation()->getParentOfType<ModuleOp>();
-    auto target =
-        module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
+    mlir::tpu::TargetAttr target = mlir::tpu::targetOf(getOperation());
     if (!target)
       return;
     config = mlir::tpu::hardwareConfig(target);

@@ -138,9 +138,7 @@ struct Access {
 class PrefetchConstants : public mlir::tpu::impl::PrefetchConstantsBase<PrefetchConstants> {
 public:
   void runOnOperation() override {
-    auto module = getOperation()->getParentOfType<ModuleOp>();
-    auto target =
-        module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
+    mlir::tpu::TargetAttr target = mlir::tpu::targetOf(getOperation());
     if (!target)
       return; // no banks to tell the buffers apart by
     const ::tpu::HardwareConfig config = mlir::tpu::hardwareConfig(target);

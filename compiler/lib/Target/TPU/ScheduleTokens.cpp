@@ -217,9 +217,7 @@ public:
     // (loadsWaitFor, computeWaitsFor): a token after each store something
     // waits for, popped before what waits. Without a target (no banks),
     // compute waits where tpu.depend says.
-    auto module = getOperation()->getParentOfType<ModuleOp>();
-    auto target =
-        module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr) : nullptr;
+    mlir::tpu::TargetAttr target = mlir::tpu::targetOf(getOperation());
     llvm::SmallVector<std::pair<isa::Queue, StoreWaits>, 2> channels;
     channels.push_back({isa::Queue::Load, loadsWaitFor(body)});
     if (target)

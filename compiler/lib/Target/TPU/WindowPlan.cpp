@@ -83,9 +83,7 @@ std::optional<WindowLayout> windowLayoutOf(mlir::Operation *op) {
 
 std::optional<WindowLayout> onChipLayout(mlir::Operation *tosaOp) {
   std::optional<WindowLayout> layout = windowLayoutOf(tosaOp);
-  auto module = tosaOp->getParentOfType<mlir::ModuleOp>();
-  auto target = module ? module->getAttrOfType<mlir::tpu::TargetAttr>(mlir::tpu::kTargetAttr)
-                       : mlir::tpu::TargetAttr();
+  mlir::tpu::TargetAttr target = mlir::tpu::targetOf(tosaOp);
   if (!layout || layout->shape.channels > kMaxCols ||
       (target && !planWindow(*layout, mlir::tpu::hardwareConfig(target))))
     return std::nullopt;
