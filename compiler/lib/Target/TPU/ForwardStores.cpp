@@ -41,25 +41,28 @@ bool isPlainTransfer(const isa::Instruction &inst, Opcode opcode) {
   return dtype == isa::DType::F32 || dtype == isa::DType::I32 || dtype == isa::DType::BF16;
 }
 
+// Whether the region at `address` (forEachRegion's) is one `inst` writes.
+bool isWritten(const isa::Instruction &inst, Field address) {
+  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+  return address == (transferIn ? Field::SramAddr : Field::DstAddr);
+}
+
 // The spans `inst` writes, and the ones it reads.
 void spansOf(const isa::Instruction &inst, uint64_t arrayCols, SmallVectorImpl<Span> &written,
              SmallVectorImpl<Span> &read) {
-  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
   ::tpu::codegen::forEachSpan(inst, arrayCols, [&](Field address, const Span &span) {
-    bool writes = transferIn ? address == Field::SramAddr : address == Field::DstAddr;
-    (writes ? written : read).push_back(span);
+    (isWritten(inst, address) ? written : read).push_back(span);
   });
 }
 
 // Whether `inst` writes a word of `runs` (contiguous words each), row by
 // row: a strided region's span also covers the words between its rows.
-bool writesAny(const isa::Instruction &inst, ArrayRef<Span> runs) {
-  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
+bool writesAny(const isa::Instruction &inst, uint64_t arrayCols, ArrayRef<Span> runs) {
   bool writes = false;
   ::tpu::codegen::forEachRegion(
-      inst, /*arrayCols=*/0,
+      inst, arrayCols,
       [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-        if (transferIn ? address != Field::SramAddr : address != Field::DstAddr)
+        if (!isWritten(inst, address))
           return;
         for (uint64_t r = 0; r < rows && !writes; ++r) {
           const Span row{space, inst.get(address) + r * stride,
@@ -261,7 +264,6 @@ private:
           live[r * stride + c] = true, ++liveWords;
     for (size_t i = at + 1; i < program.size() && liveWords > 0; ++i) {
       const isa::Instruction &inst = program[i].second;
-      const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
       // Reads first: an op may read the words it writes.
       bool reads = false;
       for (bool writes : {false, true})
@@ -270,9 +272,7 @@ private:
             [&](uint64_t regionSpace, Field address, uint64_t regionRows, uint64_t regionCols,
                 uint64_t regionStride) {
               // A product's accumulator rows may add to what is there.
-              const bool written = transferIn
-                                       ? address == Field::SramAddr
-                                       : address == Field::DstAddr && inst.opcode != Opcode::MatMul;
+              const bool written = isWritten(inst, address) && inst.opcode != Opcode::MatMul;
               if (regionSpace != space || written != writes)
                 return;
               for (uint64_t r = 0; r < regionRows; ++r) {
@@ -315,7 +315,7 @@ private:
       const isa::Instruction &earlier = program[i].second;
       if (earlier.queue() != isa::Queue::Load || forwarded.contains(i))
         continue;
-      if (writesAny(earlier, touched)) {
+      if (writesAny(earlier, config.array.cols, touched)) {
         // The load's own token where it has one (another forwarded load
         // may have put it there).
         auto next = llvm::dyn_cast_or_null<mlir::tpu::SignalOp>(program[i].first->getNextNode());
@@ -355,7 +355,7 @@ private:
       const isa::Instruction later = mlir::tpu::instructionOf(inst);
       if (later.queue() != isa::Queue::Load)
         continue;
-      if (writesAny(later, touched)) {
+      if (writesAny(later, config.array.cols, touched)) {
         Value copied = builder.create<mlir::tpu::SignalOp>(loc, mlir::tpu::Queue::compute,
                                                            mlir::tpu::Queue::load, false);
         builder.setInsertionPoint(op);
