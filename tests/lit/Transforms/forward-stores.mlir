@@ -91,8 +91,10 @@ func.func @partlyReloaded() {
 }
 
 // Not forwarded: the relu overwrites the stored words before the load
-// (@overwritten); a byte the load reads was never stored (@partial); a bf16
-// value read by the vector unit, which would see it unrounded (@bf16Vector);
+// (@overwritten); a store through the corner turn, whose on-chip words are
+// not in the DRAM order (@transposedStore); a byte the load reads was
+// never stored (@partial); a bf16 value read by the vector unit, which
+// would see it unrounded (@bf16Vector);
 // a load the group makes after compute, which its transfer hides behind
 // (@afterCompute), or a second load of one store's words (@secondLoad);
 // copies that save less than half the DRAM latency (@tooSlow: 64 words in
@@ -104,6 +106,16 @@ func.func @overwritten() {
   tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=1 cols=8 dtype=f32
   tpu.inst v.relu dst_space=sp dst_addr=0 src_space=sp src_addr=0 rows=1 cols=8
   tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32
+  return
+}
+
+// CHECK-LABEL: func.func @transposedStore
+// CHECK-NOT:  v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400
+func.func @transposedStore() {
+  tpu.inst dma.st dram_addr=0x400 dram_stride=4 space=sp sram_addr=0 sram_stride=2 rows=2 cols=4 dtype=f32 transpose=1
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=8 space=sp sram_addr=64 sram_stride=8 rows=1 cols=8 dtype=f32
+  tpu.inst mxu.ldw src_addr=64 src_stride=8 rows=1 cols=8
   return
 }
 

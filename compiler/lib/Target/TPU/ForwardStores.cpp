@@ -143,8 +143,8 @@ private:
   // The copies of `load`'s words from the words the latest of the last
   // kStoresSearched `stores` to write each byte stored it from, merged
   // where both sides run on, and those stores (`sources`, latest first);
-  // false where a byte is no such store's, a store moves another dtype, or
-  // there would be more than kMostCopies.
+  // false where a byte is no such store's, a store is transposed or moves
+  // another dtype, or there would be more than kMostCopies.
   bool piecesOf(const isa::Instruction &load, ArrayRef<size_t> stores,
                 SmallVectorImpl<Piece> &pieces, SmallVectorImpl<size_t> &sources) const {
     const DramBlock block(load);
@@ -160,7 +160,9 @@ private:
       const DramBlock stored(store);
       if (!stored.overlaps(block))
         continue;
-      if (store.get(Field::DType) != dtype || (stored.rows > 1 && stored.stride == 0))
+      // A transposed store's on-chip words are not in its DRAM order.
+      if (!isPlainTransfer(store, Opcode::DmaStore) || store.get(Field::DType) != dtype ||
+          (stored.rows > 1 && stored.stride == 0))
         return false;
       bool used = false;
       for (uint64_t row = 0; row < block.rows; ++row) {
