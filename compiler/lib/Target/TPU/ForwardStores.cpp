@@ -18,6 +18,7 @@ using isa::Field;
 using isa::Opcode;
 using ::tpu::codegen::DramBlock;
 using ::tpu::codegen::Span;
+using ::tpu::codegen::writesRegion;
 
 namespace {
 
@@ -41,17 +42,11 @@ bool isPlainTransfer(const isa::Instruction &inst, Opcode opcode) {
   return dtype == isa::DType::F32 || dtype == isa::DType::I32 || dtype == isa::DType::BF16;
 }
 
-// Whether the region at `address` (forEachRegion's) is one `inst` writes.
-bool isWritten(const isa::Instruction &inst, Field address) {
-  const bool transferIn = inst.opcode == Opcode::DmaLoad || inst.opcode == Opcode::DmaGather;
-  return address == (transferIn ? Field::SramAddr : Field::DstAddr);
-}
-
 // The spans `inst` writes, and the ones it reads.
 void spansOf(const isa::Instruction &inst, uint64_t arrayCols, SmallVectorImpl<Span> &written,
              SmallVectorImpl<Span> &read) {
   ::tpu::codegen::forEachSpan(inst, arrayCols, [&](Field address, const Span &span) {
-    (isWritten(inst, address) ? written : read).push_back(span);
+    (writesRegion(inst, address) ? written : read).push_back(span);
   });
 }
 
@@ -62,7 +57,7 @@ bool writesAny(const isa::Instruction &inst, uint64_t arrayCols, ArrayRef<Span> 
   ::tpu::codegen::forEachRegion(
       inst, arrayCols,
       [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-        if (!isWritten(inst, address))
+        if (!writesRegion(inst, address))
           return;
         for (uint64_t r = 0; r < rows && !writes; ++r) {
           const Span row{space, inst.get(address) + r * stride,
@@ -274,7 +269,7 @@ private:
             [&](uint64_t regionSpace, Field address, uint64_t regionRows, uint64_t regionCols,
                 uint64_t regionStride) {
               // A product's accumulator rows may add to what is there.
-              const bool written = isWritten(inst, address) && inst.opcode != Opcode::MatMul;
+              const bool written = writesRegion(inst, address) && inst.opcode != Opcode::MatMul;
               if (regionSpace != space || written != writes)
                 return;
               for (uint64_t r = 0; r < regionRows; ++r) {

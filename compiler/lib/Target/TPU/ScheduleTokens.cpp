@@ -79,12 +79,12 @@ private:
 using ::tpu::codegen::Span;
 
 // The spans of the on-chip regions `inst` reads or writes (`written`: only
-// a compute instruction's destination, what it writes).
+// those it writes).
 llvm::SmallVector<Span, 3> spansOf(const isa::Instruction &inst, uint64_t arrayCols,
                                    bool written = false) {
   llvm::SmallVector<Span, 3> spans;
   ::tpu::codegen::forEachSpan(inst, arrayCols, [&](isa::Field address, const Span &span) {
-    if (!written || address == isa::Field::DstAddr)
+    if (!written || ::tpu::codegen::writesRegion(inst, address))
       spans.push_back(span);
   });
   return spans;

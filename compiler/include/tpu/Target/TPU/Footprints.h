@@ -57,6 +57,14 @@ void forEachRegion(const isa::Instruction &inst, uint64_t arrayCols, Region regi
   }
 }
 
+// Whether the region forEachRegion passes with `address` is one `inst`
+// writes (a transfer in's SramAddr, any other's DstAddr) rather than reads.
+inline bool writesRegion(const isa::Instruction &inst, isa::Field address) {
+  const bool transferIn =
+      inst.opcode == isa::Opcode::DmaLoad || inst.opcode == isa::Opcode::DmaGather;
+  return address == (transferIn ? isa::Field::SramAddr : isa::Field::DstAddr);
+}
+
 // An on-chip region's span: words [begin, end) of `space`, its first word
 // to its last (a superset of a strided region's words).
 struct Span {
