@@ -218,4 +218,18 @@ module attributes {tpu.target = #target} {
     %m = tpu.matmul %x, %w {tpu.dram_address = 73728 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 64, tile_n = 16, tile_k = 8, k_block = 128, panel_rows = 32, activations = [0, 4096], weights = [8192, 12288], operands = [], accumulators = [0, 2048]>} : tensor<128x128xf32>, tensor<128x16xf32> -> tensor<128x16xf32>
     return %m : tensor<128x16xf32>
   }
+// Two matmuls of one output tile each, the second reading the first's
+// result: the first's tile goes to the first accumulator buffer, and the
+// second's to the other one, which the first's store does not read, so
+// that its products need not wait for that store to drain.
+// CHECK-LABEL: func.func @clear_of_last_store
+// CHECK: tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8
+// CHECK: tpu.inst dma.st dram_addr=0x200 dram_stride=64 space=acc sram_addr=0
+// CHECK: tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=2048 dst_stride=8 rows=8 cols=8
+// CHECK: tpu.inst dma.st dram_addr=0x300 dram_stride=64 space=acc sram_addr=2048
+  func.func @clear_of_last_store(%x: tensor<8x8xf32> {tpu.dram_address = 0 : i64}, %w: tensor<8x8xf32> {tpu.dram_address = 256 : i64}) -> tensor<8x8xf32> {
+    %m = tpu.matmul %x, %w {tpu.dram_address = 512 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 8, activations = [0, 0], weights = [4096, 8192], operands = [], accumulators = [0, 2048]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+    %n = tpu.matmul %m, %w {tpu.dram_address = 768 : i64, tpu.tiling = #tpu.matmul_tiling<tile_m = 8, tile_n = 8, tile_k = 8, k_block = 8, activations = [0, 0], weights = [4096, 8192], operands = [], accumulators = [0, 2048]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+    return %n : tensor<8x8xf32>
+  }
 }

@@ -493,6 +493,15 @@ public:
     BufferRing weights(panels, Queue::Load, Queue::Compute);
     EpilogueBuffers operands(epilogue, operandBuffers);
     BufferRing results(tiles, Queue::Compute, Queue::Store);
+    // The first output tile goes where the last store from the
+    // accumulators (an earlier group's last tile) does not read, so that
+    // its products need not wait for that store.
+    if (std::optional<Span> stored = builder.lastStoreFrom(isa::Space::Accumulator)) {
+      int64_t tileWords = 0;
+      for (const Step &step : steps)
+        tileWords = std::max(tileWords, step.m * step.n);
+      results.startClearOf(*stored, uint64_t(tileWords));
+    }
     // The step's pieces not yet filled, in order: all of them, or up to
     // `most` while their buffers are free.
     auto fillPieces = [&](Step &step, bool all, size_t most = SIZE_MAX) {

@@ -382,6 +382,22 @@ void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64
 // An NCHW matrix's tile: per image, its pixels are contiguous in each
 // channel's DRAM row, so one transposing transfer of `cols` channels by the
 // image's pixels in the tile lands them as dense pixel rows on chip.
+std::optional<Span> ProgramBuilder::lastStoreFrom(isa::Space space) const {
+  mlir::Block *block = builder.getInsertionBlock();
+  for (mlir::Block::iterator it = builder.getInsertionPoint(); it != block->begin();) {
+    auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(*--it);
+    if (!inst)
+      continue;
+    isa::Instruction instruction = mlir::tpu::instructionOf(inst);
+    if (instruction.opcode != Opcode::DmaStore || instruction.get(Field::Space) != uint64_t(space))
+      continue;
+    std::optional<Span> read;
+    forEachSpan(instruction, 0, [&](Field, const Span &span) { read = span; });
+    return read;
+  }
+  return std::nullopt;
+}
+
 void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
                               int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
   if (dram.pixels == 0)

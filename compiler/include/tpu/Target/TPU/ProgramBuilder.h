@@ -7,6 +7,7 @@
 #include "tpu/Dialect/Instructions.h"
 #include "tpu/Dialect/TPUDialect.h"
 #include "tpu/Dialect/TargetConfig.h"
+#include "tpu/Target/TPU/Footprints.h"
 #include "tpu/Target/TPU/MatMulPlan.h"
 #include "tpu/isa/HardwareConfig.h"
 
@@ -154,6 +155,10 @@ public:
   void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
              isa::Space space, uint64_t sramAddress);
 
+  // The span of the on-chip words that the last store before the insertion
+  // point reads from `space`, if any store reads it.
+  std::optional<Span> lastStoreFrom(isa::Space space) const;
+
 private:
   void transfer(isa::Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
                 int64_t cols, isa::Space space, uint64_t sramAddress);
@@ -204,6 +209,15 @@ public:
   void use(ProgramBuilder &builder, mlir::Value fillToken) { builder.await(fillToken); }
   // Where the next fill will go.
   uint64_t nextAddress() const { return addresses_[next_]; }
+  // Before the first fill: starts with the first buffer of `words` words
+  // that `busy` does not touch, where one does not.
+  void startClearOf(const Span &busy, uint64_t words) {
+    for (size_t slot = 0; slot < addresses_.size(); ++slot)
+      if (!busy.overlaps(Span{busy.space, addresses_[slot], addresses_[slot] + words})) {
+        next_ = slot;
+        return;
+      }
+  }
   // Whether the next fill's buffer has been released (or never filled).
   bool nextIsFree() const { return !held_[next_]; }
   // After the releaser's last read of the buffer at `address`
