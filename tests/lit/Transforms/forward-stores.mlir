@@ -177,4 +177,78 @@ func.func @tooSlow() {
   return
 }
 
+// A load of one store's words: the copies go ahead of that store, before
+// its compute -> store token, where the words are final. The store holds
+// the banks it reads until it completes, so copies after it would wait for
+// its latency and bus time; ahead of it, it waits for theirs. The copies'
+// token for the group's later load into their destination follows them.
+// CHECK-LABEL: func.func @aheadOfStore
+// CHECK:      tpu.inst v.relu
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=64
+// CHECK-NEXT: %[[COPIED:.*]] = tpu.signal compute -> load
+// CHECK-NEXT: %[[DONE:.*]] = tpu.signal compute -> store
+// CHECK-NEXT: tpu.await %[[DONE]]
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x400
+// CHECK:      tpu.inst mxu.ldw
+// CHECK-NEXT: tpu.await %[[COPIED]]
+// CHECK-NEXT: tpu.inst dma.ld dram_addr=0x800 {{.*}} sram_addr=4096
+func.func @aheadOfStore() {
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+  %done = tpu.signal compute -> store
+  tpu.await %done
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  %in = tpu.signal load -> compute
+  tpu.await %in
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst dma.ld dram_addr=0x800 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  return
+}
+
+// Two tiles' stores: the copies from the last one go ahead of it, those
+// from the earlier one (which they would wait for anyway, and which would
+// hold the last store back) stay where the load was.
+// CHECK-LABEL: func.func @earlierStore
+// CHECK:      tpu.inst v.relu dst_space=acc dst_addr=32
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4128 src_space=acc src_addr=32 rows=1 cols=32
+// CHECK-NEXT: tpu.signal compute -> store
+// CHECK:      tpu.inst dma.st dram_addr=0x480
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=32
+// CHECK-NOT:  dma.ld
+func.func @earlierStore() {
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=4 cols=8
+  %first = tpu.signal compute -> store
+  tpu.await %first
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=4 cols=8 dtype=f32
+  tpu.inst v.relu dst_space=acc dst_addr=32 src_space=acc src_addr=32 rows=4 cols=8
+  %second = tpu.signal compute -> store
+  tpu.await %second
+  tpu.inst dma.st dram_addr=0x480 dram_stride=8 space=acc sram_addr=32 sram_stride=8 rows=4 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  %in = tpu.signal load -> compute
+  tpu.await %in
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  return
+}
+
+// The copies' destination is what the store before is still reading (too
+// little compute since for its latency and 256 bytes): ahead of the last
+// store, they would wait for that one and hold the last store back. They
+// stay where the load was.
+// CHECK-LABEL: func.func @destinationBeingStored
+// CHECK:      tpu.inst dma.st dram_addr=0x400
+// CHECK-NEXT: tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=64
+func.func @destinationBeingStored() {
+  tpu.inst dma.st dram_addr=0x600 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+  %done = tpu.signal compute -> store
+  tpu.await %done
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  %in = tpu.signal load -> compute
+  tpu.await %in
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  return
+}
+
 }

@@ -28,9 +28,11 @@ constexpr size_t kStoresSearched = 64;
 // The most copies one forwarded load becomes.
 constexpr size_t kMostCopies = 64;
 
-// Words `len` of `srcSpace` from `src` are words of `dstSpace` from `dst`.
+// Words `len` of `srcSpace` from `src` are words of `dstSpace` from `dst`,
+// as the store program[store] read them.
 struct Piece {
   uint64_t srcSpace, src, dstSpace, dst, len;
+  size_t store;
   // Stored from where the load puts it: no copy.
   bool inPlace() const { return srcSpace == dstSpace && src == dst; }
 };
@@ -130,7 +132,7 @@ private:
         uint64_t(std::ceil(double(block.rows * block.width) / config.dram.bytes_per_cycle));
     if (copyCycles >= config.dram.latency_cycles / 2 + busCycles)
       return false;
-    rewrite(at, pieces);
+    rewrite(at, pieces, sources.front());
     forwardedAfter.insert(sources.front());
     return true;
   }
@@ -187,7 +189,7 @@ private:
                            store.get(Field::SramAddr) + k * store.get(Field::SramStride) + offset,
                            load.get(Field::Space),
                            load.get(Field::SramAddr) + row * load.get(Field::SramStride) + e,
-                           runEnd - e}))
+                           runEnd - e, source}))
               return false;
             e = runEnd;
           }
@@ -211,8 +213,9 @@ private:
   // past kMostCopies.
   static bool addPiece(SmallVectorImpl<Piece> &pieces, const Piece &piece) {
     Piece *last = pieces.empty() ? nullptr : &pieces.back();
-    if (last && last->srcSpace == piece.srcSpace && last->dstSpace == piece.dstSpace &&
-        last->src + last->len == piece.src && last->dst + last->len == piece.dst &&
+    if (last && last->store == piece.store && last->srcSpace == piece.srcSpace &&
+        last->dstSpace == piece.dstSpace && last->src + last->len == piece.src &&
+        last->dst + last->len == piece.dst &&
         last->len + piece.len <= uint64_t(::tpu::codegen::kMaxCols)) {
       last->len += piece.len;
       return true;
@@ -292,23 +295,77 @@ private:
     return true;
   }
 
-  // The copies in place of the load program[at] (none for words stored
-  // from where it loads them): after the last load before that writes words
-  // they read or write, and before any later load of the group that writes
-  // words they touch.
-  void rewrite(size_t at, ArrayRef<Piece> pieces) {
-    mlir::tpu::InstOp load = program[at].first;
-    OpBuilder builder(load);
-    const Location loc = load.getLoc();
+  // Where the copies from the load program[at]'s latest store,
+  // program[lastStore], can go ahead of it: before its compute -> store
+  // token, where nothing from there to the load touches the words they
+  // write (null where not). Their words are final there, and the store,
+  // which holds the banks it reads from its start to its completion, then
+  // waits for these copies (their vector cycles) instead of the copies for
+  // it (its DRAM latency and bus time). Copies from earlier stores stay at
+  // the load: they would hold the last store back, and wait for their own.
+  Operation *aheadOfStore(size_t at, size_t lastStore, ArrayRef<Span> written) const {
+    auto await =
+        llvm::dyn_cast_or_null<mlir::tpu::AwaitOp>(program[lastStore].first->getPrevNode());
+    auto signal = await ? await.getToken().getDefiningOp<mlir::tpu::SignalOp>() : nullptr;
+    if (!signal || signal->getNextNode() != await ||
+        signal.getFrom() != mlir::tpu::Queue::compute || signal.getTo() != mlir::tpu::Queue::store)
+      return nullptr;
+    for (size_t i = lastStore; i < at; ++i) {
+      bool touches = false;
+      ::tpu::codegen::forEachSpan(
+          program[i].second, config.array.cols,
+          [&](Field, const Span &span) { touches |= overlapsAny(written, span); });
+      if (touches)
+        return nullptr;
+    }
+    // The copies wait for the last store before them that reads words they
+    // write; ahead of the store, they would hold it back too. Only where
+    // that store is likely done: the compute since it took longer than its
+    // latency and bus time.
+    for (size_t i = lastStore; i-- > 0;) {
+      const isa::Instruction &earlier = program[i].second;
+      if (earlier.opcode != Opcode::DmaStore)
+        continue;
+      SmallVector<Span, 3> writes, reads;
+      spansOf(earlier, config.array.cols, writes, reads);
+      if (!llvm::any_of(reads, [&](const Span &read) { return overlapsAny(written, read); }))
+        continue;
+      const DramBlock block(earlier);
+      double compute = 0;
+      for (size_t j = i + 1; j < lastStore; ++j)
+        compute += computeCycles(program[j].second);
+      if (compute < double(config.dram.latency_cycles) +
+                        double(block.rows * block.width) / config.dram.bytes_per_cycle)
+        return nullptr;
+      break;
+    }
+    return signal;
+  }
+
+  // The cycles a compute instruction keeps its unit busy, roughly: the rows
+  // a product streams, the lane groups of a vector op; 0 for the others.
+  double computeCycles(const isa::Instruction &inst) const {
+    if (inst.queue() != isa::Queue::Compute || inst.opcode == Opcode::SyncPush ||
+        inst.opcode == Opcode::SyncPop)
+      return 0;
+    const double rows = double(inst.get(Field::Rows)), cols = double(inst.get(Field::Cols));
+    if (inst.opcode == Opcode::MatMul || inst.opcode == Opcode::LoadWeights)
+      return rows;
+    return rows * std::ceil(cols / double(config.vector.lanes));
+  }
+
+  // The copies `pieces` (none for words stored from where the load puts
+  // them), located at `loc`, before `place`, after a token from the last load before
+  // program[before] that writes words they touch (a tpu.depend is left out
+  // where the queue pushed one since it last issued, awaited or not).
+  void emitCopies(Operation *place, size_t before, ArrayRef<Piece> pieces, Location loc) {
+    OpBuilder builder(place);
     SmallVector<Span> touched;
     for (const Piece &piece : pieces) {
       touched.push_back({piece.srcSpace, piece.src, piece.src + piece.len});
       touched.push_back({piece.dstSpace, piece.dst, piece.dst + piece.len});
     }
-    // A token (a tpu.depend is left out where the queue pushed one since it
-    // last issued, awaited or not) after the last load before that writes
-    // words the copies touch, awaited before them.
-    for (size_t i = at; i-- > 0;) {
+    for (size_t i = before; i-- > 0;) {
       const isa::Instruction &earlier = program[i].second;
       if (earlier.queue() != isa::Queue::Load || forwarded.contains(i))
         continue;
@@ -341,6 +398,32 @@ private:
                                                {Field::Rows, uint64_t(rows)},
                                                {Field::Cols, uint64_t(cols)}}));
     }
+  }
+
+  // The copies in place of the load program[at]: those from its latest
+  // store `lastStore` ahead of it where aheadOfStore finds a place, the
+  // rest where the load was; any later load of the group that writes words
+  // they touch waits for them.
+  void rewrite(size_t at, ArrayRef<Piece> pieces, size_t lastStore) {
+    mlir::tpu::InstOp load = program[at].first;
+    const Location loc = load.getLoc();
+    SmallVector<Span> touched, written;
+    SmallVector<Piece> ahead, atLoad;
+    for (const Piece &piece : pieces) {
+      touched.push_back({piece.srcSpace, piece.src, piece.src + piece.len});
+      touched.push_back({piece.dstSpace, piece.dst, piece.dst + piece.len});
+      if (piece.store == lastStore && !piece.inPlace())
+        written.push_back(touched.back());
+      (piece.store == lastStore ? ahead : atLoad).push_back(piece);
+    }
+    Operation *place = aheadOfStore(at, lastStore, written);
+    if (place)
+      emitCopies(place, lastStore, ahead, loc);
+    else
+      atLoad.assign(pieces.begin(), pieces.end());
+    if (!atLoad.empty())
+      emitCopies(load, at, atLoad, loc);
+    OpBuilder builder(atLoad.empty() ? place : load.getOperation());
     for (Operation *op = load->getNextNode(); op; op = op->getNextNode()) {
       if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op);
           depend && depend.getFrom() == mlir::tpu::Queue::compute &&

@@ -456,6 +456,14 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
     may write what they read or write); where a later load of the group
     writes words they touch, it waits for the copies the same way.
 
+    A store holds the banks it reads until it completes, so copies after
+    it would wait for its DRAM latency and bus time. The copies from the
+    load's latest store go ahead of it, before its `compute -> store`
+    token, unless something between that store and the load touches the
+    words they write, or the last store before them that reads those words
+    may still be running (less compute since than its latency and bus
+    time). Copies from earlier stores stay where the load was.
+
     Before:
     ```mlir
     tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
@@ -467,10 +475,11 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
 
     After:
     ```mlir
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
+    tpu.inst v.copy dst_space=sp dst_addr=65536 src_space=acc src_addr=0 rows=1 cols=512
+    %done = tpu.signal compute -> store
+    tpu.await %done
     tpu.inst dma.st dram_addr=0x4400 dram_stride=64 space=acc sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
-    %loaded = tpu.signal load -> compute
-    tpu.await %loaded
-    tpu.inst v.copy dst_space=sp dst_addr=65536 src_space=acc src_addr=0 rows=16 cols=32
     ```
   }];
   let statistics = [
