@@ -26,6 +26,7 @@ void buildISAPipeline(OpPassManager &pm) {
   buildInstructionLoweringPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createPrefetchConstants());
   pm.addNestedPass<func::FuncOp>(createForwardStores());
+  pm.addNestedPass<func::FuncOp>(createPreloadWeights());
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }
 

@@ -487,6 +487,57 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
   ];
 }
 
+def PreloadWeights : Pass<"tpu-preload-weights", "mlir::func::FuncOp"> {
+  let summary = "Load the next weight tile while the vector unit works";
+  let description = [{
+    The matrix and vector units share the compute queue, which runs in
+    order: a vector instruction waits for every product before it, and an
+    instruction after it for it. A matmul group's epilogue (or a forwarded
+    value's copies) so keeps the next group's (or tile's) first `mxu.ldw`
+    waiting, although the array could load that weight tile while it
+    drains the last products and the vector unit works: `R` cycles on the
+    critical path at each such boundary.
+
+    This pass moves such an `mxu.ldw`, with the `tpu.await`s right before
+    it (its tile's tokens), up to just after the last `mxu.mm` before it
+    (and the signals that follow that), where:
+    * only vector instructions and other queues' instructions lie in
+      between (no other matrix instruction), at least one of them vector;
+    * none of them writes the scratchpad words the tile is read from;
+    * no `tpu.depend load -> compute` lies in between (the tile might be
+      ordered by it alone);
+    * each moved await's token is signalled before that `mxu.mm`, so that
+      the compute queue, waiting earlier, waits for nothing issued later;
+    * the tile likely arrives before the products are done: after the
+      latest load the compute queue waited for before the `mxu.mm`, the
+      DRAM latency plus the bus time of the transfers issued since, up to
+      the tile's, is at most the rows the array streams after that wait
+      plus its drain (the vector work would otherwise wait for the tile).
+
+    The vector instructions then wait for the weight load as well as the
+    products, which it overlaps.
+
+    Before:
+    ```mlir
+    tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+    tpu.await %panel
+    tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+    ```
+
+    After:
+    ```mlir
+    tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+    tpu.await %panel
+    tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPreloaded", "preloaded", "Weight tile loads moved ahead of vector work">,
+  ];
+}
+
 def ScheduleTokens : Pass<"tpu-schedule-tokens", "mlir::func::FuncOp"> {
   let summary = "Turn the order between the queues into sync.push and sync.pop tokens";
   let description = [{
