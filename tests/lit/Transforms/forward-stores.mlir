@@ -1,4 +1,5 @@
 // RUN: tpu-opt %s --tpu-forward-stores | FileCheck %s
+// RUN: tpu-opt %s --tpu-forward-stores --tpu-forward-stores | FileCheck %s
 
 // Loads of what a store wrote, from words still on chip, become v.copy on
 // the compute queue (tpu-8x8: 8 lanes, DRAM latency 100). The stores stay.
@@ -248,6 +249,27 @@ func.func @destinationBeingStored() {
   %in = tpu.signal load -> compute
   tpu.await %in
   tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  return
+}
+
+// A second load of the same store's words is left to DRAM, also when the
+// pass runs again on its own output (tpuc reading back --emit=isa): the
+// copies just before the store mark its first load forwarded.
+// CHECK-LABEL: func.func @secondLoadAhead
+// CHECK:      tpu.inst v.copy dst_space=sp dst_addr=4096
+// CHECK-NOT:  tpu.inst v.copy
+// CHECK:      tpu.inst dma.ld dram_addr=0x400 {{.*}} sram_addr=8192
+func.func @secondLoadAhead() {
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+  %done = tpu.signal compute -> store
+  tpu.await %done
+  tpu.inst dma.st dram_addr=0x400 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=4096 sram_stride=64 rows=1 cols=64 dtype=f32
+  tpu.inst dma.ld dram_addr=0x400 dram_stride=64 space=sp sram_addr=8192 sram_stride=64 rows=1 cols=64 dtype=f32
+  %in = tpu.signal load -> compute
+  tpu.await %in
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.ldw src_addr=8192 src_stride=8 rows=8 cols=8
   return
 }
 

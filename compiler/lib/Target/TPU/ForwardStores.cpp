@@ -112,7 +112,7 @@ private:
     // Only a load the next group waits for right after the store, and one
     // per store: a load after compute, or after the store's first load,
     // has that compute to hide its transfer behind.
-    if (forwardedAfter.contains(sources.front()) ||
+    if (forwardedAfter.contains(sources.front()) || copiedAhead(sources.front()) ||
         llvm::any_of(llvm::seq(sources.front() + 1, at),
                      [&](size_t i) { return program[i].second.queue() == isa::Queue::Compute; }))
       return false;
@@ -293,6 +293,27 @@ private:
         return false;
     }
     return true;
+  }
+
+  // Whether copies of words the store program[store] reads run just before
+  // it (after the compute that wrote them): a load forwarded ahead of it,
+  // in a program this pass ran on before (its tokens scheduled or not).
+  bool copiedAhead(size_t store) const {
+    SmallVector<Span, 3> written, read;
+    spansOf(program[store].second, config.array.cols, written, read);
+    for (size_t i = store; i-- > 0;) {
+      const isa::Instruction &earlier = program[i].second;
+      if (earlier.queue() != isa::Queue::Compute || earlier.opcode == Opcode::SyncPush ||
+          earlier.opcode == Opcode::SyncPop)
+        continue;
+      if (earlier.opcode != Opcode::VCopy)
+        return false;
+      SmallVector<Span, 3> copyWrites, copyReads;
+      spansOf(earlier, config.array.cols, copyWrites, copyReads);
+      if (overlapsAny(read, copyReads.front()))
+        return true;
+    }
+    return false;
   }
 
   // Where the copies from the load program[at]'s latest store,

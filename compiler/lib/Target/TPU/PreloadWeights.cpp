@@ -80,7 +80,10 @@ private:
       const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
       if (instruction.opcode == Opcode::MatMul)
         break;
-      if (isa::opcodeInfo(instruction.opcode).unit == isa::Unit::Matrix)
+      // Tokens already scheduled (a program read back at the ISA level)
+      // stay as they are.
+      if (isa::opcodeInfo(instruction.opcode).unit == isa::Unit::Matrix ||
+          instruction.opcode == Opcode::SyncPush || instruction.opcode == Opcode::SyncPop)
         return false;
       bool writesTile = false;
       ::tpu::codegen::forEachSpan(
