@@ -158,4 +158,23 @@ func.func @scheduledTokens() {
   return
 }
 
+// The tile's token is awaited after the product, by the vector work, not
+// right before the weight load: moved above that await, the weight load
+// could read the tile before it arrives. It stays.
+// CHECK-LABEL: func.func @tileAwaitedLater
+// CHECK:      tpu.inst v.relu
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4096
+func.func @tileAwaitedLater() {
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %x = tpu.signal load -> compute
+  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=8 cols=8 dtype=f32
+  %w = tpu.signal load -> compute
+  tpu.await %x
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  tpu.await %w
+  tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  return
+}
+
 }

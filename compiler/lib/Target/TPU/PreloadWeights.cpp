@@ -104,7 +104,7 @@ private:
       if (!lastToken || lastToken->isBeforeInBlock(signal))
         lastToken = signal;
     }
-    if (lastToken && !arrivesInTime(op, lastToken))
+    if (!tileAwaited(load, op, tile, awaits) || (lastToken && !arrivesInTime(op, lastToken)))
       return false;
     Operation *after = op;
     while (llvm::isa_and_nonnull<mlir::tpu::SignalOp>(after->getNextNode()))
@@ -115,6 +115,50 @@ private:
     }
     load->moveAfter(after);
     return true;
+  }
+
+  // Whether the compute queue, with `load` moved up to the mxu.mm
+  // `product`, still waits for the last load before it that writes the
+  // tile's words: an await before the product, or one of the moved
+  // `awaits`, of a token signalled after that load (loads complete in
+  // order), or a depend after it. An await between the product and the
+  // weight load that is not moved would no longer cover it.
+  bool tileAwaited(Operation *load, Operation *product, const Span &tile,
+                   ArrayRef<mlir::tpu::AwaitOp> awaits) const {
+    Operation *writer = load->getPrevNode();
+    for (; writer; writer = writer->getPrevNode()) {
+      auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(writer);
+      if (!inst)
+        continue;
+      const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
+      if (instruction.queue() != isa::Queue::Load)
+        continue;
+      bool writes = false;
+      ::tpu::codegen::forEachSpan(
+          instruction, config.array.cols, [&](Field address, const Span &span) {
+            writes |= ::tpu::codegen::writesRegion(instruction, address) && span.overlaps(tile);
+          });
+      if (writes)
+        break;
+    }
+    if (!writer)
+      return true;
+    auto covers = [&](mlir::tpu::AwaitOp await) {
+      auto signal = await.getToken().getDefiningOp<mlir::tpu::SignalOp>();
+      return signal && signal.getFrom() == mlir::tpu::Queue::load &&
+             signal.getTo() == mlir::tpu::Queue::compute && writer->isBeforeInBlock(signal);
+    };
+    if (llvm::any_of(awaits, covers))
+      return true;
+    for (Operation *op = product; op && op != writer; op = op->getPrevNode()) {
+      if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op); await && covers(await))
+        return true;
+      if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op);
+          depend && depend.getFrom() == mlir::tpu::Queue::load &&
+          depend.getTo() == mlir::tpu::Queue::compute)
+        return true;
+    }
+    return false;
   }
 
   // Per op of the block in program order (before any move): the DRAM bytes
