@@ -129,7 +129,7 @@ private:
     // 80).
     const DramBlock block(load);
     const uint64_t busCycles =
-        uint64_t(std::ceil(double(block.rows * block.width) / config.dram.bytes_per_cycle));
+        uint64_t(std::ceil(double(block.bytes()) / config.dram.bytes_per_cycle));
     if (copyCycles >= config.dram.latency_cycles / 2 + busCycles)
       return false;
     rewrite(at, pieces, sources.front());
@@ -355,8 +355,8 @@ private:
       double compute = 0;
       for (size_t j = i + 1; j < lastStore; ++j)
         compute += computeCycles(program[j].second);
-      if (compute < double(config.dram.latency_cycles) +
-                        double(block.rows * block.width) / config.dram.bytes_per_cycle)
+      if (compute <
+          double(config.dram.latency_cycles) + double(block.bytes()) / config.dram.bytes_per_cycle)
         return nullptr;
       break;
     }
@@ -466,7 +466,7 @@ private:
     }
     if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
       const DramBlock block(program[at].second);
-      forwardedBytes[name.getName()] += block.rows * block.width;
+      forwardedBytes[name.getName()] += block.bytes();
     }
     load->erase();
     forwarded.insert(at);

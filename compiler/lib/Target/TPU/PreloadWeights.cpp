@@ -24,6 +24,13 @@ bool awaitedByCompute(mlir::tpu::AwaitOp await) {
   return signal && signal.getTo() == mlir::tpu::Queue::compute;
 }
 
+// Whether a tpu.signal or tpu.depend orders the compute queue after the
+// load queue.
+template <typename Order> bool loadToCompute(Order order) {
+  return order && order.getFrom() == mlir::tpu::Queue::load &&
+         order.getTo() == mlir::tpu::Queue::compute;
+}
+
 class PreloadWeights : public mlir::tpu::impl::PreloadWeightsBase<PreloadWeights> {
 public:
   void runOnOperation() override {
@@ -67,8 +74,7 @@ private:
     for (; op; op = op->getPrevNode()) {
       if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op)) {
         // Loads the tile may need, ordered by the depend alone.
-        if (depend.getFrom() == mlir::tpu::Queue::load &&
-            depend.getTo() == mlir::tpu::Queue::compute)
+        if (loadToCompute(depend))
           return false;
         continue;
       }
@@ -85,12 +91,7 @@ private:
       if (isa::opcodeInfo(instruction.opcode).unit == isa::Unit::Matrix ||
           instruction.opcode == Opcode::SyncPush || instruction.opcode == Opcode::SyncPop)
         return false;
-      bool writesTile = false;
-      ::tpu::codegen::forEachSpan(
-          instruction, config.array.cols, [&](Field address, const Span &span) {
-            writesTile |= ::tpu::codegen::writesRegion(instruction, address) && span.overlaps(tile);
-          });
-      if (writesTile)
+      if (::tpu::codegen::writesInto(instruction, config.array.cols, tile))
         return false;
       vectorWork |= instruction.queue() == isa::Queue::Compute;
     }
@@ -131,31 +132,22 @@ private:
       if (!inst)
         continue;
       const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
-      if (instruction.queue() != isa::Queue::Load)
-        continue;
-      bool writes = false;
-      ::tpu::codegen::forEachSpan(
-          instruction, config.array.cols, [&](Field address, const Span &span) {
-            writes |= ::tpu::codegen::writesRegion(instruction, address) && span.overlaps(tile);
-          });
-      if (writes)
+      if (instruction.queue() == isa::Queue::Load &&
+          ::tpu::codegen::writesInto(instruction, config.array.cols, tile))
         break;
     }
     if (!writer)
       return true;
     auto covers = [&](mlir::tpu::AwaitOp await) {
       auto signal = await.getToken().getDefiningOp<mlir::tpu::SignalOp>();
-      return signal && signal.getFrom() == mlir::tpu::Queue::load &&
-             signal.getTo() == mlir::tpu::Queue::compute && writer->isBeforeInBlock(signal);
+      return loadToCompute(signal) && writer->isBeforeInBlock(signal);
     };
     if (llvm::any_of(awaits, covers))
       return true;
     for (Operation *op = product; op && op != writer; op = op->getPrevNode()) {
       if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op); await && covers(await))
         return true;
-      if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op);
-          depend && depend.getFrom() == mlir::tpu::Queue::load &&
-          depend.getTo() == mlir::tpu::Queue::compute)
+      if (loadToCompute(llvm::dyn_cast<mlir::tpu::DependOp>(op)))
         return true;
     }
     return false;
@@ -180,20 +172,15 @@ private:
       };
       if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op)) {
         const isa::Instruction instruction = mlir::tpu::instructionOf(inst);
-        if (instruction.opcode == Opcode::DmaLoad || instruction.opcode == Opcode::DmaStore) {
-          const ::tpu::codegen::DramBlock moved(instruction);
-          bytes = double(moved.rows * moved.width);
-        } else if (instruction.opcode == Opcode::MatMul) {
+        if (instruction.opcode == Opcode::DmaLoad || instruction.opcode == Opcode::DmaStore)
+          bytes = double(::tpu::codegen::DramBlock(instruction).bytes());
+        else if (instruction.opcode == Opcode::MatMul)
           rows = double(instruction.get(Field::Rows));
-        }
-      } else if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op);
-                 await && awaitedByCompute(await)) {
-        auto signal = await.getToken().getDefiningOp<mlir::tpu::SignalOp>();
-        if (signal.getFrom() == mlir::tpu::Queue::load)
+      } else if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op)) {
+        if (auto signal = await.getToken().getDefiningOp<mlir::tpu::SignalOp>();
+            loadToCompute(signal))
           raise(position.lookup(signal));
-      } else if (auto depend = llvm::dyn_cast<mlir::tpu::DependOp>(op);
-                 depend && depend.getFrom() == mlir::tpu::Queue::load &&
-                 depend.getTo() == mlir::tpu::Queue::compute) {
+      } else if (loadToCompute(llvm::dyn_cast<mlir::tpu::DependOp>(op))) {
         raise(at);
       }
       bytesBefore.push_back(bytesBefore.back() + bytes);

@@ -379,9 +379,6 @@ void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64
   transfer(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress);
 }
 
-// An NCHW matrix's tile: per image, its pixels are contiguous in each
-// channel's DRAM row, so one transposing transfer of `cols` channels by the
-// image's pixels in the tile lands them as dense pixel rows on chip.
 std::optional<Span> ProgramBuilder::lastStoreFrom(isa::Space space) const {
   mlir::Block *block = builder.getInsertionBlock();
   for (mlir::Block::iterator it = builder.getInsertionPoint(); it != block->begin();) {
@@ -398,6 +395,9 @@ std::optional<Span> ProgramBuilder::lastStoreFrom(isa::Space space) const {
   return std::nullopt;
 }
 
+// An NCHW matrix's tile: per image, its pixels are contiguous in each
+// channel's DRAM row, so one transposing transfer of `cols` channels by the
+// image's pixels in the tile lands them as dense pixel rows on chip.
 void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
                               int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
   if (dram.pixels == 0)

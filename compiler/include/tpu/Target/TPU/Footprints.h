@@ -87,6 +87,16 @@ void forEachSpan(const isa::Instruction &inst, uint64_t arrayCols, SpanOf span) 
       });
 }
 
+// Whether a region `inst` writes spans a word of `span` (by spans, not
+// row by row).
+inline bool writesInto(const isa::Instruction &inst, uint64_t arrayCols, const Span &span) {
+  bool writes = false;
+  forEachSpan(inst, arrayCols, [&](isa::Field address, const Span &region) {
+    writes |= writesRegion(inst, address) && region.overlaps(span);
+  });
+  return writes;
+}
+
 // The on-chip memories' banks: bank b of a space holds its words
 // [b * words, (b + 1) * words).
 struct BankLayout {
@@ -112,6 +122,9 @@ struct DramBlock {
     stride = dma.get(Field::DramStride) * bytes, begin = dma.get(Field::DramAddr);
     end = begin + (rows - 1) * stride + width;
   }
+
+  // The bytes it moves.
+  uint64_t bytes() const { return rows * width; }
 
   // Whether the two share a byte. Within overlapping spans, runs of one
   // stride (a matrix's column tiles, side by side in its rows) share none
