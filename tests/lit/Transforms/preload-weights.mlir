@@ -143,14 +143,13 @@ func.func @stays() {
 }
 
 // Tokens already scheduled (tpuc reading back --emit=isa runs the pass
-// again): a sync instruction between stops the move.
+// again): a sync instruction between stops the move, also where no load
+// in the block writes the tile (weights an earlier program left on chip).
 // CHECK-LABEL: func.func @scheduledTokens
 // CHECK:      tpu.inst v.relu
 // CHECK-NEXT: tpu.inst sync.pop from=load to=compute
 // CHECK-NEXT: tpu.inst mxu.ldw
 func.func @scheduledTokens() {
-  tpu.inst dma.ld dram_addr=0x100 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=8 cols=8 dtype=f32
-  tpu.inst sync.push from=load to=compute
   tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
   tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=8
   tpu.inst sync.pop from=load to=compute
