@@ -489,6 +489,29 @@ def maxpool_dilated(opset):
                   pads=[pad, pad, pad, pad], ceil_mode=1)], {"x": x}, {"y": y}, {})
 
 
+@case()
+def conv_pool_fused(opset):
+    """Pools that run in their convolution's epilogue (windows that tile the
+    image): a padded 3x3 Conv, Relu and a 2x2 MaxPool over a batch of two;
+    a stride-2 Conv and a 2x2 AveragePool; a 3x3/3 MaxPool (nine blocks)."""
+    x, w, b = randn(57, 2, 4, 6, 6), randn(58, 8, 4, 3, 3), randn(59, 8)
+    x2, ws, bs = randn(64, 1, 4, 8, 8), randn(60, 5, 4, 3, 3), randn(61, 5)
+    wt, bt = randn(62, 3, 4, 3, 3), randn(63, 3)
+    relu = np.maximum(ref.conv2d(x, w, b, pads=(1, 1, 1, 1)), 0)
+    strided = ref.conv2d(x2, ws, bs, strides=(2, 2), pads=(1, 1, 1, 1))
+    return ([node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             node("Relu", ["c"], ["r"]),
+             node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+             node("Conv", ["x2", "ws", "bs"], ["s"], strides=[2, 2], pads=[1, 1, 1, 1]),
+             node("AveragePool", ["s"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
+             node("Conv", ["x", "wt", "bt"], ["c3"], pads=[1, 1, 1, 1]),
+             node("MaxPool", ["c3"], ["m3"], kernel_shape=[3, 3], strides=[3, 3])],
+            {"x": x, "x2": x2},
+            {"m": ref.max_pool(relu, (2, 2), (2, 2)), "a": ref.avg_pool(strided, (2, 2), (2, 2)),
+             "m3": ref.max_pool(ref.conv2d(x, wt, bt, pads=(1, 1, 1, 1)), (3, 3), (3, 3))},
+            {"w": w, "b": b, "ws": ws, "bs": bs, "wt": wt, "bt": bt})
+
+
 def conv_transpose_reference(x, w, b, stride, pads, output_padding):
     n, c, h, wd = x.shape
     _, o, kh, kw = w.shape

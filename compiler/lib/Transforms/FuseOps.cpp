@@ -110,19 +110,29 @@ private:
       if (!isTransparentReshape(user) && !joinsEpilogue(user, value, head))
         break;
       chain.push_back(user);
+      if (!keepsTile(user, value))
+        break; // a pool: later ops would see pooled tiles
       value = user->getResult(0);
     }
     return chain;
   }
 
+  // Whether `user` of the chain value keeps the tile's matrix view.
+  static bool keepsTile(Operation *user, Value value) {
+    return mlir::tpu::matrixType(llvm::cast<RankedTensorType>(user->getResult(0).getType())) ==
+           mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType()));
+  }
+
   bool joinsEpilogue(Operation *user, Value value, Operation &head) {
-    // The chain value is the tile being worked on: the result keeps its view.
-    if (!hasOneTensorResult(user) ||
-        mlir::tpu::matrixType(llvm::cast<RankedTensorType>(user->getResult(0).getType())) !=
-            mlir::tpu::matrixType(llvm::cast<RankedTensorType>(value.getType())))
+    // The chain value is the tile being worked on: the result keeps its
+    // view, but for a unary op that reduces each tile (a pool), which the
+    // target may take as the epilogue's last member.
+    if (!hasOneTensorResult(user))
       return false;
     if (user->getNumOperands() == 1)
       return target.canJoinEpilogue(user, value, Value(), &head);
+    if (!keepsTile(user, value))
+      return false;
     if (user->getNumOperands() != 2 || (user->getOperand(0) != value && !isCommutative(user)))
       return false;
     Value other = user->getOperand(0) == value ? user->getOperand(1) : user->getOperand(0);

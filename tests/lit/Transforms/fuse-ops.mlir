@@ -163,4 +163,47 @@ func.func @on_their_own(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, tensor
   return %e, %p : tensor<1x4x4x2xf32>, tensor<1x2x2x2xf32>
 }
 
+// A pool whose windows tile the image ends its convolution's epilogue in
+// both modes (the vector unit combines each band's windows in the
+// accumulators); its result is the group's. Not one with padding, one
+// whose windows overlap, one after a residual (a whole-tile operand), nor
+// one after a 1x1 convolution (a plain matmul of rows).
+// CHECK-LABEL: func.func @pooled
+// CHECK: %[[G:.*]] = tpu.fused -> tensor<1x3x3x2xf32> {
+// CHECK-NEXT: tosa.conv2d
+// CHECK-NEXT: tosa.clamp
+// CHECK-NEXT: %[[P:.*]] = tosa.max_pool2d
+// CHECK-NEXT: tpu.yield %[[P]] : tensor<1x3x3x2xf32>
+// CHECK: tpu.fused -> tensor<1x6x6x2xf32>
+// CHECK: tosa.avg_pool2d {{.*}}pad = array<i64: 1, 1, 1, 1>
+// CHECK: tpu.fused -> tensor<1x6x6x2xf32>
+// CHECK: tosa.max_pool2d {{.*}}kernel = array<i64: 3, 3>{{.*}}stride = array<i64: 1, 1>
+// CHECK: tpu.fused -> tensor<1x6x6x2xf32>
+// CHECK-NEXT: tosa.conv2d
+// CHECK-NEXT: tosa.add
+// CHECK-NEXT: tpu.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tosa.max_pool2d
+// CHECK: tpu.fused -> tensor<1x6x6x2xf32>
+// CHECK-NEXT: tosa.conv2d
+// CHECK-NEXT: tpu.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tosa.max_pool2d
+func.func @pooled(%x: tensor<1x6x6x2xf32>, %w: tensor<2x3x3x2xf32>, %w1: tensor<2x1x1x2xf32>, %res: tensor<1x6x6x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>, tensor<1x4x4x2xf32>, tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>) {
+  %bias = "tosa.const"() {value = dense<0.5> : tensor<2xf32>} : () -> tensor<2xf32>
+  %c = tosa.conv2d %x, %w, %bias {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>, tensor<2x3x3x2xf32>, tensor<2xf32>) -> tensor<1x6x6x2xf32>
+  %r = tosa.clamp %c {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  %p = tosa.max_pool2d %r {kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x6x6x2xf32>) -> tensor<1x3x3x2xf32>
+  %c2 = tosa.conv2d %x, %w, %bias {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>, tensor<2x3x3x2xf32>, tensor<2xf32>) -> tensor<1x6x6x2xf32>
+  %padded = tosa.avg_pool2d %c2 {acc_type = f32, kernel = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x6x6x2xf32>) -> tensor<1x3x3x2xf32>
+  %c3 = tosa.conv2d %x, %w, %bias {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>, tensor<2x3x3x2xf32>, tensor<2xf32>) -> tensor<1x6x6x2xf32>
+  %overlapping = tosa.max_pool2d %c3 {kernel = array<i64: 3, 3>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>) -> tensor<1x4x4x2xf32>
+  %c4 = tosa.conv2d %x, %w, %bias {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>, tensor<2x3x3x2xf32>, tensor<2xf32>) -> tensor<1x6x6x2xf32>
+  %s = tosa.add %res, %c4 : (tensor<1x6x6x2xf32>, tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  %residual = tosa.max_pool2d %s {kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x6x6x2xf32>) -> tensor<1x3x3x2xf32>
+  %c5 = tosa.conv2d %x, %w1, %bias {pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x6x6x2xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>) -> tensor<1x6x6x2xf32>
+  %pointwise = tosa.max_pool2d %c5 {kernel = array<i64: 3, 3>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 3, 3>} : (tensor<1x6x6x2xf32>) -> tensor<1x2x2x2xf32>
+  return %p, %padded, %overlapping, %residual, %pointwise : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>, tensor<1x4x4x2xf32>, tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>
+}
+
 }

@@ -24,7 +24,9 @@ def TPU_FusionTargetInterface : AttrInterface<"FusionTargetInterface"> {
     InterfaceMethod<[{
       Whether elementwise `op`, reading the epilogue's value `chain`, can be
       applied to each tile in place, and pays there, in the epilogue of
-      `head`; `other` is its other operand (null for a unary op).
+      `head`; `other` is its other operand (null for a unary op). A unary
+      `op` whose result is smaller than `chain` (a pool over windows that
+      lie within each tile) ends the epilogue where it joins.
     }], "bool", "canJoinEpilogue",
       (ins "::mlir::Operation *":$op, "::mlir::Value":$chain, "::mlir::Value":$other,
            "::mlir::Operation *":$head)>,

@@ -590,10 +590,16 @@ bool epilogueFits(llvm::ArrayRef<Operation *> members, Value result) {
 LogicalResult Emitter::emitGemm(llvm::ArrayRef<Operation *> members, Value result) {
   Operation *head = members.front();
   if (!epilogueFits(members, result)) {
-    // The head alone on tensor cores; the rest of the group reads its result.
-    if (failed(emitGemm(members.take_front(), head->getResult(0))))
+    // The head and the longest start of its epilogue chain that fits (a
+    // pool ending it does not) on tensor cores; the rest of the group
+    // reads their result.
+    size_t fitting = members.size() - 1;
+    while (fitting > 1 &&
+           !epilogueFits(members.take_front(fitting), members[fitting - 1]->getResult(0)))
+      --fitting;
+    if (failed(emitGemm(members.take_front(fitting), members[fitting - 1]->getResult(0))))
       return failure();
-    return emitGroup(members.drop_front(), result);
+    return emitGroup(members.drop_front(fitting), result);
   }
   Kernel kernel;
   kernel.kind = "gemm";

@@ -136,6 +136,39 @@ bool rowOperandPays(Operation *head, TargetAttr target) {
   return operandPays(head, {1, {::tpu::codegen::OperandKind::Row}}, 2.0, target);
 }
 
+// Whether pool `op` of the convolution `head`'s epilogue value `chain` can
+// end that epilogue: its windows tile the image (kernel = stride, no
+// padding), so that each output band of whole windows holds its windows'
+// outputs and the vector unit combines them in the accumulators
+// (docs/compiler.md, "Pools in a convolution's epilogue"). The members
+// before it must not read a whole tile (the products of a pooled tile lie
+// window tap by window tap, not in row order), and the convolution must
+// not be a 1x1 one (a plain matmul, whose tiles are rows, not bands).
+bool poolsTiles(Operation *op, Value chain, Operation *head) {
+  // (One the lowering makes a window reduction, not taps over an im2col.)
+  auto conv = llvm::dyn_cast<tosa::Conv2DOp>(head);
+  if (!conv || !::tpu::codegen::onChipLayout(op))
+    return false;
+  ArrayRef<int64_t> kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
+  ArrayRef<int64_t> stride = op->getAttrOfType<DenseI64ArrayAttr>("stride").asArrayRef();
+  ArrayRef<int64_t> pad = op->getAttrOfType<DenseI64ArrayAttr>("pad").asArrayRef();
+  ArrayRef<int64_t> output = llvm::cast<RankedTensorType>(conv.getType()).getShape();
+  if (kernel != stride || llvm::any_of(pad, [](int64_t p) { return p != 0; }) ||
+      output[1] % stride[0] != 0 || output[2] % stride[1] != 0 || stride[0] != stride[1] ||
+      ::tpu::codegen::isPointwise(conv.getWeight().getType().getShape().slice(1, 2),
+                                  conv.getStride(), conv.getPad()))
+    return false;
+  // The epilogue's values each have one user, the next member.
+  for (Value value = head->getResult(0); value != chain;) {
+    Operation *member = *value.getUsers().begin();
+    if (member->getNumOperands() == 2 &&
+        spreadOf(member->getOperand(0), member->getOperand(1)) == Spread::Same)
+      return false;
+    value = member->getResult(0);
+  }
+  return true;
+}
+
 } // namespace
 
 bool TargetAttr::canHeadEpilogue(Operation *op) const {
@@ -151,6 +184,8 @@ bool TargetAttr::canHeadEpilogue(Operation *op) const {
 }
 
 bool TargetAttr::canJoinEpilogue(Operation *op, Value chain, Value other, Operation *head) const {
+  if (llvm::isa<tosa::MaxPool2dOp, tosa::AvgPool2dOp>(op))
+    return poolsTiles(op, chain, head);
   if (!isVectorElementwise(op))
     return false;
   // The accumulators hold whole output tiles: an operand spread over them

@@ -53,6 +53,14 @@ public:
   // still in the accumulators (a fused epilogue): the ops of its fusion group.
   using Epilogue = std::vector<VectorStep>;
 
+  // The window side of the pool ending a convolution's epilogue; 1: none.
+  static int64_t poolStrideOf(const Epilogue &epilogue) {
+    int64_t stride = 1;
+    for (const VectorStep &step : epilogue)
+      stride = std::max(stride, step.poolStride);
+    return stride;
+  }
+
   // A matmul group: the matmul, then its epilogue.
   void emitGroup(mlir::tpu::FusedOp fused) {
     Epilogue epilogue = epilogueSteps(fused);
@@ -335,6 +343,10 @@ public:
     std::vector<size_t> lastStepOf(size_t(layout.pieces));
     for (size_t i = 0; i < kSteps.size(); ++i)
       lastStepOf[size_t(kSteps[i].piece)] = i;
+    // With a pool, each output row's windows go in runs of every pool-th
+    // window (one run per window column), each into its block of the tile
+    // (pooledPosition).
+    const int64_t pool = poolStrideOf(epilogue);
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       const int64_t arrayCols = config.array.cols, bandRows = step.m / OW;
       if (step.panelIndex == 0)
@@ -364,28 +376,31 @@ public:
           bool flip = true;
           for (int64_t j : outputRows)
             // One mxu.mm per run of windows that all write or all accumulate.
-            for (int64_t ow = firstColumn; ow < endColumn;) {
-              bool accumulate = written[size_t(j * OW + ow)];
-              int64_t runEnd = ow + 1;
-              while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
-                ++runEnd;
-              int64_t window = j / OH * imageWords +
-                               j % OH * layout.outputRowStep(shape) * rowWords +
-                               ow * shape.stride[1] * C + k.offset;
-              builder.emit(isa::makeInstruction(
-                  Opcode::MatMul,
-                  {{Field::SrcAddr, step.pieces[size_t(k.piece)] + uint64_t(window)},
-                   {Field::SrcStride, uint64_t(shape.stride[1] * C)},
-                   {Field::DstAddr, acc + uint64_t((j * OW + ow) * step.n + c0)},
-                   {Field::DstStride, uint64_t(step.n)},
-                   {Field::Rows, uint64_t(runEnd - ow)},
-                   {Field::Cols, uint64_t(k.rows)},
-                   {Field::DType, uint64_t(config.array.dtype)},
-                   {Field::Accumulate, accumulate ? 1u : 0u},
-                   {Field::Flip, flip ? 1u : 0u}}));
-              flip = false;
-              ow = runEnd;
-            }
+            for (int64_t phase = 0; phase < pool; ++phase)
+              for (int64_t ow = firstColumn + ((phase - firstColumn) % pool + pool) % pool;
+                   ow < endColumn;) {
+                bool accumulate = written[size_t(j * OW + ow)];
+                int64_t runEnd = ow + pool;
+                while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
+                  runEnd += pool;
+                int64_t window = j / OH * imageWords +
+                                 j % OH * layout.outputRowStep(shape) * rowWords +
+                                 ow * shape.stride[1] * C + k.offset;
+                int64_t position = pooledPosition(j, ow, bandRows, OW, pool);
+                builder.emit(isa::makeInstruction(
+                    Opcode::MatMul,
+                    {{Field::SrcAddr, step.pieces[size_t(k.piece)] + uint64_t(window)},
+                     {Field::SrcStride, uint64_t(pool * shape.stride[1] * C)},
+                     {Field::DstAddr, acc + uint64_t(position * step.n + c0)},
+                     {Field::DstStride, uint64_t(step.n)},
+                     {Field::Rows, uint64_t((runEnd - ow) / pool)},
+                     {Field::Cols, uint64_t(k.rows)},
+                     {Field::DType, uint64_t(config.array.dtype)},
+                     {Field::Accumulate, accumulate ? 1u : 0u},
+                     {Field::Flip, flip ? 1u : 0u}}));
+                flip = false;
+                ow = runEnd;
+              }
         }
         for (int64_t j : outputRows)
           for (int64_t ow = firstColumn; ow < endColumn; ++ow)
@@ -402,7 +417,7 @@ public:
     source.computeInstructions = [&](const Step &step) {
       auto [first, end] = panels[step.panelIndex];
       return int64_t(end - first) * llvm::divideCeil(step.n, int64_t(config.array.cols)) *
-             (1 + step.m / OW);
+             (1 + pool * step.m / OW);
     };
     emitSteps(steps, source, w, y, plan.getInputs(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releaseBlockEachStep=*/false, epilogue);
@@ -605,8 +620,10 @@ public:
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
         results.use(builder, results.endFill(builder));
-        builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n, isa::Space::Accumulator,
-                      acc);
+        // A pooled tile's first part.
+        const int64_t window = poolStrideOf(epilogue) * poolStrideOf(epilogue);
+        builder.store(ys[step.batch], step.m0 / window, step.n0, step.m / window, step.n,
+                      isa::Space::Accumulator, acc);
         results.release(builder, acc);
       }
       if (next)
@@ -668,7 +685,9 @@ public:
 
   // The fused epilogue of one output tile: each op in turn on the tile in the
   // accumulators, its operand (bias row, residual tile, bounds) in the
-  // scratchpad, loaded ahead or just before the op.
+  // scratchpad, loaded ahead or just before the op. A pool combines the
+  // tile's blocks of window taps into its first block, which the ops after
+  // it work on.
   void emitEpilogue(const Epilogue &epilogue, EpilogueBuffers &buffers, uint64_t acc, int64_t m0,
                     int64_t n0, int64_t m, int64_t n) {
     const mlir::Location head = builder.sourceLocation();
@@ -678,6 +697,17 @@ public:
         builder.setSource(operand.source);
       else
         builder.setSource(head);
+      if (operand.poolStride > 1) {
+        const int64_t blocks = operand.poolStride * operand.poolStride;
+        m /= blocks;
+        auto [rows, cols] = laneShape(operand, m, n, config);
+        for (int64_t block = 1; block < blocks; ++block)
+          builder.emit(accumulatorOp(*operand.opcode, acc, rows, cols)
+                           .set(Field::Src2Space, uint64_t(isa::Space::Accumulator))
+                           .set(Field::Src2Addr, acc + uint64_t(block * m * n))
+                           .set(Field::Broadcast, uint64_t(isa::Broadcast::None)));
+        continue;
+      }
       // The tile is dense in the accumulators, n words a row.
       auto [rows, cols] = laneShape(operand, m, n, config);
       if (operand.operand.rows == 0) {

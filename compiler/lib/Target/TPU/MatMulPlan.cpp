@@ -93,15 +93,18 @@ constexpr int64_t kOperandBytes = 4;
 template <typename OverRows>
 double epilogueCycles(OverRows overRows, double rowTiles, int64_t N, int64_t tileN,
                       const EpilogueOperands &epilogue, const HardwareConfig &config) {
-  if (epilogue.ops == 0)
+  const int64_t poolOps = epilogue.poolWindow() - 1;
+  if (epilogue.ops == 0 && poolOps == 0)
     return 0;
   const double drain = double(config.array.rows + config.array.cols);
   const double nTiles = std::ceil(double(N) / double(tileN));
+  auto ops = [&](int64_t count, int64_t m, int64_t n) {
+    return double(count) * (config.vector.pipeline_latency +
+                            double(m) * std::ceil(double(n) / double(config.vector.lanes)));
+  };
   return (rowTiles * nTiles - 1) * drain + overRows([&](int64_t m) {
            return overTiles(N, tileN, [&](int64_t n) {
-             return double(epilogue.ops) *
-                    (config.vector.pipeline_latency +
-                     double(m) * std::ceil(double(n) / double(config.vector.lanes)));
+             return ops(epilogue.ops, m, n) + ops(poolOps, m / epilogue.poolWindow(), n);
            });
          });
 }
@@ -129,7 +132,7 @@ double withTransfers(double compute, double activations, double activationsSeria
     return overTiles(N, c.tileN, [&](int64_t n) { return rowCycles(n, size, config); });
   };
   double weights = rowTiles * double(K) * rowsOfN(bytes.weights) + panels * latency;
-  double results = double(M) * rowsOfN(bytes.results);
+  double results = double(M / epilogue.poolWindow()) * rowsOfN(bytes.results);
   double operandRows = rowsOfN(kOperandBytes);
   double operands = rowTiles * nTiles * double(epilogue.loads.size()) * latency;
   for (OperandKind kind : epilogue.loads)
@@ -434,7 +437,7 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   double ends =
       double(layout.bandRows(shape, firstBand)) * inputRow / double(arrayBound ? pieces : 1) +
       double(std::min(c.kBlock, K)) * rowCycles(firstN, bytes.weights, config) +
-      double(firstBand * OW) * rowCycles(firstN, bytes.results, config);
+      double(firstBand * OW / epilogue.poolWindow()) * rowCycles(firstN, bytes.results, config);
   return cycles + ends;
 }
 
@@ -636,7 +639,9 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   // A pixel's channels are one DMA row; an output row's windows, sw*C
   // apart, one mm's source stride; and (below) an input row one on-chip
   // stride.
-  if (C > kMaxCols || shape.stride[1] * C > kMaxMatMulStride || shape.outWidth > kMaxDmaRows)
+  // A pooled band's mxu.mm streams every poolStride-th window.
+  const int64_t pool = epilogue.poolStride;
+  if (C > kMaxCols || pool * shape.stride[1] * C > kMaxMatMulStride || shape.outWidth > kMaxDmaRows)
     return std::nullopt;
   std::optional<ConvPlan> best;
   const int64_t outRows = shape.batch * shape.outHeight;
@@ -677,13 +682,15 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     for (int64_t tileN : tileWidths(N, config)) {
       int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
                                    int64_t(config.accumulator.words()) / tileN / shape.outWidth});
-      // Bands of whole images, halved, then of one image's rows, halved.
+      // Bands of whole images, halved, then of one image's rows, halved
+      // (down to whole pool windows).
       std::vector<int64_t> bands;
       for (int64_t images = mostRows / shape.outHeight; images >= 2; images /= 2)
         bands.push_back(images * shape.outHeight);
-      for (int64_t band = std::min(mostRows, shape.outHeight); band >= 1; band /= 2)
-        bands.push_back(band);
-      for (int64_t band : bands)
+      for (int64_t band = std::min(mostRows, shape.outHeight); band >= pool; band /= 2)
+        if (bands.empty() || bands.back() != band / pool * pool)
+          bands.push_back(band / pool * pool);
+      for (int64_t band : bands) {
         for (int64_t kBlock : kBlocks(K, tileK)) {
           int64_t m = band * shape.outWidth;
           uint64_t bandWords = uint64_t(layout.bandRows(shape, band) * rowWords);
@@ -705,14 +712,17 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
                   });
           }
         }
+      }
     }
   }
   // Where the weights are reloaded for each of several bands, writing the
   // im2col rows to DRAM and multiplying them may be faster. The rows'
   // copy: each output position's kernel rows are transfers of their own,
   // each paying the DRAM latency, and the rows' bytes.
+  // (A pool in the epilogue needs the bands: the im2col route would run it
+  // on its own, through DRAM.)
   const int64_t M = outRows * shape.outWidth;
-  if (best && best->band < outRows)
+  if (best && best->band < outRows && pool == 1)
     if (std::optional<MatMulPlan> im2col = planMatMul(M, K, N, epilogue, config, bytes)) {
       double copy = double(M) * (double(shape.kernel[0]) * config.dram.latency_cycles +
                                  rowCycles(K, kIm2ColBytes, config));

@@ -33,6 +33,16 @@ namespace {
     return needs;
   for (Operation &member : llvm::drop_begin(fused.getMembers())) {
     Operation *op = &member;
+    if (llvm::isa<mlir::tpu::ViewOp>(op))
+      continue;
+    if (auto pool = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op)) {
+      needs.poolStride = pool.getStride()[0];
+      if (pool.getScale()) { // a multiply by it after the pool
+        ++needs.ops;
+        needs.loads.push_back(OperandKind::Scalar);
+      }
+      continue;
+    }
     ++needs.ops;
     if (llvm::isa<mlir::tpu::ClampOp>(op))
       needs.loads.push_back(OperandKind::Scalar);
@@ -145,17 +155,24 @@ public:
     // otherwise its members form smaller groups that do. A window
     // reduction's epilogue operands take scratchpad from its bands: where
     // no band fits with them, its members run on their own.
-    SmallVector<mlir::tpu::FusedOp> unpaid, unfit;
+    // A pool in a convolution's epilogue needs its bands on chip: where no
+    // band fits, the pool runs on its own after the group.
+    SmallVector<mlir::tpu::FusedOp> unpaid, unfit, unpooled;
     getOperation().walk([&](mlir::tpu::FusedOp group) {
       if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(group.getHead())) {
         if (!::tpu::codegen::planWindow(::tpu::codegen::windowLayoutOf(window), hardware))
           unfit.push_back(group);
       } else if (!group.hasEpilogue() && !::tpu::codegen::rowGroupPays(group, hardware)) {
         unpaid.push_back(group);
+      } else if (pools(group) &&
+                 !planConv(llvm::cast<mlir::tpu::MatMulOp>(group.getHead()), hardware)) {
+        unpooled.push_back(group);
       }
     });
     for (mlir::tpu::FusedOp group : unfit)
       mlir::tpu::unfuse(group);
+    for (mlir::tpu::FusedOp group : unpooled)
+      dropPool(group);
     for (mlir::tpu::FusedOp group : unpaid)
       regroup(group, hardware);
     foldLayoutTransposes(getOperation());
@@ -189,6 +206,26 @@ private:
             ::tpu::codegen::plannedElementBytes(rhs, narrowed),
             ::tpu::codegen::plannedElementBytes(result, narrowed),
             ::tpu::codegen::nchwPixelsOf(lhs)};
+  }
+
+  // Whether the group is a convolution whose epilogue ends with a pool.
+  static bool pools(mlir::tpu::FusedOp group) {
+    return llvm::isa<mlir::tpu::MatMulOp>(group.getHead()) &&
+           llvm::isa<mlir::tpu::WindowReduceOp>(
+               group.getBody().front().getTerminator()->getPrevNode());
+  }
+
+  // Takes the pool (and the view before it) out of a convolution's group.
+  static void dropPool(mlir::tpu::FusedOp group) {
+    SmallVector<Operation *> members;
+    for (Operation &member : group.getMembers())
+      members.push_back(&member);
+    members.pop_back();
+    if (llvm::isa<mlir::tpu::ViewOp>(members.back()))
+      members.pop_back();
+    mlir::tpu::unfuse(group);
+    if (members.size() >= 2)
+      mlir::tpu::fuse(members);
   }
 
   // Splits a row group that does not pay into the longest runs of its
@@ -234,10 +271,11 @@ private:
     }
     if (llvm::isa<mlir::tpu::MatMulOp, mlir::tpu::BatchMatMulOp>(op))
       return planMatMul(op, hardware);
-    if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op))
+    if (auto window = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(op);
+        window && (!fused || &fused.getHead() == op))
       return planWindow(window, hardware);
     if (fused)
-      return {}; // in an epilogue, which runs on its head's tiles
+      return {}; // in an epilogue (a pool too), which runs on its head's tiles
     if (mlir::tpu::VectorTilingAttr plan = ::tpu::codegen::planVectorOp(op, hardware))
       return plan;
     if (auto im2col = llvm::dyn_cast<mlir::tpu::Im2ColOp>(op)) {
@@ -301,6 +339,30 @@ private:
       weights.erase();
   }
 
+  static ::tpu::codegen::ConvShape convShapeOf(mlir::tpu::MatMulOp conv) {
+    int64_t outputs = mlir::tpu::matrixType(conv.getRhs().getType()).getShape()[1];
+    return ::tpu::codegen::convShapeOf(conv.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), outputs);
+  }
+
+  // The weights of a convolution as a constant whose rows the plan may
+  // reorder, or null.
+  static arith::ConstantOp reorderableWeights(mlir::tpu::MatMulOp conv) {
+    auto weights = conv.getRhs().getDefiningOp<arith::ConstantOp>();
+    if (weights && !llvm::isa<DenseFPElementsAttr>(weights.getValue()))
+      return nullptr;
+    return weights;
+  }
+
+  // The plan of a convolution (a matmul of a tpu.im2col) with its input on
+  // chip, if one fits.
+  std::optional<::tpu::codegen::ConvPlan> planConv(mlir::tpu::MatMulOp conv,
+                                                   const ::tpu::HardwareConfig &hardware) const {
+    auto im2col = conv.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>();
+    return ::tpu::codegen::planConv(convShapeOf(conv), epilogueOf(conv), hardware, {},
+                                    bytesOf(conv, im2col.getInput(), conv.getRhs(), bf16Array),
+                                    /*weightsInStepOrder=*/bool(reorderableWeights(conv)));
+  }
+
   Attribute planMatMul(Operation *op, const ::tpu::HardwareConfig &hardware) {
     // A convolution runs on its input held on chip where that fits; else
     // its im2col writes the window rows for a plain matmul. Its rows count
@@ -316,15 +378,9 @@ private:
         if (auto planned = op->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr);
             planned && (planned.getPieces() || planned.getStackedRows()))
           return planned;
-        int64_t outputs = mlir::tpu::matrixType(matmul.getRhs().getType()).getShape()[1];
-        const ::tpu::codegen::ConvShape shape = ::tpu::codegen::convShapeOf(im2col, outputs);
-        auto weights = matmul.getRhs().getDefiningOp<arith::ConstantOp>();
-        if (weights && !llvm::isa<DenseFPElementsAttr>(weights.getValue()))
-          weights = nullptr;
-        if (std::optional<::tpu::codegen::ConvPlan> conv =
-                ::tpu::codegen::planConv(shape, epilogueOf(op), hardware, {},
-                                         bytesOf(op, im2col.getInput(), matmul.getRhs(), bf16Array),
-                                         /*weightsInStepOrder=*/bool(weights))) {
+        const ::tpu::codegen::ConvShape shape = convShapeOf(matmul);
+        arith::ConstantOp weights = reorderableWeights(matmul);
+        if (std::optional<::tpu::codegen::ConvPlan> conv = planConv(matmul, hardware)) {
           if (conv->pieces > 1 || conv->stackedRows)
             reorderWeights(matmul, weights, shape, *conv);
           return mlir::tpu::ConvTilingAttr::get(

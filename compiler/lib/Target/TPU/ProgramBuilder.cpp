@@ -527,10 +527,28 @@ std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group) {
   std::vector<VectorStep> steps;
   Value chain = group.getHead().getResult(0);
   for (mlir::Operation &member : llvm::drop_begin(group.getMembers())) {
-    steps.push_back(elementwiseStep(member, chain));
+    if (auto pool = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(member);
+        pool && llvm::isa<mlir::tpu::MatMulOp>(group.getHead())) {
+      VectorStep step{{},
+                      Spread::Same,
+                      pool.getKind() == mlir::tpu::ReduceKind::max ? Opcode::VMax : Opcode::VAdd,
+                      &member};
+      step.poolStride = pool.getStride()[0];
+      steps.push_back(step);
+      if (pool.getScale())
+        steps.push_back({matrixOf(pool.getScale()), Spread::Scalar, Opcode::VMul, &member});
+    } else if (!llvm::isa<mlir::tpu::ViewOp>(member)) {
+      steps.push_back(elementwiseStep(member, chain));
+    }
     chain = member.getResult(0);
   }
   return steps;
+}
+
+int64_t pooledPosition(int64_t row, int64_t column, int64_t bandRows, int64_t width,
+                       int64_t poolStride) {
+  const int64_t s = poolStride, block = row % s * s + column % s;
+  return block * (bandRows / s) * (width / s) + row / s * (width / s) + column / s;
 }
 
 isa::Broadcast broadcastOf(Spread spread) {

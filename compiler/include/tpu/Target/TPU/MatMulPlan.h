@@ -65,6 +65,13 @@ enum class OperandKind { Tile, Row, Scalar };
 struct EpilogueOperands {
   int64_t ops = 0;
   std::vector<OperandKind> loads;
+  // > 1: a convolution's epilogue ends with a pool of windows of
+  // poolStride x poolStride outputs that tile the image: bands are whole
+  // windows, the vector unit combines each tile's windows
+  // (poolStride^2 - 1 ops on a poolStride^2-th of its rows), and a tile
+  // stores that part of its rows.
+  int64_t poolStride = 1;
+  int64_t poolWindow() const { return poolStride * poolStride; }
 };
 
 // Bytes of an element of the matmul's tensors in DRAM, as tpu-plan-memory

@@ -260,13 +260,28 @@ struct VectorStep {
   // max(cols, lanes) words: it repeats the row there so that the op takes
   // rowCopies tile rows at once (a narrow row leaves lanes idle).
   bool foldsRows = false;
+  // > 1: a pool ending a convolution's epilogue, `opcode` combining each
+  // window of poolStride x poolStride outputs of the tile (laid out window
+  // tap by window tap: pooledPosition) into the tile's first
+  // poolStride^2-th; the steps after it work on that part.
+  int64_t poolStride = 1;
 };
+
+// Where output (row, column) of a band of `bandRows` x `width` outputs lies
+// in its tile when the epilogue pools windows of `poolStride` x
+// `poolStride` (whole windows in the band): the band's outputs at window
+// tap (row % s, column % s) are a block of their own, in row order of the
+// pooled outputs, so that the pool combines whole blocks into the first.
+// Row order without a pool.
+int64_t pooledPosition(int64_t row, int64_t column, int64_t bandRows, int64_t width,
+                       int64_t poolStride);
 
 // The step elementwise `op` applies to `input`, one of its operands (either
 // one of a commutative binary op); its operand from DRAM.
 VectorStep elementwiseStep(mlir::Operation &op, mlir::Value input);
 // The steps of a group's epilogue: each member after its head, a chain in
-// which each reads the one before it.
+// which each reads the one before it (views move nothing; a pool ending a
+// convolution's epilogue is a pooling step, and its scale a multiply).
 std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group);
 isa::Broadcast broadcastOf(mlir::tpu::Spread spread);
 // The part of the step's operand a rows x cols tile at (r0, c0) combines
