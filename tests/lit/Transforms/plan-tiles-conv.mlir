@@ -206,3 +206,48 @@ func.func @band_in_pieces(%x: tensor<1x16x16x64xf32>) -> tensor<196x1xf32> {
   return %y : tensor<196x1xf32>
 }
 }
+
+// -----
+
+// A pool of 2x2 windows ending the epilogue (docs/compiler.md, "Pools in a
+// convolution's epilogue"): the band is whole windows, 14 output rows of
+// lenet5's conv1 (28x28, 5x5, 6 channels) on 32x32, where the same
+// convolution without the pool takes bands of 7; the pool has no plan of
+// its own (it runs on its head's tiles).
+// CHECK-LABEL: func.func @pooled
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 14,
+// CHECK-NOT: tpu.tiling
+// CHECK: tpu.window_reduce max
+// CHECK-NOT: tpu.tiling
+// CHECK-LABEL: func.func @unpooled
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 7,
+module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
+    array = <rows = 32, cols = 32, dtype = bf16>,
+    scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,
+    vector = <lanes = 32, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 32.0, latency_cycles = 100, max_outstanding = 32>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @pooled(%x: tensor<1x32x32x1xf32>, %w: tensor<25x6xf32>, %b: tensor<1x6xf32>) -> tensor<196x6xf32> {
+  %rows = tpu.im2col %x {kernel = array<i64: 5, 5>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x32x32x1xf32> -> tensor<784x25xf32>
+  %g = tpu.fused -> tensor<196x6xf32> {
+    %y = tpu.matmul %rows, %w : tensor<784x25xf32>, tensor<25x6xf32> -> tensor<784x6xf32>
+    %a = tpu.binary add %y, %b : tensor<784x6xf32>, tensor<1x6xf32> -> tensor<784x6xf32>
+    %r = tpu.unary relu %a : tensor<784x6xf32>
+    %v = tpu.view %r : tensor<784x6xf32> -> tensor<1x28x28x6xf32>
+    %p = tpu.window_reduce max %v {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x28x28x6xf32> -> tensor<196x6xf32>
+    tpu.yield %p : tensor<196x6xf32>
+  }
+  return %g : tensor<196x6xf32>
+}
+func.func @unpooled(%x: tensor<1x32x32x1xf32>, %w: tensor<25x6xf32>, %b: tensor<1x6xf32>) -> tensor<784x6xf32> {
+  %rows = tpu.im2col %x {kernel = array<i64: 5, 5>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x32x32x1xf32> -> tensor<784x25xf32>
+  %g = tpu.fused -> tensor<784x6xf32> {
+    %y = tpu.matmul %rows, %w : tensor<784x25xf32>, tensor<25x6xf32> -> tensor<784x6xf32>
+    %a = tpu.binary add %y, %b : tensor<784x6xf32>, tensor<1x6xf32> -> tensor<784x6xf32>
+    %r = tpu.unary relu %a : tensor<784x6xf32>
+    tpu.yield %r : tensor<784x6xf32>
+  }
+  return %g : tensor<784x6xf32>
+}
+}
