@@ -148,11 +148,17 @@ def TPU_MatMulTilingAttr : TPU_Attr<"MatMulTiling", "matmul_tiling"> {
     scratchpad address of each operand a fused epilogue loads, in its
     order (none without one); all different, each loads ahead of the
     epilogue while the array works; all equal, they share one buffer and
-    each loads just before its op. Set by `tpu-plan-tiles`.
+    each loads just before its op. `packed` (a batched matmul): that many
+    batches side by side, a tile of the packed product (their K and N
+    each `packed` times) taking their activation rows next to each other
+    and their weights as the blocks of a block-diagonal panel, so that
+    one pass through the array computes all of them. Set by
+    `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block,
                         OptionalParameter<"std::optional<int64_t>">:$panel_rows,
+                        OptionalParameter<"std::optional<int64_t>">:$packed,
                         TPU_AddressesParameter:$activations,
                         TPU_AddressesParameter:$weights, TPU_AddressesParameter:$operands,
                         TPU_AddressesParameter:$accumulators);

@@ -89,16 +89,19 @@ def TPU_BatchMatMulOp : TPU_Op<"batch_matmul", [Pure]> {
   let description = [{
     `result[b] = lhs[b] * rhs[b]` for `lhs: BxMxK` and `rhs: BxKxN`, each
     batch a `tpu.matmul` on the batch's rows of the row-major tensors (no
-    data moves between batches).
+    data moves between batches). Where `tpu-plan-tiles` packs batches side
+    by side on the array (`packed` in the plan), `fill` is a row of zeros
+    the block-diagonal weight panel's other words are read from.
 
     ```mlir
     %y = tpu.batch_matmul %q, %k : tensor<4x32x16xf32>, tensor<4x16x32xf32> -> tensor<4x32x32xf32>
     ```
   }];
-  let arguments = (ins TPU_Batch:$lhs, TPU_Batch:$rhs);
+  let arguments = (ins TPU_Batch:$lhs, TPU_Batch:$rhs, Optional<TPU_Matrix>:$fill);
   let results = (outs TPU_Batch:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+    $lhs `,` $rhs (`,` $fill^)? attr-dict `:` type($lhs) `,` type($rhs) (`,` type($fill)^)?
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -114,6 +114,11 @@ public:
     std::function<void(const Step &, size_t piece, uint64_t address)> loadPiece;
     std::function<void(const Step &, uint64_t acc, const PieceHooks &)> compute;
     std::function<int64_t(const Step &)> computeInstructions;
+    // The K an output tile accumulates over; the step's weight panel into
+    // `panel`; the finished tile (its epilogue done) from `acc` to DRAM.
+    int64_t depth = 0;
+    std::function<void(const Step &, uint64_t panel)> loadPanel;
+    std::function<void(const Step &, uint64_t acc)> storeTile;
   };
 
   // The array's work of a step: per K step of R rows, per C-wide chunk of
@@ -168,17 +173,30 @@ public:
   // block. A batched matmul's products (as[b] x ws[b] -> ys[b], all of one
   // shape) are one pipeline of steps, batch after batch: the next batch's
   // operands load while the array works on this one and its result stores.
+  // Batches packed side by side (the plan's `packed`, each group of them a
+  // product of `packed` times their K and N): a group's block holds their
+  // activation rows next to each other, its panel their weights as the
+  // blocks of a block-diagonal matrix whose other words are zeros from
+  // `fill` (loaded once per panel buffer), and its tile their results
+  // next to each other, each stored to its batch.
   void emitMatMul(llvm::ArrayRef<Matrix> as, llvm::ArrayRef<Matrix> ws, llvm::ArrayRef<Matrix> ys,
-                  mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {}) {
-    const int64_t K = as.front().cols, N = ys.front().cols, M = ys.front().rows;
+                  mlir::tpu::MatMulTilingAttr plan, const Epilogue &epilogue = {},
+                  const std::optional<Matrix> &fill = std::nullopt) {
+    const int64_t packed = plan.getPacked().value_or(1);
+    const int64_t batchK = as.front().cols, batchN = ys.front().cols, M = ys.front().rows;
+    const int64_t K = packed * batchK, N = packed * batchN;
     const int64_t tileN = plan.getTileN(), tileM = plan.getTileM(), kBlock = plan.getKBlock();
     const int64_t panelRows = plan.getPanelRows().value_or(kBlock);
     const bool blockPerRowBand = kBlock >= K; // one activation block serves all of N
+    if (packed > 1 && (tileN < N || kBlock < K || panelRows < K || !fill))
+      throw Error(fmt::format("a plan packing {} batches needs one tile of all their K and N "
+                              "and a fill row",
+                              packed));
 
     // The steps in order: per output tile (m0, n0), per activation block
     // kb0, per weight panel kp0.
     std::vector<Step> steps;
-    for (size_t batch = 0; batch < as.size(); ++batch)
+    for (size_t batch = 0; batch < as.size() / size_t(packed); ++batch)
       for (int64_t m0 = 0; m0 < M; m0 += tileM)
         for (int64_t n0 = 0; n0 < N; n0 += tileN)
           for (int64_t kb0 = 0; kb0 < K; kb0 += kBlock)
@@ -193,14 +211,23 @@ public:
               step.lastOfBand = n0 + tileN >= N;
               steps.push_back(step);
             }
+    // The batches of a step's group.
+    auto batchesOf = [&](const Step &step) {
+      return llvm::seq<size_t>(step.batch * size_t(packed), (step.batch + 1) * size_t(packed));
+    };
     Source source;
-    source.pieceCols =
-        blockPerRowBand ? activationPieceCols(tileM, K, plan.getTileK(), config) : kBlock;
+    source.pieceCols = blockPerRowBand && packed == 1
+                           ? activationPieceCols(tileM, K, plan.getTileK(), config)
+                           : kBlock;
     source.loadPiece = [&](const Step &step, size_t piece, uint64_t address) {
       int64_t first = int64_t(piece) * source.pieceCols;
-      builder.load(as[step.batch], step.m0, step.block0 + first, step.m,
-                   std::min(source.pieceCols, step.blockCols - first), isa::Space::Scratchpad,
-                   address);
+      if (packed == 1)
+        return builder.load(as[step.batch], step.m0, step.block0 + first, step.m,
+                            std::min(source.pieceCols, step.blockCols - first),
+                            isa::Space::Scratchpad, address);
+      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
+        builder.load(as[b], step.m0, 0, step.m, batchK, isa::Space::Scratchpad,
+                     address + uint64_t(int64_t(slot) * batchK), K);
     };
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       emitStep(step, acc, plan.getTileK(), source.pieceCols, hooks);
@@ -209,7 +236,27 @@ public:
       return 2 * llvm::divideCeil(step.kb, plan.getTileK()) *
              llvm::divideCeil(step.n, int64_t(config.array.cols));
     };
-    emitSteps(steps, source, ws, ys, plan.getActivations(), plan.getWeights(), plan.getOperands(),
+    source.depth = K;
+    llvm::SmallDenseSet<uint64_t, 2> zeroed; // packed panel buffers
+    source.loadPanel = [&](const Step &step, uint64_t panel) {
+      if (packed == 1)
+        return builder.load(ws[step.batch], step.kb0, step.n0, step.kb, step.n,
+                            isa::Space::Scratchpad, panel);
+      if (zeroed.insert(panel).second)
+        loadRows(builder, *fill, fill->address, 0, panel, N, K, N);
+      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
+        builder.load(ws[b], 0, 0, batchK, batchN, isa::Space::Scratchpad,
+                     panel + uint64_t(int64_t(slot) * (batchK * N + batchN)), N);
+    };
+    source.storeTile = [&](const Step &step, uint64_t acc) {
+      if (packed == 1)
+        return builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n,
+                             isa::Space::Accumulator, acc);
+      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
+        builder.store(ys[b], step.m0, 0, step.m, batchN, isa::Space::Accumulator,
+                      acc + uint64_t(int64_t(slot) * batchN), N);
+    };
+    emitSteps(steps, source, plan.getActivations(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
   }
 
@@ -419,7 +466,17 @@ public:
       return int64_t(end - first) * llvm::divideCeil(step.n, int64_t(config.array.cols)) *
              (1 + pool * step.m / OW);
     };
-    emitSteps(steps, source, w, y, plan.getInputs(), plan.getWeights(), plan.getOperands(),
+    source.depth = w.rows;
+    source.loadPanel = [&](const Step &step, uint64_t panel) {
+      builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, panel);
+    };
+    // With a pool, the tile's first block: the pooled band.
+    source.storeTile = [&](const Step &step, uint64_t acc) {
+      const int64_t window = pool * pool;
+      builder.store(y, step.m0 / window, step.n0, step.m / window, step.n, isa::Space::Accumulator,
+                    acc);
+    };
+    emitSteps(steps, source, plan.getInputs(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releaseBlockEachStep=*/false, epilogue);
   }
 
@@ -486,8 +543,7 @@ public:
   // next step of the same output tile (band) needs another, else once per
   // output tile (band); a panel after its step, unless the next step uses
   // it too.
-  void emitSteps(std::vector<Step> &steps, const Source &source, llvm::ArrayRef<Matrix> ws,
-                 llvm::ArrayRef<Matrix> ys, llvm::ArrayRef<int64_t> pieces,
+  void emitSteps(std::vector<Step> &steps, const Source &source, llvm::ArrayRef<int64_t> pieces,
                  llvm::ArrayRef<int64_t> panels, llvm::ArrayRef<int64_t> operandBuffers,
                  llvm::ArrayRef<int64_t> tiles, bool releaseBlockEachStep,
                  const Epilogue &epilogue) {
@@ -530,8 +586,7 @@ public:
     };
     auto fillPanel = [&](Step &step) {
       step.panel = weights.startFill(builder);
-      builder.load(ws[step.batch], step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad,
-                   step.panel);
+      source.loadPanel(step, step.panel);
       step.panelToken = weights.endFill(builder);
     };
     // A step's fills: its panel, then its block's pieces (the array loads
@@ -591,7 +646,7 @@ public:
       };
       if (early)
         fillAhead();
-      const bool lastOfTile = step.kb0 + step.kb >= ws[step.batch].rows;
+      const bool lastOfTile = step.kb0 + step.kb >= source.depth;
       if (step.kb0 == 0) {
         acc = results.startFill(builder);
         prefetchOperands(epilogue, operands, step, /*wholeTiles=*/true);
@@ -620,10 +675,7 @@ public:
       if (lastOfTile) {
         emitEpilogue(epilogue, operands, acc, step.m0, step.n0, step.m, step.n);
         results.use(builder, results.endFill(builder));
-        // A pooled tile's first part.
-        const int64_t window = poolStrideOf(epilogue) * poolStrideOf(epilogue);
-        builder.store(ys[step.batch], step.m0 / window, step.n0, step.m / window, step.n,
-                      isa::Space::Accumulator, acc);
+        source.storeTile(step, acc);
         results.release(builder, acc);
       }
       if (next)
@@ -744,7 +796,10 @@ public:
       ws.push_back(batchOf(op.getRhs(), w, b));
       ys.push_back(batchOf(op.getResult(), y, b));
     }
-    emitMatMul(as, ws, ys, planOf<mlir::tpu::MatMulTilingAttr>(op));
+    std::optional<Matrix> fill;
+    if (op.getFill())
+      fill = matrixOf(op.getFill());
+    emitMatMul(as, ws, ys, planOf<mlir::tpu::MatMulTilingAttr>(op), {}, fill);
   }
 
 private:

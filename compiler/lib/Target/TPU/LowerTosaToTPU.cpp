@@ -183,8 +183,9 @@ struct LowerMatMul : CountedLowering<tosa::MatMulOp> {
     Value rhs = asMatrix(rewriter, loc, op.getB());
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
     if (resultType.getShape()[0] > 1) {
-      replaceWithView(rewriter, op,
-                      rewriter.create<BatchMatMulOp>(loc, resultType, op.getA(), op.getB()));
+      replaceWithView(
+          rewriter, op,
+          rewriter.create<BatchMatMulOp>(loc, resultType, op.getA(), op.getB(), Value()));
       return success();
     }
     replaceWithView(rewriter, op, rewriter.create<MatMulOp>(loc, matrixType(resultType), lhs, rhs));

@@ -404,6 +404,8 @@ private:
       auto rhs = batched.getRhs().getType().getShape();
       M = lhs[1], K = lhs[2], N = rhs[2];
       bytes = bytesOf(op, batched.getLhs(), batched.getRhs(), narrow);
+      if (Attribute packed = planPacked(batched, bytes, hardware))
+        return packed;
     }
     std::optional<::tpu::codegen::MatMulPlan> plan =
         ::tpu::codegen::planMatMul(M, K, N, epilogueOf(op), hardware, bytes);
@@ -423,8 +425,42 @@ private:
     std::optional<int64_t> panelRows;
     if (plan->panelRows < plan->kBlock)
       panelRows = plan->panelRows;
+    return mlir::tpu::MatMulTilingAttr::get(
+        &getContext(), plan->tileM, plan->tileN, plan->tileK, plan->kBlock, panelRows, std::nullopt,
+        plan->activations, plan->weights, plan->operands, plan->accumulators);
+  }
+
+  // Batches side by side on the array (docs/compiler.md, "Batches side by
+  // side"): the most, a divisor of the batch count, whose K and N together
+  // fit the array's rows and columns, so that one pass through the array
+  // computes them all instead of one pass (and one drain) each. The packed
+  // product's plan must take them as one output tile and one K step; the
+  // block-diagonal panel's other words come from a row of zeros (`fill`).
+  // Null where fewer than two fit.
+  Attribute planPacked(mlir::tpu::BatchMatMulOp op, const ::tpu::codegen::ElementBytes &bytes,
+                       const ::tpu::HardwareConfig &hardware) {
+    auto lhs = op.getLhs().getType().getShape(), rhs = op.getRhs().getType().getShape();
+    const int64_t B = lhs[0], M = lhs[1], K = lhs[2], N = rhs[2];
+    int64_t packed = 1;
+    for (int64_t g = 2; g <= B; ++g)
+      if (B % g == 0 && g * K <= int64_t(hardware.array.rows) &&
+          g * N <= int64_t(hardware.array.cols))
+        packed = g;
+    if (packed == 1)
+      return {};
+    std::optional<::tpu::codegen::MatMulPlan> plan =
+        ::tpu::codegen::planMatMul(M, packed * K, packed * N, {}, hardware, bytes);
+    if (!plan || plan->tileN < packed * N || plan->tileK < packed * K ||
+        plan->kBlock < packed * K || plan->panelRows < plan->kBlock)
+      return {};
+    if (!op.getFill()) {
+      OpBuilder builder(op);
+      auto zeros = RankedTensorType::get({1, packed * N}, builder.getF32Type());
+      op.getFillMutable().assign(builder.create<arith::ConstantOp>(
+          op.getLoc(), DenseElementsAttr::get(zeros, builder.getF32FloatAttr(0.0f))));
+    }
     return mlir::tpu::MatMulTilingAttr::get(&getContext(), plan->tileM, plan->tileN, plan->tileK,
-                                            plan->kBlock, panelRows, plan->activations,
+                                            plan->kBlock, std::nullopt, packed, plan->activations,
                                             plan->weights, plan->operands, plan->accumulators);
   }
 };

@@ -348,23 +348,27 @@ std::pair<int64_t, int64_t> coalescedShape(int64_t rows, int64_t cols, int64_t d
 }
 
 isa::Instruction dma(Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
-                     int64_t cols, isa::Space space, uint64_t sramAddress) {
-  auto [dmaRows, dmaCols] = coalescedShape(rows, cols, dram.rowStride());
-  return isa::makeInstruction(opcode, {{Field::DramAddr, dram.at(row, col)},
-                                       {Field::DramStride, uint64_t(dmaCols == cols ? dram.rowStride()
-                                                                                    : dmaCols)},
-                                       {Field::Space, uint64_t(space)},
-                                       {Field::SramAddr, sramAddress},
-                                       {Field::SramStride, uint64_t(dmaCols)},
-                                       {Field::Rows, uint64_t(dmaRows)},
-                                       {Field::Cols, uint64_t(dmaCols)},
-                                       {Field::DType, uint64_t(dram.dtype)}});
+                     int64_t cols, isa::Space space, uint64_t sramAddress, int64_t sramStride) {
+  // Rows dense on chip may coalesce with rows dense in DRAM.
+  auto [dmaRows, dmaCols] = sramStride == cols ? coalescedShape(rows, cols, dram.rowStride())
+                                               : std::pair<int64_t, int64_t>{rows, cols};
+  return isa::makeInstruction(
+      opcode, {{Field::DramAddr, dram.at(row, col)},
+               {Field::DramStride, uint64_t(dmaCols == cols ? dram.rowStride() : dmaCols)},
+               {Field::Space, uint64_t(space)},
+               {Field::SramAddr, sramAddress},
+               {Field::SramStride, uint64_t(dmaCols == cols ? sramStride : dmaCols)},
+               {Field::Rows, uint64_t(dmaRows)},
+               {Field::Cols, uint64_t(dmaCols)},
+               {Field::DType, uint64_t(dram.dtype)}});
 }
 } // namespace
 
 void ProgramBuilder::load(const Matrix &source, int64_t row, int64_t col, int64_t rows,
-                          int64_t cols, isa::Space space, uint64_t sramAddress) {
-  transfer(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress);
+                          int64_t cols, isa::Space space, uint64_t sramAddress,
+                          int64_t sramStride) {
+  transfer(Opcode::DmaLoad, source, row, col, rows, cols, space, sramAddress,
+           sramStride ? sramStride : cols);
 }
 
 void ProgramBuilder::repeatRow(const Matrix &source, int64_t col, int64_t cols, int64_t copies,
@@ -375,8 +379,10 @@ void ProgramBuilder::repeatRow(const Matrix &source, int64_t col, int64_t cols, 
 }
 
 void ProgramBuilder::store(const Matrix &target, int64_t row, int64_t col, int64_t rows,
-                           int64_t cols, isa::Space space, uint64_t sramAddress) {
-  transfer(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress);
+                           int64_t cols, isa::Space space, uint64_t sramAddress,
+                           int64_t sramStride) {
+  transfer(Opcode::DmaStore, target, row, col, rows, cols, space, sramAddress,
+           sramStride ? sramStride : cols);
 }
 
 std::optional<Span> ProgramBuilder::lastStoreFrom(isa::Space space) const {
@@ -399,9 +405,10 @@ std::optional<Span> ProgramBuilder::lastStoreFrom(isa::Space space) const {
 // channel's DRAM row, so one transposing transfer of `cols` channels by the
 // image's pixels in the tile lands them as dense pixel rows on chip.
 void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, int64_t col,
-                              int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress) {
+                              int64_t rows, int64_t cols, isa::Space space, uint64_t sramAddress,
+                              int64_t sramStride) {
   if (dram.pixels == 0)
-    return emit(dma(opcode, dram, row, col, rows, cols, space, sramAddress));
+    return emit(dma(opcode, dram, row, col, rows, cols, space, sramAddress, sramStride));
   const int64_t channelStride = dram.stride ? dram.stride : dram.pixels;
   for (int64_t r = row; r < row + rows;) {
     int64_t image = r / dram.pixels, pixel = r % dram.pixels;
@@ -412,8 +419,8 @@ void ProgramBuilder::transfer(Opcode opcode, const Matrix &dram, int64_t row, in
           opcode, {{Field::DramAddr, dram.address + uint64_t(first) * isa::dtypeBytes(dram.dtype)},
                    {Field::DramStride, uint64_t(channelStride)},
                    {Field::Space, uint64_t(space)},
-                   {Field::SramAddr, sramAddress + uint64_t((r - row) * cols + c0)},
-                   {Field::SramStride, uint64_t(cols)},
+                   {Field::SramAddr, sramAddress + uint64_t((r - row) * sramStride + c0)},
+                   {Field::SramStride, uint64_t(sramStride)},
                    {Field::Rows, uint64_t(std::min(kMaxDmaRows, cols - c0))},
                    {Field::Cols, uint64_t(span)},
                    {Field::DType, uint64_t(dram.dtype)},

@@ -144,16 +144,17 @@ public:
   // Before a store: the result it reads has been computed.
   void beforeStore();
 
-  // A rows x cols tile at (row, col) of the matrix, dense on chip.
+  // A rows x cols tile at (row, col) of the matrix, on chip `sramStride`
+  // words a row (0: dense).
   void load(const Matrix &source, int64_t row, int64_t col, int64_t rows, int64_t cols,
-            isa::Space space, uint64_t sramAddress);
+            isa::Space space, uint64_t sramAddress, int64_t sramStride = 0);
   // Columns [col, col + cols) of the matrix's first row, `copies` times
   // into consecutive scratchpad rows: one transfer that reads the row
   // `copies` times (DRAM stride 0).
   void repeatRow(const Matrix &source, int64_t col, int64_t cols, int64_t copies,
                  uint64_t sramAddress);
   void store(const Matrix &target, int64_t row, int64_t col, int64_t rows, int64_t cols,
-             isa::Space space, uint64_t sramAddress);
+             isa::Space space, uint64_t sramAddress, int64_t sramStride = 0);
 
   // The span of the on-chip words that the last store before the insertion
   // point reads from `space`, if any store reads it.
@@ -161,7 +162,7 @@ public:
 
 private:
   void transfer(isa::Opcode opcode, const Matrix &dram, int64_t row, int64_t col, int64_t rows,
-                int64_t cols, isa::Space space, uint64_t sramAddress);
+                int64_t cols, isa::Space space, uint64_t sramAddress, int64_t sramStride);
 
   mlir::OpBuilder &builder;
   mlir::Location location;
