@@ -215,6 +215,23 @@ public:
     auto batchesOf = [&](const Step &step) {
       return llvm::seq<size_t>(step.batch * size_t(packed), (step.batch + 1) * size_t(packed));
     };
+    // A group's matrices as one, where they lie side by side in DRAM (the
+    // heads of an attention tensor, read or written in place): one
+    // transfer then moves them all.
+    auto sideBySide = [&](llvm::ArrayRef<Matrix> all, const Step &step) -> std::optional<Matrix> {
+      llvm::ArrayRef<Matrix> group = all.slice(step.batch * size_t(packed), size_t(packed));
+      const Matrix &first = group.front();
+      Matrix whole = first;
+      whole.cols = packed * first.cols;
+      whole.stride = first.rowStride();
+      if (first.pixels || whole.cols > whole.stride)
+        return std::nullopt;
+      for (auto [slot, part] : llvm::enumerate(group))
+        if (part.pixels || part.dtype != first.dtype || part.rowStride() != first.rowStride() ||
+            part.address != first.at(0, int64_t(slot) * first.cols))
+          return std::nullopt;
+      return whole;
+    };
     Source source;
     source.pieceCols = blockPerRowBand && packed == 1
                            ? activationPieceCols(tileM, K, plan.getTileK(), config)
@@ -225,6 +242,8 @@ public:
         return builder.load(as[step.batch], step.m0, step.block0 + first, step.m,
                             std::min(source.pieceCols, step.blockCols - first),
                             isa::Space::Scratchpad, address);
+      if (std::optional<Matrix> whole = sideBySide(as, step))
+        return builder.load(*whole, step.m0, 0, step.m, K, isa::Space::Scratchpad, address);
       for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
         builder.load(as[b], step.m0, 0, step.m, batchK, isa::Space::Scratchpad,
                      address + uint64_t(int64_t(slot) * batchK), K);
@@ -252,6 +271,8 @@ public:
       if (packed == 1)
         return builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n,
                              isa::Space::Accumulator, acc);
+      if (std::optional<Matrix> whole = sideBySide(ys, step))
+        return builder.store(*whole, step.m0, 0, step.m, N, isa::Space::Accumulator, acc);
       for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
         builder.store(ys[b], step.m0, 0, step.m, batchN, isa::Space::Accumulator,
                       acc + uint64_t(int64_t(slot) * batchN), N);
