@@ -232,6 +232,23 @@ public:
           return std::nullopt;
       return whole;
     };
+    // The step's rows of a group's matrices to (or from) their block on
+    // chip at `address`, side by side: one transfer where they lie side by
+    // side in DRAM too, else one each.
+    auto moveGroup = [&](Opcode opcode, llvm::ArrayRef<Matrix> all, const Step &step,
+                         isa::Space space, uint64_t address) {
+      auto move = [&](const Matrix &matrix, uint64_t at, int64_t sramStride) {
+        if (opcode == Opcode::DmaLoad)
+          builder.load(matrix, step.m0, 0, step.m, matrix.cols, space, at, sramStride);
+        else
+          builder.store(matrix, step.m0, 0, step.m, matrix.cols, space, at, sramStride);
+      };
+      if (std::optional<Matrix> whole = sideBySide(all, step))
+        return move(*whole, address, 0);
+      const int64_t cols = all.front().cols;
+      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
+        move(all[b], address + uint64_t(int64_t(slot) * cols), packed * cols);
+    };
     Source source;
     source.pieceCols = blockPerRowBand && packed == 1
                            ? activationPieceCols(tileM, K, plan.getTileK(), config)
@@ -242,11 +259,7 @@ public:
         return builder.load(as[step.batch], step.m0, step.block0 + first, step.m,
                             std::min(source.pieceCols, step.blockCols - first),
                             isa::Space::Scratchpad, address);
-      if (std::optional<Matrix> whole = sideBySide(as, step))
-        return builder.load(*whole, step.m0, 0, step.m, K, isa::Space::Scratchpad, address);
-      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
-        builder.load(as[b], step.m0, 0, step.m, batchK, isa::Space::Scratchpad,
-                     address + uint64_t(int64_t(slot) * batchK), K);
+      moveGroup(Opcode::DmaLoad, as, step, isa::Space::Scratchpad, address);
     };
     source.compute = [&](const Step &step, uint64_t acc, const PieceHooks &hooks) {
       emitStep(step, acc, plan.getTileK(), source.pieceCols, hooks);
@@ -271,11 +284,7 @@ public:
       if (packed == 1)
         return builder.store(ys[step.batch], step.m0, step.n0, step.m, step.n,
                              isa::Space::Accumulator, acc);
-      if (std::optional<Matrix> whole = sideBySide(ys, step))
-        return builder.store(*whole, step.m0, 0, step.m, N, isa::Space::Accumulator, acc);
-      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
-        builder.store(ys[b], step.m0, 0, step.m, batchN, isa::Space::Accumulator,
-                      acc + uint64_t(int64_t(slot) * batchN), N);
+      moveGroup(Opcode::DmaStore, ys, step, isa::Space::Accumulator, acc);
     };
     emitSteps(steps, source, plan.getActivations(), plan.getWeights(), plan.getOperands(),
               plan.getAccumulators(), /*releaseBlockEachStep=*/!blockPerRowBand, epilogue);
