@@ -251,3 +251,38 @@ func.func @unpooled(%x: tensor<1x32x32x1xf32>, %w: tensor<25x6xf32>, %b: tensor<
   return %g : tensor<784x6xf32>
 }
 }
+
+// -----
+
+// Where no band of whole pool windows fits (an 8 KiB scratchpad holds the
+// padded input rows of one output row of this 64x64x8 convolution, not of
+// two), tpu-plan-tiles takes the pool (and the view before it) out of the
+// group: the convolution takes bands of one row, and the pool runs on its
+// own, with a window reduction's plan.
+// CHECK-LABEL: func.func @no_pooled_band
+// CHECK: tpu.fused -> tensor<4096x8xf32> {
+// CHECK-NEXT: tpu.matmul {{.*}}#tpu.conv_tiling<band = 1,
+// CHECK-NEXT: tpu.binary add
+// CHECK-NEXT: tpu.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tpu.view
+// CHECK-NEXT: tpu.window_reduce max {{.*}}tpu.tiling = #tpu.window_tiling<
+module attributes {tpu.target = #tpu.target<name = "tiny", clock_ghz = 1.0,
+    array = <rows = 8, cols = 8, dtype = bf16>,
+    scratchpad = <kib = 8, banks = 4>, accumulator = <kib = 16, banks = 2>,
+    vector = <lanes = 8, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 8.0, latency_cycles = 100, max_outstanding = 16>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @no_pooled_band(%x: tensor<1x64x64x8xf32>, %w: tensor<72x8xf32>, %b: tensor<1x8xf32>, %fill: tensor<1x8xf32>) -> tensor<1024x8xf32> {
+  %rows = tpu.im2col %x, %fill {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>} : tensor<1x64x64x8xf32>, tensor<1x8xf32> -> tensor<4096x72xf32>
+  %g = tpu.fused -> tensor<1024x8xf32> {
+    %y = tpu.matmul %rows, %w : tensor<4096x72xf32>, tensor<72x8xf32> -> tensor<4096x8xf32>
+    %a = tpu.binary add %y, %b : tensor<4096x8xf32>, tensor<1x8xf32> -> tensor<4096x8xf32>
+    %v = tpu.view %a : tensor<4096x8xf32> -> tensor<1x64x64x8xf32>
+    %p = tpu.window_reduce max %v {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x64x64x8xf32> -> tensor<1024x8xf32>
+    tpu.yield %p : tensor<1024x8xf32>
+  }
+  return %g : tensor<1024x8xf32>
+}
+}

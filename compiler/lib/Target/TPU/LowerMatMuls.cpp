@@ -75,6 +75,8 @@ public:
     if (auto conv = matmul->getAttrOfType<mlir::tpu::ConvTilingAttr>(mlir::tpu::kTilingAttr))
       emitConv(matmul.getLhs().getDefiningOp<mlir::tpu::Im2ColOp>(), matrixOf(matmul.getRhs()), y,
                conv, epilogue);
+    else if (poolStrideOf(epilogue) > 1) // its tiles are rows, not bands of whole windows
+      throw Error("a pool in the epilogue of a matmul not planned as a convolution");
     else
       emitMatMul(matrixOf(matmul.getLhs()), matrixOf(matmul.getRhs()), y,
                  planOf<mlir::tpu::MatMulTilingAttr>(matmul), epilogue);
