@@ -213,15 +213,14 @@ public:
               step.lastOfBand = n0 + tileN >= N;
               steps.push_back(step);
             }
-    // The batches of a step's group.
-    auto batchesOf = [&](const Step &step) {
-      return llvm::seq<size_t>(step.batch * size_t(packed), (step.batch + 1) * size_t(packed));
+    // The matrices of a step's group of batches.
+    auto groupOf = [&](llvm::ArrayRef<Matrix> all, const Step &step) {
+      return all.slice(step.batch * size_t(packed), size_t(packed));
     };
     // A group's matrices as one, where they lie side by side in DRAM (the
     // heads of an attention tensor, read or written in place): one
     // transfer then moves them all.
-    auto sideBySide = [&](llvm::ArrayRef<Matrix> all, const Step &step) -> std::optional<Matrix> {
-      llvm::ArrayRef<Matrix> group = all.slice(step.batch * size_t(packed), size_t(packed));
+    auto sideBySide = [&](llvm::ArrayRef<Matrix> group) -> std::optional<Matrix> {
       const Matrix &first = group.front();
       Matrix whole = first;
       whole.cols = packed * first.cols;
@@ -245,11 +244,12 @@ public:
         else
           builder.store(matrix, step.m0, 0, step.m, matrix.cols, space, at, sramStride);
       };
-      if (std::optional<Matrix> whole = sideBySide(all, step))
+      llvm::ArrayRef<Matrix> group = groupOf(all, step);
+      if (std::optional<Matrix> whole = sideBySide(group))
         return move(*whole, address, 0);
-      const int64_t cols = all.front().cols;
-      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
-        move(all[b], address + uint64_t(int64_t(slot) * cols), packed * cols);
+      const int64_t cols = group.front().cols;
+      for (auto [slot, matrix] : llvm::enumerate(group))
+        move(matrix, address + uint64_t(int64_t(slot) * cols), packed * cols);
     };
     Source source;
     source.pieceCols = blockPerRowBand && packed == 1
@@ -278,8 +278,8 @@ public:
                             isa::Space::Scratchpad, panel);
       if (zeroed.insert(panel).second)
         loadRows(builder, *fill, fill->address, 0, panel, N, K, N);
-      for (auto [slot, b] : llvm::enumerate(batchesOf(step)))
-        builder.load(ws[b], 0, 0, batchK, batchN, isa::Space::Scratchpad,
+      for (auto [slot, weights] : llvm::enumerate(groupOf(ws, step)))
+        builder.load(weights, 0, 0, batchK, batchN, isa::Space::Scratchpad,
                      panel + uint64_t(int64_t(slot) * (batchK * N + batchN)), N);
     };
     source.storeTile = [&](const Step &step, uint64_t acc) {

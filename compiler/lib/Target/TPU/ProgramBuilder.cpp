@@ -534,8 +534,7 @@ std::vector<VectorStep> epilogueSteps(mlir::tpu::FusedOp group) {
   std::vector<VectorStep> steps;
   Value chain = group.getHead().getResult(0);
   for (mlir::Operation &member : llvm::drop_begin(group.getMembers())) {
-    if (auto pool = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(member);
-        pool && llvm::isa<mlir::tpu::MatMulOp>(group.getHead())) {
+    if (auto pool = llvm::dyn_cast<mlir::tpu::WindowReduceOp>(member)) {
       VectorStep step{{},
                       Spread::Same,
                       pool.getKind() == mlir::tpu::ReduceKind::max ? Opcode::VMax : Opcode::VAdd,
