@@ -242,7 +242,7 @@ bool mlir::tpu::readInPlace(Im2ColOp im2col) {
   });
 }
 
-std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
+Value mlir::tpu::dramTensor(Value value) {
   while (true) {
     if (auto view = value.getDefiningOp<ViewOp>())
       value = view.getInput();
@@ -250,8 +250,12 @@ std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
              transpose && transpose->hasAttr(kLayoutFoldedAttr))
       value = transpose.getInput();
     else
-      break;
+      return value;
   }
+}
+
+std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {
+  value = dramTensor(value);
   if (auto stored = value.getDefiningOp<StoredOp>())
     return uint64_t(stored.getAddress());
   if (auto constant = value.getDefiningOp<DramConstantOp>())

@@ -89,6 +89,10 @@ constexpr llvm::StringLiteral kHostTypeAttr = "tpu.host_type";
 // "Layout transposes"). It has no buffer and no instructions.
 constexpr llvm::StringLiteral kLayoutFoldedAttr = "tpu.layout_folded";
 
+// The tensor whose DRAM place `value` has: through views and folded layout
+// transposes, which move no data.
+Value dramTensor(Value value);
+
 // Where tpu-plan-memory put a tensor in DRAM (a view, or a folded layout
 // transpose, is its input's place); none when it has not.
 std::optional<uint64_t> dramAddress(Value value);

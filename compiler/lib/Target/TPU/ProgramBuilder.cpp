@@ -30,15 +30,7 @@ llvm::ArrayRef<int64_t> shapeOf(Value value) {
 
 isa::DType dramDType(Value value) {
   // A folded transpose's is its input's.
-  while (true) {
-    if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
-      value = view.getInput();
-    else if (auto transpose = value.getDefiningOp<mlir::tpu::TransposeOp>();
-             transpose && transpose->hasAttr(mlir::tpu::kLayoutFoldedAttr))
-      value = transpose.getInput();
-    else
-      break;
-  }
+  value = mlir::tpu::dramTensor(value);
   if (mlir::Operation *op = value.getDefiningOp())
     if (auto name = op->getAttrOfType<mlir::StringAttr>(mlir::tpu::kDramDTypeAttr)) {
       if (name.getValue() != "bf16")

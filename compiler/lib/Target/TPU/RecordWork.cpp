@@ -36,15 +36,6 @@ bool foldedLayout(mlir::Operation *op) {
          op->hasAttr(mlir::tpu::kLayoutFoldedAttr);
 }
 
-// The DRAM tensor a value is: views and folded layout transposes share
-// their input's.
-Value dramTensor(Value value) {
-  while (llvm::isa_and_nonnull<mlir::tpu::ViewOp>(value.getDefiningOp()) ||
-         foldedLayout(value.getDefiningOp()))
-    value = value.getDefiningOp()->getOperand(0);
-  return value;
-}
-
 uint64_t elementsOf(Value value) {
   return uint64_t(llvm::cast<mlir::ShapedType>(value.getType()).getNumElements());
 }
@@ -143,9 +134,9 @@ public:
 
   // `name`'s instructions read `needed` bytes of `value`'s DRAM tensor.
   void read(const std::string &name, Value value, uint64_t needed) {
-    uint64_t &bytes = reads_[name][dramTensor(value)];
+    uint64_t &bytes = reads_[name][mlir::tpu::dramTensor(value)];
     bytes = std::max(bytes, needed);
-    readers_[dramTensor(value)].insert(name);
+    readers_[mlir::tpu::dramTensor(value)].insert(name);
   }
   // `name`'s instructions store `value`.
   void write(const std::string &name, Value value) { writer_[value] = name; }
@@ -156,7 +147,7 @@ public:
     mlir::Builder builder(function.getContext());
     llvm::DenseSet<Value> outputs;
     for (Value value : function.getBody().front().getTerminator()->getOperands())
-      outputs.insert(dramTensor(value));
+      outputs.insert(mlir::tpu::dramTensor(value));
     // A tensor another source op (or the host) reads must leave its writer
     // through DRAM; one its writer alone reads need not.
     for (auto [tensor, name] : writer_)
