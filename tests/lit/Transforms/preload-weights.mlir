@@ -176,4 +176,90 @@ func.func @tileAwaitedLater() {
   return
 }
 
+// Among products: each tile's weight load goes up to where the plane it
+// writes is free, so that it overlaps the rest of the tile before (R + n
+// - 1 = 15 rows on 8x8, from that tile's first product, flip=1). The
+// second tile's plane holds nothing yet: right after the first product.
+// The third tile's plane is the first tile's, whose last product leaves
+// the array 15 rows into the second tile: after its second product, with
+// the weights release and the await between (its token is there: the
+// compute queue waited for a later one).
+// CHECK-LABEL: func.func @overlapped
+// CHECK:      tpu.inst mxu.ldw src_addr=4096
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 {{.*}} flip=1
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4160
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=64 {{.*}} flip=0
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 {{.*}} flip=1
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=64 {{.*}} flip=0
+// CHECK-NEXT: tpu.signal compute -> load weights
+// CHECK-NEXT: tpu.await %[[W3:.*]]
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4224
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=128 {{.*}} flip=0
+// CHECK-NEXT: tpu.inst mxu.mm src_addr=0 {{.*}} flip=1
+func.func @overlapped() {
+  tpu.inst dma.ld dram_addr=0x0 dram_stride=8 space=sp sram_addr=4096 sram_stride=8 rows=24 cols=8 dtype=f32
+  %w = tpu.signal load -> compute
+  tpu.inst dma.ld dram_addr=0x300 dram_stride=8 space=sp sram_addr=0 sram_stride=8 rows=24 cols=8 dtype=f32
+  %x = tpu.signal load -> compute
+  tpu.await %x
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=64 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=0
+  tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=64 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=0
+  tpu.inst mxu.mm src_addr=128 src_stride=8 dst_addr=128 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=0
+  %released = tpu.signal compute -> load weights
+  tpu.await %w
+  tpu.inst mxu.ldw src_addr=4224 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  return
+}
+
+// Too few rows after the tile's first product for the plane to be free
+// (12 of 15), and a release of more than weights (the products' buffers)
+// between: the weight loads stay.
+// CHECK-LABEL: func.func @notYetFree
+// CHECK:      tpu.inst mxu.mm src_addr=64 {{.*}} rows=4 {{.*}} flip=0
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4224
+// CHECK:      tpu.inst mxu.mm src_addr=128
+// CHECK-NEXT: tpu.signal compute -> load
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4288
+func.func @notYetFree() {
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=4 cols=8 dtype=bf16 accumulate=1 flip=1
+  tpu.inst mxu.mm src_addr=32 src_stride=8 dst_addr=32 dst_stride=8 rows=4 cols=8 dtype=bf16 accumulate=1 flip=0
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=64 dst_stride=8 rows=4 cols=8 dtype=bf16 accumulate=1 flip=0
+  tpu.inst mxu.ldw src_addr=4224 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=64 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=0
+  tpu.inst mxu.mm src_addr=128 src_stride=8 dst_addr=128 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=0
+  %free = tpu.signal compute -> load
+  tpu.inst mxu.ldw src_addr=4288 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  return
+}
+
+// A program read back at the ISA level (its tokens scheduled): the
+// weight loads keep their places among the products, where tpuc put them
+// the first time (what held one back then, a depend or a stored value, is
+// no instruction now).
+// CHECK-LABEL: func.func @scheduledProducts
+// CHECK:      tpu.inst mxu.mm src_addr=128
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4224
+func.func @scheduledProducts() {
+  tpu.inst sync.pop from=load to=compute
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=64 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=0
+  tpu.inst mxu.mm src_addr=128 src_stride=8 dst_addr=128 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=0
+  tpu.inst mxu.ldw src_addr=4224 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=1 flip=1
+  return
+}
+
 }
