@@ -262,4 +262,29 @@ func.func @scheduledProducts() {
   return
 }
 
+// An await of the store queue's token between the products (the store
+// that read these accumulators last): no estimate says when it comes (the
+// load tokens' would let it go up, 600 rows streaming against the store's
+// 132 cycles), so the weight load stays after it, here where it was.
+// CHECK-LABEL: func.func @storeToken
+// CHECK:      tpu.inst mxu.mm src_addr=128
+// CHECK-NEXT: tpu.await
+// CHECK-NEXT: tpu.inst mxu.ldw src_addr=4224
+func.func @storeToken() {
+  tpu.inst mxu.ldw src_addr=4096 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  %done = tpu.signal compute -> store
+  tpu.await %done
+  tpu.inst dma.st dram_addr=0x0 dram_stride=8 space=acc sram_addr=0 sram_stride=8 rows=8 cols=8 dtype=f32
+  %read = tpu.signal store -> compute
+  tpu.inst mxu.ldw src_addr=4160 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=64 dst_stride=8 rows=200 cols=8 dtype=bf16 accumulate=0 flip=1
+  tpu.inst mxu.mm src_addr=64 src_stride=8 dst_addr=128 dst_stride=8 rows=200 cols=8 dtype=bf16 accumulate=0 flip=0
+  tpu.inst mxu.mm src_addr=128 src_stride=8 dst_addr=192 dst_stride=8 rows=200 cols=8 dtype=bf16 accumulate=0 flip=0
+  tpu.await %read
+  tpu.inst mxu.ldw src_addr=4224 src_stride=8 rows=8 cols=8
+  tpu.inst mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=8 cols=8 dtype=bf16 accumulate=0 flip=1
+  return
+}
+
 }

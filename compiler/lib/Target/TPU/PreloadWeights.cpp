@@ -145,7 +145,7 @@ private:
   }
 
   // Moves `load` up among the products of the weight tile before it (with
-  // the compute queue's awaits and weight releases in between) to right
+  // the compute queue's awaits of loads and weight releases in between) to right
   // after the first of them by which the products of the tile before that,
   // in the plane `load` writes, have left the array: the load then overlaps
   // the rest of the tile's products instead of starting after them. The
@@ -171,8 +171,12 @@ private:
         continue;
       }
       if (auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op)) {
-        if (awaitedByCompute(await))
-          between.push_back(op);
+        if (!awaitedByCompute(await))
+          continue;
+        // Only a load's token is known to arrive in time (arrivesInTime).
+        if (!loadToCompute(await.getToken().getDefiningOp<mlir::tpu::SignalOp>()))
+          return false;
+        between.push_back(op);
         continue;
       }
       auto signal = llvm::dyn_cast<mlir::tpu::SignalOp>(op);

@@ -522,8 +522,9 @@ def PreloadWeights : Pass<"tpu-preload-weights", "mlir::func::FuncOp"> {
     they have left the array (`m + R + n - 1` cycles after the last one
     starts). Placed after the last product of the tile before it, it waits
     for that tile's products to issue first. The pass moves each `mxu.ldw`
-    up among them (with the compute queue's awaits and weight-only
-    releases in between; not above anything else) to right after the
+    up among them (with the compute queue's awaits of loads and its
+    weight-only releases in between; not above anything else) to right
+    after the
     first product by which `R + n - 1` rows have streamed since the tile's
     first product (its flip; `n` the other plane's tile width), the
     products issuing back to back: the plane is free by the next product's
