@@ -242,16 +242,15 @@ bool mlir::tpu::readInPlace(Im2ColOp im2col) {
   });
 }
 
+bool mlir::tpu::isFoldedLayout(Operation *op) {
+  return llvm::isa_and_nonnull<TransposeOp>(op) && op->hasAttr(kLayoutFoldedAttr);
+}
+
 Value mlir::tpu::dramTensor(Value value) {
-  while (true) {
-    if (auto view = value.getDefiningOp<ViewOp>())
-      value = view.getInput();
-    else if (auto transpose = value.getDefiningOp<TransposeOp>();
-             transpose && transpose->hasAttr(kLayoutFoldedAttr))
-      value = transpose.getInput();
-    else
-      return value;
-  }
+  while (llvm::isa_and_nonnull<ViewOp>(value.getDefiningOp()) ||
+         isFoldedLayout(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
 }
 
 std::optional<uint64_t> mlir::tpu::dramAddress(Value value) {

@@ -89,6 +89,11 @@ constexpr llvm::StringLiteral kHostTypeAttr = "tpu.host_type";
 // "Layout transposes"). It has no buffer and no instructions.
 constexpr llvm::StringLiteral kLayoutFoldedAttr = "tpu.layout_folded";
 
+// Whether `op` is a folded layout transpose: it moves no data and has no
+// buffer of its own (its readers read its input, its producer writes its
+// result).
+bool isFoldedLayout(Operation *op);
+
 // The tensor whose DRAM place `value` has: through views and folded layout
 // transposes, which move no data.
 Value dramTensor(Value value);

@@ -38,13 +38,6 @@ SmallVector<Value> readsOf(Operation &op) {
   return reads;
 }
 
-// Whether `op` is a layout transpose folded into its consumers' reads or
-// its producer's writes, which has no buffer of its own.
-bool foldedLayout(Operation *op) {
-  return llvm::isa_and_nonnull<mlir::tpu::TransposeOp>(op) &&
-         op->hasAttr(mlir::tpu::kLayoutFoldedAttr);
-}
-
 // A view reads its input's buffer, and so does a convolution reading its
 // input in place through an im2col that writes nothing, and a folded layout
 // transpose (its producer stores into its input's buffer): the buffer
@@ -53,7 +46,7 @@ Value bufferOwner(Value value) {
   while (true) {
     if (auto view = value.getDefiningOp<mlir::tpu::ViewOp>())
       value = view.getInput();
-    else if (foldedLayout(value.getDefiningOp()))
+    else if (mlir::tpu::isFoldedLayout(value.getDefiningOp()))
       value = value.getDefiningOp()->getOperand(0);
     else if (auto im2col = value.getDefiningOp<mlir::tpu::Im2ColOp>();
              im2col && mlir::tpu::readInPlace(im2col))
@@ -69,7 +62,7 @@ Value bufferOwner(Value value) {
 bool materialized(Operation &op) {
   return llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) &&
          !llvm::isa<mlir::tpu::ViewOp, mlir::tpu::StoredOp, mlir::tpu::DramConstantOp>(op) &&
-         op.getNumResults() == 1 && !foldedLayout(&op) &&
+         op.getNumResults() == 1 && !mlir::tpu::isFoldedLayout(&op) &&
          !(llvm::isa<mlir::tpu::Im2ColOp>(op) &&
            mlir::tpu::readInPlace(llvm::cast<mlir::tpu::Im2ColOp>(op)));
 }

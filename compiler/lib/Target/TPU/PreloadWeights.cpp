@@ -145,8 +145,8 @@ private:
   }
 
   // Moves `load` up among the products of the weight tile before it (with
-  // the compute queue's awaits of loads and weight releases in between) to right
-  // after the first of them by which the products of the tile before that,
+  // the compute queue's awaits of loads and weight releases in between) to
+  // right after the first of them by which the products of the tile before that,
   // in the plane `load` writes, have left the array: the load then overlaps
   // the rest of the tile's products instead of starting after them. The
   // products after the first of the tile (its flip) stream back to back,

@@ -29,13 +29,6 @@ namespace {
 
 using mlir::Value;
 
-// Whether `op` is a folded layout transpose, which moves no data: its
-// readers read its input, its producer writes its result.
-bool foldedLayout(mlir::Operation *op) {
-  return llvm::isa_and_nonnull<mlir::tpu::TransposeOp>(op) &&
-         op->hasAttr(mlir::tpu::kLayoutFoldedAttr);
-}
-
 uint64_t elementsOf(Value value) {
   return uint64_t(llvm::cast<mlir::ShapedType>(value.getType()).getNumElements());
 }
@@ -210,7 +203,7 @@ public:
     for (mlir::Operation &op : function.getBody().front()) {
       if (llvm::isa<mlir::tpu::ViewOp, mlir::tpu::DramConstantOp, mlir::arith::ConstantOp,
                     mlir::func::ReturnOp>(op) ||
-          !llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) || tpu::codegen::foldedLayout(&op))
+          !llvm::isa<mlir::tpu::TPUDialect>(op.getDialect()) || mlir::tpu::isFoldedLayout(&op))
         continue;
       std::string name = tpu::codegen::sourceName(&op);
       auto fused = llvm::dyn_cast<mlir::tpu::FusedOp>(op);

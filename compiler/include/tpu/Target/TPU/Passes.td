@@ -524,12 +524,11 @@ def PreloadWeights : Pass<"tpu-preload-weights", "mlir::func::FuncOp"> {
     for that tile's products to issue first. The pass moves each `mxu.ldw`
     up among them (with the compute queue's awaits of loads and its
     weight-only releases in between; not above anything else) to right
-    after the
-    first product by which `R + n - 1` rows have streamed since the tile's
-    first product (its flip; `n` the other plane's tile width), the
-    products issuing back to back: the plane is free by the next product's
-    start, so the load waits for nothing and overlaps the rest of the
-    tile. A moved await's token is signalled before that product and
+    after the first product by which `R + n - 1` rows have streamed since
+    the tile's first product (its flip; `n` the other plane's tile width),
+    the products issuing back to back: the plane is free by the next
+    product's start, so the load waits for nothing and overlaps the rest
+    of the tile. A moved await's token is signalled before that product and
     likely there by then, as above (without the drain). A convolution's K
     steps of 256 rows on 128x128 then lose nothing to their weight loads
     of 64 rows, where they lost 48 cycles each.
