@@ -124,6 +124,29 @@ func.func @resnet_conv(%x: tensor<1x16x16x64xf32>, %w: tensor<576x64xf32>, %fill
 
 // -----
 
+// lenet5's second convolution (5x5, 6 channels in, 16 out) on 128x128: its
+// 150 x 16 weights load in less than the DRAM latency (9.6 KB at 128 B a
+// cycle), so they come in one panel (k_block = K): panels of one 30-row K
+// step each would be refilled, making the load queue wait for the array
+// to free a buffer and holding up the next layers' loads behind them.
+// CHECK-LABEL: func.func @small_weights
+// CHECK: tpu.matmul {{.*}}tpu.tiling = #tpu.conv_tiling<band = 10, tile_n = 16, tile_k = 30, k_block = 150,
+module attributes {tpu.target = #tpu.target<name = "tpu-128x128", clock_ghz = 1.0,
+    array = <rows = 128, cols = 128, dtype = bf16>,
+    scratchpad = <kib = 8192, banks = 16>, accumulator = <kib = 2048, banks = 8>,
+    vector = <lanes = 128, pipeline_latency = 4>,
+    dram = <bytes_per_cycle = 128.0, latency_cycles = 100, max_outstanding = 64>,
+    energy = <mac_pj = 2.0, scratchpad_word_pj = 5.0, accumulator_word_pj = 5.0,
+              vector_element_pj = 1.0, dram_byte_pj = 100.0, static_mw = 50.0>>} {
+func.func @small_weights(%x: tensor<1x14x14x6xf32>, %w: tensor<150x16xf32>) -> tensor<100x16xf32> {
+  %rows = tpu.im2col %x {kernel = array<i64: 5, 5>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<1x14x14x6xf32> -> tensor<100x150xf32>
+  %y = tpu.matmul %rows, %w : tensor<100x150xf32>, tensor<150x16xf32> -> tensor<100x16xf32>
+  return %y : tensor<100x16xf32>
+}
+}
+
+// -----
+
 // A 16 KiB scratchpad (4096 words) holds a band of one output row (its 3
 // input rows of 16 x 64 words, 3072) and one 32 x 32 weight tile, the only
 // panel buffer; but then every weight is loaded again for each of the 16

@@ -679,6 +679,14 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     if (rowWords > kMaxSramStride)
       continue;
     std::vector<ConvKStep> steps = convKSteps(shape, tileK, layout);
+    // Weights that load in less than the DRAM latency come in one panel:
+    // a refill makes the load queue wait for the array to free a buffer,
+    // holding up every load after it (the next operations' weights too),
+    // to spare the array at most that latency at the start.
+    std::vector<int64_t> convKBlocks = kBlocks(K, tileK);
+    if (convKBlocks.front() == K &&
+        double(K * N * bytes.weights) <= config.dram.latency_cycles * config.dram.bytes_per_cycle)
+      convKBlocks.resize(1);
     for (int64_t tileN : tileWidths(N, config)) {
       int64_t mostRows = std::min({outRows, kMaxDmaRows / shape.outWidth,
                                    int64_t(config.accumulator.words()) / tileN / shape.outWidth});
@@ -691,7 +699,7 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
         if (bands.empty() || bands.back() != band / pool * pool)
           bands.push_back(band / pool * pool);
       for (int64_t band : bands) {
-        for (int64_t kBlock : kBlocks(K, tileK)) {
+        for (int64_t kBlock : convKBlocks) {
           int64_t m = band * shape.outWidth;
           uint64_t bandWords = uint64_t(layout.bandRows(shape, band) * rowWords);
           bool refills = band < outRows;
