@@ -363,11 +363,17 @@ LogicalResult ClampOp::verify() {
 
 namespace {
 // A padding fill row: one row of up to `length` values.
-LogicalResult verifyFill(Operation *op, Value fill, int64_t length) {
+// `length`: the most values it may hold; none: any number.
+LogicalResult verifyFill(Operation *op, Value fill, std::optional<int64_t> length) {
   ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(fill.getType()).getShape();
-  if (shape[0] != 1 || shape[1] < 1 || shape[1] > length)
-    return op->emitOpError() << "fill must be one row of 1 to " << length << " values, got "
-                             << shape[0] << "x" << shape[1];
+  if (shape[0] != 1 || shape[1] < 1 || (length && shape[1] > *length)) {
+    InFlightDiagnostic error = op->emitOpError() << "fill must be one row of ";
+    if (length)
+      error << "1 to " << *length;
+    else
+      error << "at least 1";
+    return error << " values, got " << shape[0] << "x" << shape[1];
+  }
   return success();
 }
 } // namespace
@@ -428,10 +434,10 @@ int64_t Im2ColOp::getOutputWidth() { return windowOutputSize(*this, 1); }
 
 namespace {
 // What im2col and a window reduction check alike: the window's sizes, that
-// it fits the padded input, and a fill row exactly where there is padding.
+// it fits the padded input, and a fill row where there is padding.
 LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation,
-                           ArrayRef<int64_t> pad, Value fill) {
+                           ArrayRef<int64_t> pad, Value fill, std::optional<int64_t> maxFill) {
   auto positive = [](ArrayRef<int64_t> values) {
     return values.size() == 2 && llvm::all_of(values, [](int64_t v) { return v >= 1; });
   };
@@ -442,19 +448,21 @@ LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int6
   if (convolvedSize(input[1], pad[0], pad[1], kernel[0], stride[0], dilation[0]) < 1 ||
       convolvedSize(input[2], pad[2], pad[3], kernel[1], stride[1], dilation[1]) < 1)
     return op->emitOpError("the window does not fit the padded input");
-  bool padded = llvm::any_of(pad, [](int64_t v) { return v > 0; });
-  if (padded != bool(fill))
-    return op->emitOpError(padded ? "with padding needs a fill row"
-                                  : "without padding takes no fill");
+  // Without padding a fill row is optional: a convolution's plan may read
+  // zeros from it.
+  if (llvm::any_of(pad, [](int64_t v) { return v > 0; }) && !fill)
+    return op->emitOpError("with padding needs a fill row");
   // Up to KH x C values: a convolution band that stacks its kernel rows
   // zeroes a padding pixel's KH words from it.
-  return fill ? verifyFill(op, fill, kernel[0] * input[3]) : success();
+  return fill ? verifyFill(op, fill, maxFill) : success();
 }
 } // namespace
 
 LogicalResult Im2ColOp::verify() {
   if (failed(verifyWindow(*this, getInput().getType().getShape(), getKernel(), getStride(),
-                          getDilation(), getPad(), getFill())))
+                          getDilation(), getPad(), getFill(),
+                          // Any length: tpu-plan-tiles may zero a weight tile from it.
+                          std::nullopt)))
     return failure();
   int64_t outputHeight = getOutputHeight(), outputWidth = getOutputWidth();
   ArrayRef<int64_t> input = getInput().getType().getShape();
@@ -474,8 +482,8 @@ int64_t WindowReduceOp::getOutputWidth() { return windowOutputSize(*this, 1); }
 LogicalResult WindowReduceOp::verify() {
   ArrayRef<int64_t> input = getInput().getType().getShape();
   int64_t channels = input[3];
-  if (failed(
-          verifyWindow(*this, input, getKernel(), getStride(), getDilation(), getPad(), getFill())))
+  if (failed(verifyWindow(*this, input, getKernel(), getStride(), getDilation(), getPad(),
+                          getFill(), getKernel()[0] * channels)))
     return failure();
   // The DMA engine fills each padding pixel with one row of C values.
   if (getFill() && getFill().getType().getShape()[1] != channels)

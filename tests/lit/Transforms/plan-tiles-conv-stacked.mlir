@@ -2,16 +2,24 @@
 // RUN: tpu-opt %s --tpu-plan-tiles | tpu-opt --tpu-plan-tiles | FileCheck %s
 
 // A convolution of one input channel (MNIST's first: 28x28, 5x5, pad 2)
-// on 32x32 stacks its kernel rows in the band (#tpu.conv_tiling
-// stacked_rows = KH, docs/compiler.md section 6): a window is one K step of
-// all 25 words, not five of 5, and tpu-plan-tiles reorders the weight
-// constant's rows to the window's order, kernel column by kernel column:
-// row kw*5 + kh is the weight of tap (kh, kw), ONNX's row kh*5 + kw (rows
-// 0, 5, 10, 15, 20, 1, 6, ...; row i holds i). Planning the planned IR
-// again keeps the plan and the weights: they are reordered once.
+// on 32x32 stacks its input rows in the band (#tpu.conv_tiling
+// stacked_rows, docs/compiler.md section 6): a window is one K step, not
+// five of 5, and tpu-plan-tiles reorders the weight constant's rows to the
+// window's order, kernel column by kernel column: row kw*5 + kh is the
+// weight of tap (kh, kw), ONNX's row kh*5 + kw (rows 0, 5, 10, 15, 20, 1,
+// 6, ...; row i holds i). A band row holds the 6 input rows of two output
+// rows (stacked_rows = 6: 6 words a pixel, which the corner turn takes in
+// one run a cycle, as it did 5), so a window is 4 * 6 + 5 = 29 words, the
+// weight tile's rows between kernel columns zeros from a fill row of 29,
+// which replaces the 5 the padding had. Planning the planned IR again
+// keeps the plan and the weights: they are reordered once.
 // CHECK-LABEL: func.func @stacked_rows
 // CHECK: arith.constant dense<{{\[}}[0.000000e+00], [5.000000e+00], [1.000000e+01], [1.500000e+01], [2.000000e+01], [1.000000e+00], [6.000000e+00], [1.100000e+01], [1.600000e+01], [2.100000e+01], [2.000000e+00], {{.*}}, [1.900000e+01], [2.400000e+01]]> : tensor<25x1xf32>
-// CHECK: tpu.matmul {{.*}}#tpu.conv_tiling<band = 7, tile_n = 1, tile_k = 25, k_block = 25, stacked_rows = 5,
+// CHECK-NOT: tensor<1x5xf32>
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<1x29xf32>
+// CHECK-NOT: tensor<1x5xf32>
+// CHECK: tpu.im2col %{{.*}}, %[[ZEROS]]
+// CHECK: tpu.matmul {{.*}}#tpu.conv_tiling<band = 14, tile_n = 1, tile_k = 32, k_block = 29, stacked_rows = 6,
 module attributes {tpu.target = #tpu.target<name = "tpu-32x32", clock_ghz = 1.0,
     array = <rows = 32, cols = 32, dtype = bf16>,
     scratchpad = <kib = 512, banks = 8>, accumulator = <kib = 128, banks = 4>,

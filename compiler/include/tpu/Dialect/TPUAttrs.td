@@ -179,11 +179,14 @@ def TPU_ConvTilingAttr : TPU_Attr<"ConvTiling", "conv_tiling"> {
     split into that many bands of their own, loaded one after another, and
     the K steps go piece by piece (every tap's first channels first), so
     that the array starts once the first has arrived; `inputs` are then the
-    pieces' buffers, used in turn. With `stacked_rows` (one input channel;
-    the kernel's rows KH), each band row is an output row's KH input rows
-    side by side, a pixel's KH words its column of them: a window is then
-    one run of KW x KH words, and the weights' rows go kernel column by
-    kernel column. Set by `tpu-plan-tiles`.
+    pieces' buffers, used in turn. With `stacked_rows` L (one input
+    channel), each band row is the L input rows of a group of output rows
+    side by side, a pixel's L words its column of them (L = KH: one output
+    row; else (L - KH) / sh + 1 of them, each sh words after the one
+    before): a window is then one run of (KW - 1) x L + KH words, and the
+    weights' rows go kernel column by kernel column, L rows apart in the
+    weight tile with zeros between (from the im2col's fill row). Set by
+    `tpu-plan-tiles`.
   }];
   let parameters = (ins "int64_t":$band, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$k_block,

@@ -258,7 +258,9 @@ def TPU_Im2ColOp : TPU_Op<"im2col", [Pure]> {
     the padding value where that falls in the padding: `fill`, a row of that
     value (as long as a DMA row, up to KH*C: a band that stacks kernel rows
     takes KH of one channel), which the DMA engine stores into the padding;
-    without padding there is no `fill`. A convolution is then
+    without padding there is none, unless tpu-plan-tiles adds a row of
+    zeros for a band of stacked rows whose weight tile needs zeros. A
+    convolution is then
     a matmul with the `[KH*KW*C, O]` weights. When tpu-plan-tiles plans
     every matmul reading it as a `#tpu.conv_tiling`, those read the input
     on chip and the im2col writes nothing (and has no DRAM place);

@@ -310,7 +310,7 @@ public:
                 mlir::tpu::ConvTilingAttr plan, const Epilogue &epilogue = {}) {
     const ConvShape shape = convShapeOf(im2col, y.cols);
     const ConvLayout layout = convLayout(shape, plan.getTileK(), plan.getPieces().value_or(1),
-                                         plan.getStackedRows().has_value());
+                                         plan.getStackedRows().value_or(0));
     const int64_t C = layout.pixelWords(shape), W = shape.width, OW = shape.outWidth;
     const int64_t OH = shape.outHeight, rowWords = layout.rowWords(shape);
     // Words between the images of a band of whole images.
@@ -352,9 +352,10 @@ public:
       };
     }
     source.loadPiece = [&](const Step &step, size_t piece, uint64_t buffer) {
-      if (layout.stackedRows)
-        return loadStackedRows(shape, layout, input, fill, step.m0 / OW, step.m / OW, buffer,
-                               bordered.insert(buffer).second ? plan.getBand() : 0);
+      if (layout.stacked())
+        return loadStackedRows(
+            shape, layout, input, fill, step.m0 / OW, step.m / OW, buffer,
+            bordered.insert(buffer).second ? layout.bandRows(shape, plan.getBand()) : 0);
       const int64_t c0 = int64_t(piece) * C;
       // The left and right padding columns, which no band overwrites.
       if (layout.padColumns && fill && bordered.insert(buffer).second)
@@ -462,8 +463,7 @@ public:
                 int64_t runEnd = ow + pool;
                 while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
                   runEnd += pool;
-                int64_t window = j / OH * imageWords +
-                                 j % OH * layout.outputRowStep(shape) * rowWords +
+                int64_t window = j / OH * imageWords + layout.outputRowWords(shape, j % OH) +
                                  ow * shape.stride[1] * C + k.offset;
                 int64_t position = pooledPosition(j, ow, bandRows, OW, pool);
                 builder.emit(isa::makeInstruction(
@@ -499,8 +499,26 @@ public:
              (1 + pool * step.m / OW);
     };
     source.depth = w.rows;
+    // A band row of stacked input rows for several output rows: the
+    // weights' kernel columns lie C rows apart in the panel (weight row
+    // kw * C + kh), zeros in between (once per panel buffer).
+    const int64_t KH = shape.kernel[0];
+    const bool spreadColumns = layout.stacked() && C > KH;
+    if (spreadColumns && !fill)
+      throw Error("a band of grouped stacked rows needs a fill row for its weights' zeros");
+    llvm::SmallDenseSet<uint64_t, 2> zeroed;
     source.loadPanel = [&](const Step &step, uint64_t panel) {
-      builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, panel);
+      if (!spreadColumns)
+        return builder.load(w, step.kb0, step.n0, step.kb, step.n, isa::Space::Scratchpad, panel);
+      if (zeroed.insert(panel).second)
+        zeroRows(*fill, panel, step.n, step.kb, step.n);
+      for (int64_t kw = 0; kw < shape.kernel[1]; ++kw) {
+        const int64_t begin = std::max(step.kb0, kw * C),
+                      end = std::min(step.kb0 + step.kb, kw * C + KH);
+        if (begin < end)
+          builder.load(w, kw * KH + begin - kw * C, step.n0, end - begin, step.n,
+                       isa::Space::Scratchpad, panel + uint64_t((begin - step.kb0) * step.n));
+      }
     };
     // With a pool, the tile's first block: the pooled band.
     source.storeTile = [&](const Step &step, uint64_t acc) {
@@ -512,52 +530,70 @@ public:
               plan.getAccumulators(), /*releaseBlockEachStep=*/false, epilogue);
   }
 
-  // A band of stacked kernel rows (ConvLayout::stackedRows) of `rows`
+  // A band of stacked input rows (ConvLayout::stackedRows) of `rows`
   // output rows from output row `first` (counting the batch's) into
-  // `buffer`: per output row, the KH input rows it reads that lie in the
-  // image with one transposing load (DRAM row kh to word kh of each
-  // pixel's KH), and zeros (the fill row) in the words of its kernel rows
-  // that fall in the padding; with `borderRows`, the padding pixels' words
-  // of that many rows too, which no band overwrites (once per buffer).
+  // `buffer`: per group of output rows, the L input rows its words hold
+  // that lie in the image with one transposing load (DRAM row t to word t
+  // of each pixel's L), and zeros (the fill row) in the words that fall in
+  // the padding; with `borderRows`, the padding pixels' words of that many
+  // rows too, which no band overwrites (once per buffer).
   void loadStackedRows(const ConvShape &shape, const ConvLayout &layout, const Matrix &input,
                        const std::optional<Matrix> &fill, int64_t first, int64_t rows,
                        uint64_t buffer, int64_t borderRows) {
-    const int64_t KH = shape.kernel[0], W = shape.width, rowWords = layout.rowWords(shape);
+    const int64_t L = layout.pixelWords(shape), W = shape.width, rowWords = layout.rowWords(shape);
+    const int64_t S = layout.groupRows(shape), OH = shape.outHeight, dh = shape.dilation[0];
     const int64_t left = layout.padColumns ? shape.pad[2] : 0;
     auto zero = [&](uint64_t at, int64_t stride, int64_t count, int64_t words) {
       if (count > 0 && words > 0)
-        loadRows(builder, *fill, fill->address, 0, at, stride, count, words);
+        zeroRows(*fill, at, stride, count, words);
     };
     if (layout.padColumns)
       for (int64_t x = 0; x < layout.rowPixels; ++x)
         if (x < left || x >= left + W)
-          zero(buffer + uint64_t(x * KH), rowWords, borderRows, KH);
-    for (int64_t j = 0; j < rows; ++j) {
-      const int64_t image = (first + j) / shape.outHeight, oh = (first + j) % shape.outHeight;
-      const uint64_t row = buffer + uint64_t(j * rowWords + left * KH);
-      int64_t top = 0, end = KH; // the kernel rows [top, end) read the image
-      while (top < KH && !shape.rowTapReads(oh, top))
+          zero(buffer + uint64_t(x * L), rowWords, borderRows, L);
+    // Each image's output rows of the band in groups of S, a band row each.
+    for (int64_t j = 0, row = 0; j < rows; ++row) {
+      const int64_t image = (first + j) / OH, oh = (first + j) % OH;
+      const int64_t group = std::min({S, rows - j, OH - oh});
+      const uint64_t at = buffer + uint64_t(row * rowWords + left * L);
+      // Word t holds input row r0 + t * dh; those in the image are [top, end).
+      const int64_t r0 = shape.inputRow(oh, 0),
+                    words = (group - 1) * shape.stride[0] + shape.kernel[0];
+      int64_t top = 0, end = words;
+      while (top < words && r0 + top * dh < 0)
         ++top;
-      while (end > top && !shape.rowTapReads(oh, end - 1))
+      while (end > top && r0 + (end - 1) * dh >= shape.height)
         --end;
-      zero(row, KH, W, top);
-      zero(row + uint64_t(std::max(top, end)), KH, W, KH - std::max(top, end));
+      zero(at, L, W, top);
+      zero(at + uint64_t(std::max(top, end)), L, W, L - std::max(top, end));
+      j += group;
       if (end == top)
         continue;
       // One channel: NCHW and NHWC are the same elements in DRAM.
-      const int64_t element = (image * shape.height + shape.inputRow(oh, top)) * W;
+      const int64_t element = (image * shape.height + r0 + top * dh) * W;
       builder.emit(isa::makeInstruction(
           Opcode::DmaLoad,
           {{Field::DramAddr, input.address + uint64_t(element) * isa::dtypeBytes(input.dtype)},
-           {Field::DramStride, uint64_t(shape.dilation[0] * W)},
+           {Field::DramStride, uint64_t(dh * W)},
            {Field::Space, uint64_t(isa::Space::Scratchpad)},
-           {Field::SramAddr, row + uint64_t(top)},
-           {Field::SramStride, uint64_t(KH)},
+           {Field::SramAddr, at + uint64_t(top)},
+           {Field::SramStride, uint64_t(L)},
            {Field::Rows, uint64_t(end - top)},
            {Field::Cols, uint64_t(W)},
            {Field::DType, uint64_t(input.dtype)},
            {Field::Transpose, 1}}));
     }
+  }
+
+  // Zeros in `rows` rows of `cols` words, `stride` apart from `sram`: the
+  // fill row (zeros) read with a DRAM stride of 0, as many words a transfer
+  // as it holds.
+  void zeroRows(const Matrix &fill, uint64_t sram, int64_t stride, int64_t rows, int64_t cols) {
+    if (rows > 1 && stride == cols && rows * cols <= fill.cols) // one run
+      return zeroRows(fill, sram, rows * cols, 1, rows * cols);
+    for (int64_t c0 = 0; c0 < cols; c0 += fill.cols)
+      loadRows(builder, fill, fill.address, 0, sram + uint64_t(c0), stride, rows,
+               std::min(fill.cols, cols - c0));
   }
 
   // The steps of a tiled product in order, with two buffers for each role

@@ -395,10 +395,9 @@ double estimateConvCycles(const Candidate &c, const ConvShape &shape, const Conv
   // whichever is slower. An NHWC one is a DMA row, or in pieces W rows of
   // a piece's channels each.
   const int64_t W = shape.width, pieces = layout.pieces, pixel = layout.pixelWords(shape);
-  const int64_t KH = shape.kernel[0];
   const double inputRow =
-      layout.stackedRows ? std::max(double(KH) * rowCycles(W, bytes.activations, config),
-                                    turnCycles(W, KH, config))
+      layout.stacked() ? std::max(double(pixel) * rowCycles(W, bytes.activations, config),
+                                  turnCycles(W, pixel, config))
       : shape.channelMajor
           ? std::max(double(shape.channels) * rowCycles(W, bytes.activations, config),
                      double(pieces) * turnCycles(W, pixel, config))
@@ -567,11 +566,11 @@ bool canStackRows(const ConvShape &shape) {
   return shape.channels == 1 && shape.kernel[0] > 1 && shape.dilation[1] == 1;
 }
 
-ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces, bool stackedRows) {
+ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces, int64_t stackedRows) {
   ConvLayout layout;
   layout.pieces = pieces;
   if (stackedRows) {
-    layout.stackedRows = true;
+    layout.stackedRows = stackedRows;
     layout.padColumns = shape.pad[2] > 0 || shape.pad[3] > 0;
     layout.rowPixels = layout.padColumns ? shape.paddedWidth() : shape.width;
     return layout;
@@ -597,10 +596,11 @@ int64_t convStreamedRows(const ConvShape &shape, int64_t tileK) {
 }
 
 std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const ConvLayout &layout) {
-  if (layout.stackedRows) {
-    // One run: the window's KW pixels of KH words from its first column,
-    // the weights' rows reordered to match.
-    const int64_t pixel = layout.pixelWords(shape), run = shape.kernel[1] * pixel;
+  if (layout.stacked()) {
+    // One run: the window's KW pixels of L words from its first column,
+    // the last one's first KH, the weights' rows reordered to match.
+    const int64_t pixel = layout.pixelWords(shape),
+                  run = (shape.kernel[1] - 1) * pixel + shape.kernel[0];
     std::vector<ConvKStep> steps;
     for (int64_t k0 = 0; k0 < run; k0 += tileK)
       steps.push_back({k0, k0, std::min(tileK, run - k0), k0, 0, k0 / pixel, false, 0});
@@ -660,19 +660,32 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
   // the first band's load. Only with the weights in DRAM in the steps'
   // order, so that a panel is still one transfer.
   struct LayoutChoice {
-    int64_t tileK, pieces;
-    bool stackedRows;
+    int64_t tileK, pieces, stackedRows;
   };
   llvm::SmallVector<LayoutChoice, 6> layouts;
   for (int64_t tileK : tileKs)
     for (int64_t pieces = 1; pieces <= (weightsInStepOrder ? kMostBandPieces : 1); pieces *= 2)
       if (pieces == 1 || (C % pieces == 0 && C / pieces % tileK == 0))
-        layouts.push_back({tileK, pieces, false});
+        layouts.push_back({tileK, pieces, 0});
   // Kernel rows stacked (one input channel): a whole window per K step
   // where it fits the array (an image row is one transposing load). Only
-  // with the weights reordered to match.
-  if (weightsInStepOrder && canStackRows(shape) && shape.width <= kMaxCols)
-    layouts.push_back({std::min<int64_t>(K, config.array.rows), 1, true});
+  // with the weights reordered to match. Also the input rows of as many
+  // output rows as a window of them still fits the array with (one K
+  // step) and a corner turn takes in one run a cycle: a group's load then
+  // costs the turn what one output row's did.
+  const int64_t KH = shape.kernel[0], KW = shape.kernel[1], R = config.array.rows;
+  if (weightsInStepOrder && canStackRows(shape) && shape.width <= kMaxCols) {
+    layouts.push_back({std::min<int64_t>(K, R), 1, KH});
+    const int64_t turnWords = std::max<int64_t>(1, int64_t(config.dram.bytes_per_cycle / 4));
+    const int64_t widest = std::min(KW > 1 ? (R - KH) / (KW - 1) : R, turnWords);
+    // The fewest groups an image's rows take, as even as they go (a
+    // group's unused words would need zeros).
+    const int64_t most = std::min((widest - KH) / shape.stride[0] + 1, shape.outHeight);
+    const int64_t group =
+        most > 1 ? llvm::divideCeil(shape.outHeight, llvm::divideCeil(shape.outHeight, most)) : 1;
+    if (shape.dilation[0] == 1 && group > 1)
+      layouts.push_back({R, 1, (group - 1) * shape.stride[0] + KH});
+  }
   for (auto [tileK, pieces, stackedRows] : layouts) {
     const ConvLayout layout = convLayout(shape, tileK, pieces, stackedRows);
     const int64_t rowWords = layout.rowWords(shape);
@@ -683,8 +696,11 @@ std::optional<ConvPlan> planConv(const ConvShape &shape, const EpilogueOperands 
     // a refill makes the load queue wait for the array to free a buffer,
     // holding up every load after it (the next operations' weights too),
     // to spare the array at most that latency at the start.
-    std::vector<int64_t> convKBlocks = kBlocks(K, tileK);
-    if (convKBlocks.front() == K &&
+    int64_t panelK = 0; // the weight rows of the K steps (stacked rows: with zeros)
+    for (const ConvKStep &step : steps)
+      panelK += step.rows;
+    std::vector<int64_t> convKBlocks = kBlocks(panelK, tileK);
+    if (convKBlocks.front() == panelK &&
         double(K * N * bytes.weights) <= config.dram.latency_cycles * config.dram.bytes_per_cycle)
       convKBlocks.resize(1);
     for (int64_t tileN : tileWidths(N, config)) {

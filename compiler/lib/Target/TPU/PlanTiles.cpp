@@ -383,10 +383,27 @@ private:
         if (std::optional<::tpu::codegen::ConvPlan> conv = planConv(matmul, hardware)) {
           if (conv->pieces > 1 || conv->stackedRows)
             reorderWeights(matmul, weights, shape, *conv);
+          // A band row of several output rows' input rows spreads the
+          // weights' kernel columns apart with zeros in between: a fill
+          // row (of zeros, as a convolution's padding is) as long as the
+          // weight tile, so that one transfer zeroes it.
+          const int64_t tileWords =
+              ((shape.kernel[1] - 1) * conv->stackedRows + shape.kernel[0]) * conv->tileN;
+          if (conv->stackedRows > shape.kernel[0] &&
+              (!im2col.getFill() ||
+               mlir::tpu::matrixType(im2col.getFill().getType()).getShape()[1] < tileWords)) {
+            OpBuilder builder(im2col);
+            auto zeros = RankedTensorType::get({1, tileWords}, builder.getF32Type());
+            Operation *shorter = im2col.getFill() ? im2col.getFill().getDefiningOp() : nullptr;
+            im2col.getFillMutable().assign(builder.create<arith::ConstantOp>(
+                im2col.getLoc(), DenseElementsAttr::get(zeros, builder.getF32FloatAttr(0.0f))));
+            if (shorter && shorter->use_empty())
+              shorter->erase();
+          }
           return mlir::tpu::ConvTilingAttr::get(
               &getContext(), conv->band, conv->tileN, conv->tileK, conv->kBlock,
               conv->pieces > 1 ? std::optional<int64_t>(conv->pieces) : std::nullopt,
-              conv->stackedRows ? std::optional<int64_t>(shape.kernel[0]) : std::nullopt,
+              conv->stackedRows ? std::optional<int64_t>(conv->stackedRows) : std::nullopt,
               conv->inputs, conv->weights, conv->operands, conv->accumulators);
         }
         im2col->setAttr(mlir::tpu::kTilingAttr, planIm2Col(im2col, hardware));

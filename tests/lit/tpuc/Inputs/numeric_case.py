@@ -287,26 +287,32 @@ def wide_conv():
 
 def stacked_conv():
     """Convolutions of a one-channel batch of 2 (2x1x12x40) whose bands stack
-    their kernel rows: padded on every side and strided down the rows, and
-    dilated down the rows with padding at the top and bottom only. They read
-    the input scaled by a lone op first, so that their band buffers held
-    other values before (their zeros must be written, not found)."""
+    their input rows: padded on every side and strided down the rows,
+    dilated down the rows with padding at the top and bottom only, and a
+    6x2 window whose 7 output rows an image takes in groups of 3, 3 and 1
+    (on 32x32: the last group's unused words zeros). They read the input
+    scaled by a lone op first, so that their band buffers held other values
+    before (their zeros must be written, not found)."""
     x = RNG.standard_normal((2, 1, 12, 40)).astype(np.float32)
     scale = np.array([1.5], np.float32)
     w = RNG.standard_normal((5, 1, 4, 3)).astype(np.float32)
     b = RNG.standard_normal(5).astype(np.float32)
     wd = RNG.standard_normal((3, 1, 3, 2)).astype(np.float32)
     bd = RNG.standard_normal(3).astype(np.float32)
+    wg = RNG.standard_normal((4, 1, 6, 2)).astype(np.float32)
+    bg = RNG.standard_normal(4).astype(np.float32)
     nodes = [helper.make_node("Mul", ["x", "scale"], ["scaled"], name="scaled"),
              helper.make_node("Conv", ["scaled", "w", "b"], ["strided"], pads=[2, 1, 1, 2],
                               strides=[2, 1], name="strided"),
              helper.make_node("Conv", ["scaled", "wd", "bd"], ["dilated"], pads=[3, 0, 1, 0],
-                              dilations=[2, 1], name="dilated")]
+                              dilations=[2, 1], name="dilated"),
+             helper.make_node("Conv", ["scaled", "wg", "bg"], ["grouped"], name="grouped")]
     xs = x * scale[0]
     outputs = {"strided": ref.conv2d(xs, w, b, strides=(2, 1), pads=(2, 1, 1, 2)),
-               "dilated": ref.conv2d(xs, wd, bd, pads=(3, 0, 1, 0), dilations=(2, 1))}
+               "dilated": ref.conv2d(xs, wd, bd, pads=(3, 0, 1, 0), dilations=(2, 1)),
+               "grouped": ref.conv2d(xs, wg, bg)}
     return nodes, {"x": x}, outputs, [("scale", scale), ("w", w), ("b", b), ("wd", wd),
-                                      ("bd", bd)]
+                                      ("bd", bd), ("wg", wg), ("bg", bg)]
 
 
 def attention():

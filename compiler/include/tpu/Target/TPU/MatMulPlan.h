@@ -6,6 +6,7 @@
 #include "tpu/isa/HardwareConfig.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 #include <cstdint>
@@ -217,31 +218,52 @@ struct ConvShape {
 // on the first piece's K steps (every tap's first channels) while the
 // others load.
 //
-// With `stackedRows` (one input channel only: canStackRows), a band row is
-// an output row's KH input rows side by side: each pixel holds its column
-// of the KH rows (a transposing load per output row, DRAM row kh to word
-// kh), so an output position's whole window, KW pixels of KH words, is one
-// run and one K step where the plain layout takes one per kernel row. The
-// weights go in that order, kernel column by column (tpu-plan-tiles
-// reorders them); the padding is zeros in the band (padding rows and
-// columns both).
+// With `stackedRows` L (one input channel only: canStackRows), a band row
+// is the input rows of a group of output rows side by side: each pixel
+// holds its column of L input rows (one transposing load per group, DRAM
+// row t to word t), the KH rows of the group's first output row and each
+// next one's sh further (L = (S - 1) * sh + KH for S output rows; with a
+// dilation dh, S is 1 and word kh holds kernel row kh). An output
+// position's whole window, KW pixels of L words from its first row's
+// word, is then one run of (KW - 1) * L + KH words and one K step where the
+// plain layout takes one per kernel row: weight row kw * L + kh holds the
+// kernel's (kh, kw), the other rows of the run zeros (S > 1). The weights
+// go kernel column by kernel column (tpu-plan-tiles reorders them); the
+// padding is zeros in the band (padding rows and columns both).
 struct ConvLayout {
   bool padRows = true, padColumns = true;
   int64_t rowPixels = 0; // pixels a band row holds: the image's, with the padding columns if any
   int64_t pieces = 1;
-  bool stackedRows = false;
+  int64_t stackedRows = 0; // input rows a pixel holds; 0: not stacked
+  bool stacked() const { return stackedRows > 0; }
+  // Output rows per band row.
+  int64_t groupRows(const ConvShape &shape) const {
+    return stacked() ? (stackedRows - shape.kernel[0]) / shape.stride[0] + 1 : 1;
+  }
   int64_t pixelWords(const ConvShape &shape) const {
-    return stackedRows ? shape.kernel[0] * shape.channels : shape.channels / pieces;
+    return stacked() ? stackedRows * shape.channels : shape.channels / pieces;
   }
   int64_t rowWords(const ConvShape &shape) const { return rowPixels * pixelWords(shape); }
-  // Band rows for `outRows` output rows, and between two output rows'.
+  // Band rows for `outRows` output rows (whole images: each image's).
   int64_t bandRows(const ConvShape &shape, int64_t outRows) const {
-    return stackedRows ? outRows : shape.bandInputRows(outRows);
+    if (!stacked())
+      return shape.bandInputRows(outRows);
+    const int64_t S = groupRows(shape);
+    return outRows > shape.outHeight
+               ? outRows / shape.outHeight * llvm::divideCeil(shape.outHeight, S)
+               : llvm::divideCeil(outRows, S);
   }
-  int64_t outputRowStep(const ConvShape &shape) const { return stackedRows ? 1 : shape.stride[0]; }
+  // Where the windows of an image's output row `row` of the band start, in
+  // words from the image's first band row.
+  int64_t outputRowWords(const ConvShape &shape, int64_t row) const {
+    if (!stacked())
+      return row * shape.stride[0] * rowWords(shape);
+    const int64_t S = groupRows(shape);
+    return row / S * rowWords(shape) + row % S * shape.stride[0];
+  }
 };
 ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces = 1,
-                      bool stackedRows = false);
+                      int64_t stackedRows = 0);
 // Whether a convolution's band can stack its kernel rows (ConvLayout): one
 // input channel, more than one kernel row, no dilation along the width (a
 // window's pixels side by side).
@@ -296,7 +318,7 @@ struct ConvPlan {
   std::vector<int64_t> inputs, weights, operands, accumulators;
   double estimatedCycles = 0;
   int64_t pieces = 1; // of the band's channels (ConvLayout); `inputs` are their buffers in turn
-  bool stackedRows = false; // ConvLayout's
+  int64_t stackedRows = 0; // ConvLayout's
 };
 
 // The K steps of each weight panel: consecutive steps of at most kBlock
