@@ -187,8 +187,9 @@ WeightTiles::Tile WeightTiles::multiply(const Instruction &instruction) {
   }
   if (!active_)
     throw Error("no active weights (mxu.ldw, then flip=1)");
-  if (instruction.get(Field::Cols) != active_->rows)
-    throw Error(fmt::format("cols {} differs from the active weight tile's {} rows",
+  // Fewer: the array's other rows see zeros (the tile's first rows only).
+  if (instruction.get(Field::Cols) > active_->rows)
+    throw Error(fmt::format("cols {} exceeds the active weight tile's {} rows",
                             instruction.get(Field::Cols), active_->rows));
   checkMatMulDestination(instruction, config_, active_->cols);
   return *active_;

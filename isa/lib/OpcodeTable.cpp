@@ -102,10 +102,12 @@ std::vector<OpcodeInfo> buildTable() {
         {F::DType, 2},
         {F::Accumulate, 1},
         {F::Flip, 1}},
-       "If flip, the shadow weights become active. Streams `rows` activation rows of `cols` (= the "
-       "active tile's rows) elements from scratchpad[src_addr + i*src_stride] through the array: "
-       "sum_j = sum over r in order of a[r]*W[r][j] (bf16 operands, fp32 sum; or i8 operands, i32 "
-       "sum), then accumulator[dst_addr + i*dst_stride + j] = sum_j, or += when accumulate."},
+       "If flip, the shadow weights become active. Streams `rows` activation rows of `cols` (at "
+       "most the active tile's rows) elements from scratchpad[src_addr + i*src_stride] through the "
+       "array: sum_j = sum over r < cols in order of a[r]*W[r][j] (bf16 operands, fp32 sum; or i8 "
+       "operands, i32 sum), then accumulator[dst_addr + i*dst_stride + j] = sum_j, or += when "
+       "accumulate. With fewer `cols` than the tile has rows, the array's other rows see zeros: "
+       "the product uses the tile's first `cols` rows."},
       {Opcode::VAdd, "v.add", Queue::Compute, Unit::Vector, vectorBinaryFields(),
        "dst = src + src2 (fp32)."},
       {Opcode::VSub, "v.sub", Queue::Compute, Unit::Vector, vectorBinaryFields(),

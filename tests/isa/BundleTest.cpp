@@ -649,7 +649,7 @@ TEST(Bundle, RejectsInconsistentContent) {
        "dtype i8 differs from the array's bf16"},
       {"matmul against a narrower tile", [](Bundle &b) { b.program[4].set(Field::Rows, 4); },
        "instruction 5 (mxu.mm src_addr=0 src_stride=8 dst_addr=0 dst_stride=8 rows=4 cols=8 "
-       "dtype=bf16 accumulate=0 flip=1): cols 8 differs from the active weight tile's 4 rows"},
+       "dtype=bf16 accumulate=0 flip=1): cols 8 exceeds the active weight tile's 4 rows"},
       {"matmul without weights", [](Bundle &b) { b.program[5].set(Field::Flip, 0); },
        "no active weights"},
       {"flip without a weight load", [](Bundle &b) { b.program[4] = b.program[5]; },

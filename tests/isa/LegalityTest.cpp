@@ -159,10 +159,13 @@ TEST(Legality, WeightTilesFollowLoadsAndFlips) {
   tiles.loadWeights(assembled("mxu.ldw src_addr=0 src_stride=8 rows=3 cols=8"));
   EXPECT_EQ(tiles.multiply(mm).cols, 5u);
   mm.set(Field::Flip, 1);
-  EXPECT_EQ(errorOf([&] { tiles.multiply(mm); }),
-            "cols 8 differs from the active weight tile's 3 rows");
+  EXPECT_EQ(errorOf([&] { tiles.multiply(mm); }), "cols 8 exceeds the active weight tile's 3 rows");
   mm.set(Field::Flip, 0).set(Field::Cols, 3);
   EXPECT_EQ(tiles.multiply(mm).cols, 8u);
+  // Fewer columns than the tile has rows: its first rows (the rest see zeros).
+  mm.set(Field::Cols, 2);
+  EXPECT_EQ(tiles.multiply(mm).cols, 8u);
+  mm.set(Field::Cols, 3);
 
   // The destination is as wide as the tile: 4 rows of 8, 8 apart, end at
   // dst_addr + 32; checkFitsMachine alone sees only the first column.

@@ -112,7 +112,7 @@ TEST(Errors, MatMulNeedsActiveWeightsOfMatchingRows) {
   fields.cols = 3;
   Instruction mismatch = matMul(fields);
   expectRejected({loadWeights(0, 2, 2, 2), mismatch, halt()}, 1,
-                 "cols 3 differs from the active weight tile's 2 rows");
+                 "cols 3 exceeds the active weight tile's 2 rows");
   fields.cols = 2;
   fields.dtype = DType::I8;
   Instruction wrongType = matMul(fields);

@@ -123,6 +123,29 @@ TEST(MatMul, ShadowTileLoadsWhileTheActiveOneComputes) {
   }
 }
 
+TEST(MatMul, FewerColumnsUseTheTilesFirstRows) {
+  // A 4-row tile streamed with rows of 2: the sums over its first 2 rows.
+  constexpr size_t m = 3, k = 4, cols = 2, n = 3;
+  std::vector<float> a = testValues(m * k, 11), w = testValues(k * n, 12);
+  std::vector<uint8_t> dram(4096);
+  putFloats(dram, kA, a);
+  putFloats(dram, kW, w);
+  Bundle bundle = makeBundle(loadComputeStore(loadOperands(m, k, n, DType::F32),
+                                              {loadWeights(kSpW, kSpWStride, k, n),
+                                               matMul(streamA(m, cols, DType::BF16, true))},
+                                              {storeResult(m, n, DType::F32)}),
+                             dram.size());
+  SimStats stats = simulate(bundle, dram);
+  std::vector<float> firstColumns, firstRows(w.begin(), w.begin() + cols * n);
+  for (size_t r = 0; r < m; ++r)
+    firstColumns.insert(firstColumns.end(), a.begin() + r * k, a.begin() + r * k + cols);
+  std::vector<float> expected = referenceMatMulBF16(firstColumns, firstRows, m, cols, n);
+  std::vector<float> got = getFloats(dram, kC, m * n);
+  for (size_t i = 0; i < m * n; ++i)
+    EXPECT_EQ(floatBits(got[i]), floatBits(expected[i])) << "element " << i;
+  EXPECT_EQ(stats.macs, m * cols * n);
+}
+
 TEST(MatMul, Int8SaturatesOperandsAndWrapsTheInt32Sum) {
   constexpr size_t m = 2, k = 3, n = 2;
   // Words beyond int8 saturate to -128 / 127 before multiplying.

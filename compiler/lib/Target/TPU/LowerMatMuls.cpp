@@ -415,6 +415,17 @@ public:
       }
       return std::make_pair(firstColumn, endColumn);
     };
+    // The K step's rows an output column's window reads: without padding
+    // columns, a step of several taps (ConvLayout::leadingTaps) reads those
+    // of its taps that lie in the image, its first ones.
+    auto rowsRead = [&](const ConvKStep &k, int64_t ow) {
+      if (layout.padColumns || layout.stacked() || k.oneTap)
+        return k.rows;
+      int64_t taps = 0;
+      while (taps * C < k.rows && shape.columnTapReads(ow, k.kw + taps))
+        ++taps;
+      return std::min(k.rows, taps * C);
+    };
     // Per output position of the tile, whether an mxu.mm has written its
     // accumulators yet (the first writes, the rest accumulate): reset with
     // each tile's first panel, updated after each K step's chunks.
@@ -460,8 +471,10 @@ public:
               for (int64_t ow = firstColumn + ((phase - firstColumn) % pool + pool) % pool;
                    ow < endColumn;) {
                 bool accumulate = written[size_t(j * OW + ow)];
+                const int64_t rows = rowsRead(k, ow);
                 int64_t runEnd = ow + pool;
-                while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate)
+                while (runEnd < endColumn && written[size_t(j * OW + runEnd)] == accumulate &&
+                       rowsRead(k, runEnd) == rows)
                   runEnd += pool;
                 int64_t window = j / OH * imageWords + layout.outputRowWords(shape, j % OH) +
                                  ow * shape.stride[1] * C + k.offset;
@@ -473,7 +486,7 @@ public:
                      {Field::DstAddr, acc + uint64_t(position * step.n + c0)},
                      {Field::DstStride, uint64_t(step.n)},
                      {Field::Rows, uint64_t((runEnd - ow) / pool)},
-                     {Field::Cols, uint64_t(k.rows)},
+                     {Field::Cols, uint64_t(rows)},
                      {Field::DType, uint64_t(config.array.dtype)},
                      {Field::Accumulate, accumulate ? 1u : 0u},
                      {Field::Flip, flip ? 1u : 0u}}));

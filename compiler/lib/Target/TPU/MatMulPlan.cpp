@@ -532,9 +532,10 @@ namespace {
 
 // The K steps with their window offsets in a band (or each of its
 // `pieces`) of `rowWords` words a row whose first column is input column
-// `firstColumn` (-pad: the padding).
+// `firstColumn` (-pad: the padding); a kernel row's first `leadingTaps`
+// taps a step each.
 std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t rowWords,
-                                int64_t firstColumn, int64_t pieces) {
+                                int64_t firstColumn, int64_t pieces, int64_t leadingTaps = 0) {
   const int64_t C = shape.channels, KW = shape.kernel[1], pixel = C / pieces;
   // A run is contiguous in the weights and in a band row: a kernel row's
   // taps or one tap's channels, with pieces the piece's channels of a tap.
@@ -550,11 +551,12 @@ std::vector<ConvKStep> kStepsIn(const ConvShape &shape, int64_t tileK, int64_t r
       int64_t origin = kh * shape.dilation[0] * rowWords +
                        (kw * shape.dilation[1] - shape.pad[2] - firstColumn) * pixel;
       int64_t firstRow = (kh * KW + kw) * C + piece * pixel;
-      for (int64_t k0 = 0; k0 < run; k0 += tileK) {
-        int64_t rows = std::min(tileK, run - k0);
+      for (int64_t k0 = 0; k0 < run;) {
+        int64_t rows = std::min(k0 < leadingTaps * C ? C : tileK, run - k0);
         steps.push_back({firstRow + k0, weightRow, rows, origin + k0, kh, kw + k0 / C,
                          k0 % C + rows <= C, piece});
         weightRow += rows;
+        k0 += rows;
       }
     }
   return steps;
@@ -580,6 +582,19 @@ ConvLayout convLayout(const ConvShape &shape, int64_t tileK, int64_t pieces, int
   bool stepsOfOneTap = llvm::all_of(steps, [](const ConvKStep &step) { return step.oneTap; });
   layout.padColumns =
       (shape.pad[2] > 0 || shape.pad[3] > 0) && (!stepsOfOneTap || !shape.everyColumnReadsImage());
+  // An NCHW input reaches padding columns only through a transfer per
+  // row. Its steps of several taps need none where the taps that may read
+  // the left padding go a step each: the others' first tap then reads the
+  // image, and where their last ones read the right padding a product
+  // takes fewer rows of the tile (its first ones). Only where that takes no
+  // more steps.
+  const int64_t C = shape.channels, leading = shape.pad[2];
+  if (layout.padColumns && shape.channelMajor && pieces == 1 && shape.dilation[1] == 1 &&
+      tileK % C == 0 && shape.everyColumnReadsImage() &&
+      kStepsIn(shape, tileK, 0, 0, pieces, leading).size() == steps.size()) {
+    layout.padColumns = false;
+    layout.leadingTaps = leading;
+  }
   layout.rowPixels = layout.padColumns ? shape.paddedWidth() : shape.width;
   return layout;
 }
@@ -607,7 +622,7 @@ std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const C
     return steps;
   }
   return kStepsIn(shape, tileK, layout.rowWords(shape), layout.padColumns ? -shape.pad[2] : 0,
-                  layout.pieces);
+                  layout.pieces, layout.leadingTaps);
 }
 
 std::vector<std::pair<size_t, size_t>> convPanels(const std::vector<ConvKStep> &steps,

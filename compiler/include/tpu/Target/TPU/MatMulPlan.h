@@ -235,6 +235,10 @@ struct ConvLayout {
   int64_t rowPixels = 0; // pixels a band row holds: the image's, with the padding columns if any
   int64_t pieces = 1;
   int64_t stackedRows = 0; // input rows a pixel holds; 0: not stacked
+  // Without padding columns, the taps of each kernel row that go a K step
+  // each (an NCHW input's, convLayout): the steps of several taps after
+  // them read the image with their first.
+  int64_t leadingTaps = 0;
   bool stacked() const { return stackedRows > 0; }
   // Output rows per band row.
   int64_t groupRows(const ConvShape &shape) const {
