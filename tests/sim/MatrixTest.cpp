@@ -38,22 +38,31 @@ MatMulFields streamA(size_t m, size_t k, DType dtype, bool flip, bool accumulate
   return fields;
 }
 
+// Loads the m x k activations a and the k x n weight tile w, streams the
+// first `cols` columns of a through it and returns the m x n result.
+std::vector<float> multiplyBF16(const std::vector<float> &a, const std::vector<float> &w, size_t m,
+                                size_t k, size_t n, size_t cols, SimStats &stats) {
+  std::vector<uint8_t> dram(4096);
+  putFloats(dram, kA, a);
+  putFloats(dram, kW, w);
+  Bundle bundle =
+      makeBundle(loadComputeStore(loadOperands(m, k, n, DType::F32),
+                                  {loadWeights(kSpW, kSpWStride, k, n),
+                                   matMul(streamA(m, cols, DType::BF16, /*flip=*/true))},
+                                  {storeResult(m, n, DType::F32)}),
+                 dram.size());
+  stats = simulate(bundle, dram);
+  return getFloats(dram, kC, m * n);
+}
+
 class MatMulBF16 : public ::testing::TestWithParam<std::tuple<size_t, size_t, size_t>> {};
 
 TEST_P(MatMulBF16, MatchesReferenceBitForBit) {
   auto [m, k, n] = GetParam();
   std::vector<float> a = testValues(m * k, 3), w = testValues(k * n, 4);
-  std::vector<uint8_t> dram(4096);
-  putFloats(dram, kA, a);
-  putFloats(dram, kW, w);
-  Bundle bundle = makeBundle(loadComputeStore(loadOperands(m, k, n, DType::F32),
-                                              {loadWeights(kSpW, kSpWStride, k, n),
-                                               matMul(streamA(m, k, DType::BF16, /*flip=*/true))},
-                                              {storeResult(m, n, DType::F32)}),
-                             dram.size());
-  SimStats stats = simulate(bundle, dram);
+  SimStats stats;
+  std::vector<float> got = multiplyBF16(a, w, m, k, n, k, stats);
   std::vector<float> expected = referenceMatMulBF16(a, w, m, k, n);
-  std::vector<float> got = getFloats(dram, kC, m * n);
   for (size_t i = 0; i < m * n; ++i)
     EXPECT_EQ(floatBits(got[i]), floatBits(expected[i])) << "element " << i;
   EXPECT_EQ(stats.macs, m * k * n);
@@ -127,20 +136,12 @@ TEST(MatMul, FewerColumnsUseTheTilesFirstRows) {
   // A 4-row tile streamed with rows of 2: the sums over its first 2 rows.
   constexpr size_t m = 3, k = 4, cols = 2, n = 3;
   std::vector<float> a = testValues(m * k, 11), w = testValues(k * n, 12);
-  std::vector<uint8_t> dram(4096);
-  putFloats(dram, kA, a);
-  putFloats(dram, kW, w);
-  Bundle bundle = makeBundle(loadComputeStore(loadOperands(m, k, n, DType::F32),
-                                              {loadWeights(kSpW, kSpWStride, k, n),
-                                               matMul(streamA(m, cols, DType::BF16, true))},
-                                              {storeResult(m, n, DType::F32)}),
-                             dram.size());
-  SimStats stats = simulate(bundle, dram);
+  SimStats stats;
+  std::vector<float> got = multiplyBF16(a, w, m, k, n, cols, stats);
   std::vector<float> firstColumns, firstRows(w.begin(), w.begin() + cols * n);
   for (size_t r = 0; r < m; ++r)
     firstColumns.insert(firstColumns.end(), a.begin() + r * k, a.begin() + r * k + cols);
   std::vector<float> expected = referenceMatMulBF16(firstColumns, firstRows, m, cols, n);
-  std::vector<float> got = getFloats(dram, kC, m * n);
   for (size_t i = 0; i < m * n; ++i)
     EXPECT_EQ(floatBits(got[i]), floatBits(expected[i])) << "element " << i;
   EXPECT_EQ(stats.macs, m * cols * n);
