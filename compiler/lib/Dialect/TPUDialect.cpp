@@ -452,8 +452,7 @@ LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int6
   // zeros from it.
   if (llvm::any_of(pad, [](int64_t v) { return v > 0; }) && !fill)
     return op->emitOpError("with padding needs a fill row");
-  // Up to KH x C values: a convolution band that stacks its kernel rows
-  // zeroes a padding pixel's KH words from it.
+  // Up to `maxFill` values, the caller's bound (none: any number).
   return fill ? verifyFill(op, fill, maxFill) : success();
 }
 } // namespace

@@ -602,8 +602,8 @@ public:
   // fill row (zeros) read with a DRAM stride of 0, as many words a transfer
   // as it holds.
   void zeroRows(const Matrix &fill, uint64_t sram, int64_t stride, int64_t rows, int64_t cols) {
-    if (rows > 1 && stride == cols && rows * cols <= fill.cols) // one run
-      return zeroRows(fill, sram, rows * cols, 1, rows * cols);
+    if (stride == cols && rows * cols <= fill.cols) // back to back: one run
+      cols *= rows, rows = 1, stride = cols;
     for (int64_t c0 = 0; c0 < cols; c0 += fill.cols)
       loadRows(builder, fill, fill.address, 0, sram + uint64_t(c0), stride, rows,
                std::min(fill.cols, cols - c0));

@@ -614,8 +614,7 @@ std::vector<ConvKStep> convKSteps(const ConvShape &shape, int64_t tileK, const C
   if (layout.stacked()) {
     // One run: the window's KW pixels of L words from its first column,
     // the last one's first KH, the weights' rows reordered to match.
-    const int64_t pixel = layout.pixelWords(shape),
-                  run = (shape.kernel[1] - 1) * pixel + shape.kernel[0];
+    const int64_t pixel = layout.pixelWords(shape), run = layout.windowWords(shape);
     std::vector<ConvKStep> steps;
     for (int64_t k0 = 0; k0 < run; k0 += tileK)
       steps.push_back({k0, k0, std::min(tileK, run - k0), k0, 0, k0 / pixel, false, 0});

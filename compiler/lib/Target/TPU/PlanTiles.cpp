@@ -388,7 +388,9 @@ private:
           // row (of zeros, as a convolution's padding is) as long as the
           // weight tile, so that one transfer zeroes it.
           const int64_t tileWords =
-              ((shape.kernel[1] - 1) * conv->stackedRows + shape.kernel[0]) * conv->tileN;
+              ::tpu::codegen::convLayout(shape, conv->tileK, 1, conv->stackedRows)
+                  .windowWords(shape) *
+              conv->tileN;
           if (conv->stackedRows > shape.kernel[0] &&
               (!im2col.getFill() ||
                mlir::tpu::matrixType(im2col.getFill().getType()).getShape()[1] < tileWords)) {

@@ -248,6 +248,11 @@ struct ConvLayout {
     return stacked() ? stackedRows * shape.channels : shape.channels / pieces;
   }
   int64_t rowWords(const ConvShape &shape) const { return rowPixels * pixelWords(shape); }
+  // Stacked: the words of an output position's window, from its first
+  // pixel's first word to its last pixel's KH-th.
+  int64_t windowWords(const ConvShape &shape) const {
+    return (shape.kernel[1] - 1) * pixelWords(shape) + shape.kernel[0];
+  }
   // Band rows for `outRows` output rows (whole images: each image's).
   int64_t bandRows(const ConvShape &shape, int64_t outRows) const {
     if (!stacked())
