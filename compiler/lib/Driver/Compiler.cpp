@@ -259,7 +259,7 @@ void compile(const CompileOptions &options) {
   }
   if (options.emit == EmitKind::Isa || options.emit == EmitKind::Asm ||
       options.emit == EmitKind::Bundle)
-    mlir::tpu::buildISAPipeline(pm);
+    mlir::tpu::buildISAPipeline(pm, *fusion == FusionMode::None);
   if (mlir::failed(pm.run(*module)))
     errors.raise("compilation");
   if (cuda) {

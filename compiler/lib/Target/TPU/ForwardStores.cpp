@@ -97,7 +97,7 @@ public:
       else if (isPlainTransfer(inst, Opcode::DmaLoad) && forward(i, stores))
         ++numForwarded;
     }
-    unchargeForwardedBytes();
+    ::tpu::codegen::unchargeDramBytes(getOperation(), forwardedBytes);
   }
 
 private:
@@ -470,37 +470,6 @@ private:
     }
     load->erase();
     forwarded.insert(at);
-  }
-
-  // A source op's bytes in tpu.work are those its instructions move
-  // (docs/simulator.md#roofline): a forwarded load's no longer are, so its
-  // op's bound must not count them.
-  void unchargeForwardedBytes() {
-    func::FuncOp function = getOperation();
-    auto work = function->getAttrOfType<DictionaryAttr>(mlir::tpu::kWorkAttr);
-    auto ops = work ? work.getAs<ArrayAttr>("source_ops") : nullptr;
-    if (!ops || forwardedBytes.empty())
-      return;
-    Builder builder(function.getContext());
-    SmallVector<Attribute> charged;
-    for (Attribute op : ops) {
-      auto entry = llvm::cast<DictionaryAttr>(op);
-      auto name = entry.getAs<StringAttr>("name");
-      auto bytes = entry.getAs<IntegerAttr>("dram_bytes");
-      uint64_t moved = name && bytes ? forwardedBytes.lookup(name) : 0;
-      if (moved == 0) {
-        charged.push_back(entry);
-        continue;
-      }
-      NamedAttrList fields(entry);
-      fields.set("dram_bytes",
-                 builder.getI64IntegerAttr(int64_t(uint64_t(bytes.getInt()) -
-                                                   std::min(moved, uint64_t(bytes.getInt())))));
-      charged.push_back(fields.getDictionary(function.getContext()));
-    }
-    NamedAttrList fields(work);
-    fields.set("source_ops", builder.getArrayAttr(charged));
-    function->setAttr(mlir::tpu::kWorkAttr, fields.getDictionary(function.getContext()));
   }
 
   std::vector<std::pair<mlir::tpu::InstOp, isa::Instruction>> program;

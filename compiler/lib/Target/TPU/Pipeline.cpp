@@ -22,10 +22,12 @@ void buildInstructionLoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLowerDataMovement());
 }
 
-void buildISAPipeline(OpPassManager &pm) {
+void buildISAPipeline(OpPassManager &pm, bool keepEveryStore) {
   buildInstructionLoweringPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createPrefetchConstants());
   pm.addNestedPass<func::FuncOp>(createForwardStores());
+  if (!keepEveryStore)
+    pm.addNestedPass<func::FuncOp>(createDropDeadStores());
   pm.addNestedPass<func::FuncOp>(createPreloadWeights());
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }

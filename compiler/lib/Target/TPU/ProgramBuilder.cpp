@@ -48,6 +48,33 @@ uint64_t dramBytesOf(Value value) {
          isa::dtypeBytes(dramDType(value));
 }
 
+void unchargeDramBytes(mlir::func::FuncOp function,
+                       const llvm::DenseMap<mlir::StringAttr, uint64_t> &bytes) {
+  auto work = function->getAttrOfType<mlir::DictionaryAttr>(mlir::tpu::kWorkAttr);
+  auto ops = work ? work.getAs<mlir::ArrayAttr>("source_ops") : nullptr;
+  if (!ops || bytes.empty())
+    return;
+  mlir::Builder builder(function.getContext());
+  llvm::SmallVector<mlir::Attribute> charged;
+  for (mlir::Attribute op : ops) {
+    auto entry = llvm::cast<mlir::DictionaryAttr>(op);
+    auto name = entry.getAs<mlir::StringAttr>("name");
+    auto counted = entry.getAs<mlir::IntegerAttr>("dram_bytes");
+    uint64_t spared = name && counted ? bytes.lookup(name) : 0;
+    if (spared == 0) {
+      charged.push_back(entry);
+      continue;
+    }
+    mlir::NamedAttrList fields(entry);
+    uint64_t before = uint64_t(counted.getInt());
+    fields.set("dram_bytes", builder.getI64IntegerAttr(int64_t(before - std::min(spared, before))));
+    charged.push_back(fields.getDictionary(function.getContext()));
+  }
+  mlir::NamedAttrList fields(work);
+  fields.set("source_ops", builder.getArrayAttr(charged));
+  function->setAttr(mlir::tpu::kWorkAttr, fields.getDictionary(function.getContext()));
+}
+
 namespace {
 
 // A transpose between attention's [N, S, H, D] and [N, H, S, D].

@@ -20,8 +20,10 @@ void buildTPULoweringPipeline(OpPassManager &pm, llvm::StringRef dramDType);
 // (tpu-lower-matmuls, tpu-lower-vector-ops, tpu-lower-data-movement).
 void buildInstructionLoweringPipeline(OpPassManager &pm);
 // Those, then the tokens (tpu-schedule-tokens): the ISA level, ready for
-// the encoder.
-void buildISAPipeline(OpPassManager &pm);
+// the encoder. With fusion groups (`keepEveryStore` false), stores nothing
+// reads again are dropped (tpu-drop-dead-stores); without, every
+// operation's result goes to DRAM.
+void buildISAPipeline(OpPassManager &pm, bool keepEveryStore);
 
 // Registers the named pipelines "tpu-lower" (the graph, fusion and the
 // target) and "tpu-lower-to-isa" for tpu-opt.

@@ -428,7 +428,8 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
     words a store read are still on chip when a later `dma.ld` reads what it
     stored, this pass turns the load into `v.copy` of those words on the
     compute queue. The store stays (the value may be an output, or read
-    again later). The load's bytes leave its source op's `dram_bytes` in
+    again later; `tpu-drop-dead-stores` drops it where neither holds). The
+    load's bytes leave its source op's `dram_bytes` in
     `tpu.work`: they count what the op's instructions move.
 
     A load is forwarded where:
@@ -484,6 +485,51 @@ def ForwardStores : Pass<"tpu-forward-stores", "mlir::func::FuncOp"> {
   }];
   let statistics = [
     Statistic<"numForwarded", "forwarded", "Loads that became on-chip copies">,
+  ];
+}
+
+def DropDeadStores : Pass<"tpu-drop-dead-stores", "mlir::func::FuncOp"> {
+  let summary = "Drop the stores whose bytes nothing reads again";
+  let description = [{
+    A fusion group stores its result for the next group to load. Where
+    `tpu-forward-stores` turned every load of it into on-chip copies, and
+    the result is not one of the program's, nothing reads the stored bytes:
+    the store only costs DRAM traffic and energy, and holds the banks it
+    reads until its DRAM latency has passed. This pass drops a `dma.st`
+    where:
+    * no `dma.ld` after it reads a byte it writes (`DramBlock::overlaps`:
+      a strided block that may share a byte counts as read), and no
+      `dma.gather` follows it at all (its indices pick the rows);
+    * none of its bytes lie in the DRAM of a value the function returns
+      (a model output, or a training step's updated state).
+    The store queue's wait right before it goes too, where the next thing
+    the store queue does after the store is another wait, or nothing: no
+    instruction of its own relies on that wait, and the compute queue's
+    `sync.push` for it would wait for the array to drain. Its signal goes
+    with its last await. The store's bytes leave its source op's
+    `dram_bytes` in `tpu.work`.
+
+    `tpuc` runs it after `tpu-forward-stores` with `--fusion=epilogue` and
+    `full`; with `--fusion=none` every operation's result still goes to
+    DRAM.
+
+    Before:
+    ```mlir
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
+    tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=512
+    %done = tpu.signal compute -> store
+    tpu.await %done
+    tpu.inst dma.st dram_addr=0x4400 dram_stride=64 space=acc sram_addr=0 sram_stride=64 rows=8 cols=64 dtype=f32
+    ```
+
+    After (nothing loads 0x4400, and the function returns another value):
+    ```mlir
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
+    tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=512
+    ```
+  }];
+  let statistics = [
+    Statistic<"numDropped", "dropped", "Stores nothing reads again">,
   ];
 }
 

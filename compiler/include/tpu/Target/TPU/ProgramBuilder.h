@@ -54,6 +54,13 @@ isa::DType dramDType(mlir::Value value);
 // The bytes of `value` in DRAM: its elements at dramDType's size.
 uint64_t dramBytesOf(mlir::Value value);
 
+// A source op's bytes in tpu.work are those its instructions move
+// (docs/simulator.md#roofline): takes `bytes` (per source op, an
+// instruction's NameLoc) that a pass spared them off their counts, so that
+// the ops' bounds no longer count them.
+void unchargeDramBytes(mlir::func::FuncOp function,
+                       const llvm::DenseMap<mlir::StringAttr, uint64_t> &bytes);
+
 // Whether tpu-plan-memory stores `value` in the array's dtype on a bf16
 // array (with dram-dtype=array): an f32 constant, or an f32 result of the
 // matrix or vector unit, that only matrix products read (through views).
