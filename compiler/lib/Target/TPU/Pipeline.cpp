@@ -28,6 +28,7 @@ void buildISAPipeline(OpPassManager &pm, bool keepEveryStore) {
   pm.addNestedPass<func::FuncOp>(createForwardStores());
   if (!keepEveryStore)
     pm.addNestedPass<func::FuncOp>(createDropDeadStores());
+  pm.addNestedPass<func::FuncOp>(createFoldIntoCopies());
   pm.addNestedPass<func::FuncOp>(createPreloadWeights());
   pm.addNestedPass<func::FuncOp>(createScheduleTokens());
 }

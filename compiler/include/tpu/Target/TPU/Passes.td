@@ -533,6 +533,48 @@ def DropDeadStores : Pass<"tpu-drop-dead-stores", "mlir::func::FuncOp"> {
   ];
 }
 
+def FoldIntoCopies : Pass<"tpu-fold-into-copies", "mlir::func::FuncOp"> {
+  let summary = "Apply an in-place elementwise op in the copies that alone read its results";
+  let description = [{
+    A fusion group's last epilogue op (a ReLU, say) runs in place on the
+    output tile in the accumulators; where the next group copies the tile
+    into its own buffer (`tpu-forward-stores`) and nothing else reads it
+    (`tpu-drop-dead-stores` dropped its store), the vector unit passes over
+    the tile twice: once for the op, once for the copies. This pass makes
+    each copy apply the op instead (`v.copy` becomes the op, from the copy's
+    source to its destination) and drops the op: the copies cost the same,
+    and the op's pass is saved.
+
+    It folds a vector op `dst = f(src)` with `v.copy`'s fields (no second
+    source, no row reduction) whose destination is its source, where
+    following the program from it (at most 4096 instructions), until every
+    word it wrote has been written again or the program ends:
+    * every `v.copy` that reads any of those words reads only words still
+      holding its results (none written since);
+    * no other instruction reads one of them (a store, a product, a vector
+      op; an `mxu.mm` that accumulates reads the words it writes).
+    The op's words then keep the values from before it, which only the
+    copies read. A copy keeps its place (and so its tokens) and takes the
+    op's source location: it now computes that op.
+
+    Before:
+    ```mlir
+    tpu.inst v.relu dst_space=acc dst_addr=0 src_space=acc src_addr=0 rows=8 cols=64
+    tpu.inst v.copy dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=256
+    tpu.inst v.copy dst_space=sp dst_addr=4608 src_space=acc src_addr=256 rows=1 cols=256
+    ```
+
+    After:
+    ```mlir
+    tpu.inst v.relu dst_space=sp dst_addr=4096 src_space=acc src_addr=0 rows=1 cols=256
+    tpu.inst v.relu dst_space=sp dst_addr=4608 src_space=acc src_addr=256 rows=1 cols=256
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Elementwise ops applied by the copies of their results">,
+  ];
+}
+
 def PreloadWeights : Pass<"tpu-preload-weights", "mlir::func::FuncOp"> {
   let summary = "Load the next weight tile while the vector unit works or the array streams";
   let description = [{
