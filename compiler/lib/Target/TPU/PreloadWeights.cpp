@@ -126,9 +126,9 @@ private:
     Operation *lastToken = nullptr;
     for (mlir::tpu::AwaitOp await : awaits) {
       Operation *signal = await.getToken().getDefiningOp();
-      if (!signal->isBeforeInBlock(op))
+      if (!measuredBefore(signal, op))
         return false;
-      if (!lastToken || lastToken->isBeforeInBlock(signal))
+      if (!lastToken || measuredBefore(lastToken, signal))
         lastToken = signal;
     }
     if (!tileAwaited(load, op, tile, awaits) || (lastToken && !arrivesInTime(op, lastToken)))
@@ -228,17 +228,22 @@ private:
   bool moveAfter(Operation *load, Operation *product, ArrayRef<Operation *> between) {
     SmallVector<Operation *> moved;
     Operation *lastToken = nullptr;
+    // The ops between `product` and `load`, which `between` lists latest
+    // first.
+    llvm::SmallPtrSet<Operation *, 16> afterProduct;
+    for (Operation *op = product->getNextNode(); op && op != load; op = op->getNextNode())
+      afterProduct.insert(op);
     for (Operation *op : llvm::reverse(between)) {
-      if (!product->isBeforeInBlock(op))
+      if (!afterProduct.contains(op))
         continue;
       moved.push_back(op);
       auto await = llvm::dyn_cast<mlir::tpu::AwaitOp>(op);
       if (!await)
         continue;
       Operation *signal = await.getToken().getDefiningOp();
-      if (!signal->isBeforeInBlock(product))
+      if (!measuredBefore(signal, product))
         return false;
-      if (!lastToken || lastToken->isBeforeInBlock(signal))
+      if (!lastToken || measuredBefore(lastToken, signal))
         lastToken = signal;
     }
     if (lastToken && !arrivesInTime(product, lastToken, /*drains=*/false))
@@ -295,7 +300,7 @@ private:
       return true;
     auto covers = [&](mlir::tpu::AwaitOp await) {
       auto signal = await.getToken().getDefiningOp<mlir::tpu::SignalOp>();
-      return loadToCompute(signal) && writer->isBeforeInBlock(signal);
+      return loadToCompute(signal) && measuredBefore(writer, signal);
     };
     if (llvm::any_of(awaits, covers))
       return true;
@@ -306,6 +311,16 @@ private:
         return true;
     }
     return false;
+  }
+
+  // Whether `first` came before `second` when the block was measured: their
+  // order still where neither is an op this pass moves (a weight load, an
+  // await, a weight release), as the signals of loads, the products and
+  // the transfers it compares are not. (Operation::isBeforeInBlock would
+  // renumber the block after moves: ResNet-18 on 8x8 spent 9 s of its
+  // compile doing that.)
+  bool measuredBefore(Operation *first, Operation *second) const {
+    return position.lookup(first) < position.lookup(second);
   }
 
   // Per op of the block in program order (before any move): the DRAM bytes
