@@ -15,6 +15,7 @@ using namespace mlir;
 namespace isa = ::tpu::isa;
 using isa::Field;
 using isa::Opcode;
+using ::tpu::codegen::Span;
 
 namespace {
 
@@ -118,15 +119,10 @@ private:
       } else if (readsLive(inst, space, live)) {
         return false;
       }
-      ::tpu::codegen::forEachRegion(
-          inst, arrayCols,
-          [&](uint64_t written, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-            if (written != space || !::tpu::codegen::writesRegion(inst, address))
-              return;
-            for (uint64_t row = 0; row < rows; ++row)
-              live.remove(inst.get(address) + row * stride,
-                          inst.get(address) + row * stride + cols);
-          });
+      ::tpu::codegen::forEachRow(inst, arrayCols, [&](Field address, const Span &row) {
+        if (row.space == space && ::tpu::codegen::writesRegion(inst, address))
+          live.remove(row.begin, row.end);
+      });
     }
     return true;
   }
@@ -136,15 +132,11 @@ private:
   bool readsLive(const isa::Instruction &inst, uint64_t space, const LiveWords &live) const {
     const bool accumulates = inst.opcode == Opcode::MatMul && inst.get(Field::Accumulate);
     bool reads = false;
-    ::tpu::codegen::forEachRegion(
-        inst, arrayCols,
-        [&](uint64_t read, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-          if (read != space || (::tpu::codegen::writesRegion(inst, address) && !accumulates))
-            return;
-          for (uint64_t row = 0; row < rows && !reads; ++row)
-            reads = live.overlaps(inst.get(address) + row * stride,
-                                  inst.get(address) + row * stride + cols);
-        });
+    ::tpu::codegen::forEachRow(inst, arrayCols, [&](Field address, const Span &row) {
+      reads = reads || (row.space == space &&
+                        (!::tpu::codegen::writesRegion(inst, address) || accumulates) &&
+                        live.overlaps(row.begin, row.end));
+    });
     return reads;
   }
 

@@ -56,17 +56,10 @@ void spansOf(const isa::Instruction &inst, uint64_t arrayCols, SmallVectorImpl<S
 // row: a strided region's span also covers the words between its rows.
 bool writesAny(const isa::Instruction &inst, uint64_t arrayCols, ArrayRef<Span> runs) {
   bool writes = false;
-  ::tpu::codegen::forEachRegion(
-      inst, arrayCols,
-      [&](uint64_t space, Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
-        if (!writesRegion(inst, address))
-          return;
-        for (uint64_t r = 0; r < rows && !writes; ++r) {
-          const Span row{space, inst.get(address) + r * stride,
-                         inst.get(address) + r * stride + cols};
-          writes = llvm::any_of(runs, [&](const Span &run) { return run.overlaps(row); });
-        }
-      });
+  ::tpu::codegen::forEachRow(inst, arrayCols, [&](Field address, const Span &row) {
+    writes = writes || (writesRegion(inst, address) &&
+                        llvm::any_of(runs, [&](const Span &run) { return run.overlaps(row); }));
+  });
   return writes;
 }
 
@@ -267,27 +260,20 @@ private:
       // Reads first: an op may read the words it writes.
       bool reads = false;
       for (bool writes : {false, true})
-        ::tpu::codegen::forEachRegion(
-            inst, config.array.cols,
-            [&](uint64_t regionSpace, Field address, uint64_t regionRows, uint64_t regionCols,
-                uint64_t regionStride) {
-              // A product's accumulator rows may add to what is there.
-              const bool written = writesRegion(inst, address) && inst.opcode != Opcode::MatMul;
-              if (regionSpace != space || written != writes)
-                return;
-              for (uint64_t r = 0; r < regionRows; ++r) {
-                const uint64_t rowBegin = inst.get(address) + r * regionStride;
-                for (uint64_t w = std::max(rowBegin, first);
-                     w < std::min(rowBegin + regionCols, end); ++w) {
-                  if (!live[w - first])
-                    continue;
-                  if (writes)
-                    live[w - first] = false, --liveWords;
-                  else
-                    reads = true;
-                }
-              }
-            });
+        ::tpu::codegen::forEachRow(inst, config.array.cols, [&](Field address, const Span &row) {
+          // A product's accumulator rows may add to what is there.
+          const bool written = writesRegion(inst, address) && inst.opcode != Opcode::MatMul;
+          if (row.space != space || written != writes)
+            return;
+          for (uint64_t w = std::max(row.begin, first); w < std::min(row.end, end); ++w) {
+            if (!live[w - first])
+              continue;
+            if (writes)
+              live[w - first] = false, --liveWords;
+            else
+              reads = true;
+          }
+        });
       const bool matrix = inst.opcode == Opcode::MatMul || inst.opcode == Opcode::LoadWeights;
       if (reads && (inst.queue() != isa::Queue::Compute || (bf16 && !matrix)))
         return false;

@@ -87,6 +87,20 @@ void forEachSpan(const isa::Instruction &inst, uint64_t arrayCols, SpanOf span) 
       });
 }
 
+// Calls row(addressField, Span) for each row of each on-chip region `inst`
+// reads or writes (forEachRegion): a strided region's words row by row,
+// not the span of its first word to its last.
+template <typename RowOf>
+void forEachRow(const isa::Instruction &inst, uint64_t arrayCols, RowOf row) {
+  forEachRegion(
+      inst, arrayCols,
+      [&](uint64_t space, isa::Field address, uint64_t rows, uint64_t cols, uint64_t stride) {
+        for (uint64_t r = 0; r < rows; ++r)
+          row(address,
+              Span{space, inst.get(address) + r * stride, inst.get(address) + r * stride + cols});
+      });
+}
+
 // Whether a region `inst` writes spans a word of `span` (by spans, not
 // row by row).
 inline bool writesInto(const isa::Instruction &inst, uint64_t arrayCols, const Span &span) {
