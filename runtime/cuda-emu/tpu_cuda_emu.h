@@ -3,7 +3,8 @@
 // Including this header instead of the CUDA headers lets a generated .cu file, or the device
 // library tpu_cuda.cuh with TPU_CUDA_EMULATE defined, compile with a plain C++17 compiler and run
 // on the CPU. Blocks run one after another; the threads of a block run as cooperative fibers
-// (ucontext) that switch only at synchronisation points:
+// (Boost.Context: a switch is a few nanoseconds, no system call) that switch only at
+// synchronisation points:
 //   - __syncthreads: every thread of the block must arrive at the same barrier (same file:line);
 //   - warp collectives (mma, ldmatrix, shuffles, __syncwarp): all 32 lanes of the warp must
 //     arrive at the same operation; the last lane to arrive computes the result of every lane
@@ -26,6 +27,8 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -40,7 +43,6 @@
 #include <string>
 #include <sys/mman.h>
 #include <tuple>
-#include <ucontext.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -120,8 +122,9 @@ struct PendingCopy {
 };
 
 struct Fiber {
-  ucontext_t context;
-  void *stack = nullptr; // mmap'ed, lowest page a guard
+  boost::context::fiber context;       // this thread, where it stopped
+  boost::context::fiber scheduler;     // run_block, where it resumed this thread
+  boost::context::stack_context stack; // allocated per launch, reused by every block
   dim3 thread_idx;
   int linear_id = 0;
   FiberState state = FiberState::Ready;
@@ -162,7 +165,6 @@ struct Block {
   int barrier_line = 0;
   unsigned char *dynamic_smem = nullptr; // ends right before a guard page (SmemArena)
   size_t dynamic_smem_bytes = 0;         // requested size rounded up to 128
-  ucontext_t scheduler;
   Fiber *current = nullptr;
   std::function<void()> body;
 };
@@ -198,29 +200,7 @@ inline void yield_to_scheduler() {
   Block &b = block();
   Fiber &f = *b.current;
   ++global().stats.context_switches;
-  swapcontext(&f.context, &b.scheduler);
-}
-
-inline void fiber_entry() {
-  Block &b = block();
-  b.body();
-  b.current->state = FiberState::Done;
-  // Returning resumes uc_link, the scheduler.
-}
-
-inline void *allocate_stack() {
-  long page = sysconf(_SC_PAGESIZE);
-  void *memory = mmap(nullptr, kFiberStackBytes + page, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED)
-    fail("cannot allocate a fiber stack");
-  // A stack overflow then faults instead of silently corrupting the neighbouring fiber.
-  mprotect(memory, page, PROT_NONE);
-  return memory;
-}
-
-inline void free_stack(void *memory) {
-  munmap(memory, kFiberStackBytes + static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  f.scheduler = std::move(f.scheduler).resume();
 }
 
 inline uint64_t schedule_seed() {
@@ -297,14 +277,26 @@ struct SmemArena {
   }
 };
 
-// Points the fiber at the start of the kernel on its own stack. Kept out of launch's loops:
-// getcontext returns like setjmp, which would make the loop variables "clobbered".
-inline void start_fiber(Fiber &f, ucontext_t &scheduler) {
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = static_cast<char *>(f.stack) + sysconf(_SC_PAGESIZE);
-  f.context.uc_stack.ss_size = kFiberStackBytes;
-  f.context.uc_link = &scheduler;
-  makecontext(&f.context, fiber_entry, 0);
+// Fiber stacks have a guard page at their low end, so an overflow faults instead of silently
+// corrupting the neighbouring fiber's stack. Mapping them costs system calls, more than a small
+// block's work, so a launch maps one per thread and every block's fibers run on them again.
+using StackAllocator = boost::context::protected_fixedsize_stack;
+
+struct ReusedStack {
+  boost::context::stack_context stack;
+  boost::context::stack_context allocate() { return stack; }
+  void deallocate(boost::context::stack_context &) {}
+};
+
+// Points the fiber at the start of the kernel, on its stack.
+inline void start_fiber(Fiber &f) {
+  f.context = boost::context::fiber(std::allocator_arg, ReusedStack{f.stack},
+                                    [&f](boost::context::fiber &&scheduler) {
+                                      f.scheduler = std::move(scheduler);
+                                      block().body();
+                                      f.state = FiberState::Done;
+                                      return std::move(f.scheduler);
+                                    });
 }
 
 // Explains why no fiber can run and exits.
@@ -373,7 +365,7 @@ inline void run_block(Block &b) {
       if (f.state != FiberState::Ready) // released or blocked by an earlier fiber of this round
         continue;
       b.current = &f;
-      swapcontext(&b.scheduler, &f.context);
+      f.context = std::move(f.context).resume();
       b.current = nullptr;
     }
   }
@@ -1012,8 +1004,9 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
   b.fibers.resize(threads);
   b.warps.resize((threads + kWarpSize - 1) / kWarpSize);
   b.warpgroups.resize(threads / kWarpgroupSize);
+  StackAllocator stacks(kFiberStackBytes);
   for (Fiber &f : b.fibers)
-    f.stack = allocate_stack();
+    f.stack = stacks.allocate();
   b.body = [&] { std::apply(kernel, params); };
   SmemArena arena;
   b.dynamic_smem = arena.allocate(smem_bytes, b.dynamic_smem_bytes);
@@ -1034,7 +1027,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
           f.uncommitted.clear();
           f.committed.clear();
           f.wgmma_groups.clear();
-          start_fiber(f, b.scheduler);
+          start_fiber(f);
         }
         for (Rendezvous &w : b.warps)
           w.arrived = 0;
@@ -1046,7 +1039,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_dim, size_t smem_by
       }
   global().block = nullptr;
   for (Fiber &f : b.fibers)
-    free_stack(f.stack);
+    stacks.deallocate(f.stack);
 }
 
 inline const dim3 &thread_idx() { return detail::self().thread_idx; }

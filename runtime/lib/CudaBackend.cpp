@@ -71,11 +71,13 @@ std::string firstError(const std::string &log) {
 }
 
 // How a bundle's source becomes a library: the compiler, its flags before
-// and after the source (the output path follows), and what else the result
-// depends on besides the source and the compiler's version.
+// the source (the output path follows), the libraries to link after it, and
+// what else the result depends on besides the source and the compiler's
+// version.
 struct Toolchain {
   std::string compiler;
   std::string flags;
+  std::string libraries;
   std::string dependencies;
 };
 
@@ -89,13 +91,13 @@ Toolchain toolchainFor(CudaExecution execution, const CudaProgram &program) {
             fmt::format("-std=c++17 -O3 -gencode 'arch=compute_{0},code=[sm_{0},compute_{0}]' "
                         "-shared -Xcompiler -fPIC -DTPU_CUDA_LIBRARY",
                         number),
-            ""};
+            "", ""};
   }
   // -O1, as scripts/cuda-emulate: fast enough, and big weight tables compile quickly.
   return {TPU_HOST_CXX,
           "-std=c++17 -O1 -x c++ -shared -fPIC -w -DTPU_CUDA_EMULATE -DTPU_CUDA_LIBRARY -I " +
               shellWord(TPU_CUDA_EMU_DIR),
-          readText(fs::path(TPU_CUDA_EMU_DIR) / "tpu_cuda_emu.h")};
+          "-lboost_context", readText(fs::path(TPU_CUDA_EMU_DIR) / "tpu_cuda_emu.h")};
 }
 
 } // namespace
@@ -141,7 +143,7 @@ void CudaBackend::load(const Bundle &bundle) {
     throw Error(fmt::format("{}: cannot run the compiler", toolchain.compiler));
   uint64_t hash = fnv1a(program.source);
   for (const std::string &part :
-       {toolchain.compiler, toolchain.flags, version, toolchain.dependencies})
+       {toolchain.compiler, toolchain.flags, toolchain.libraries, version, toolchain.dependencies})
     hash = fnv1a(part + '\0', hash);
   std::string key = fmt::format("{}-{:016x}", name(), hash);
   if (handle_ && key == loadedKey_) {
@@ -167,9 +169,10 @@ void CudaBackend::load(const Bundle &bundle) {
     std::ofstream(partialSource, std::ios::binary) << program.source;
     fs::rename(partialSource, source);
     fs::path partial = directory / fmt::format("{}.so.{}.tmp", key, getpid());
-    std::string command = fmt::format("{} {} {} -o {} >{} 2>&1", shellWord(toolchain.compiler),
-                                      toolchain.flags, shellWord(source.string()),
-                                      shellWord(partial.string()), shellWord(log.string()));
+    std::string command =
+        fmt::format("{} {} {} -o {} {} >{} 2>&1", shellWord(toolchain.compiler), toolchain.flags,
+                    shellWord(source.string()), shellWord(partial.string()), toolchain.libraries,
+                    shellWord(log.string()));
     auto start = std::chrono::steady_clock::now();
     int status = std::system(command.c_str());
     build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
