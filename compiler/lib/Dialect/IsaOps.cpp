@@ -21,6 +21,17 @@ using namespace mlir::tpu;
   return instruction;
 }
 
+std::vector<std::pair<InstOp, ::tpu::isa::Instruction>>
+mlir::tpu::decodeInstructions(Block &block) {
+  std::vector<std::pair<InstOp, ::tpu::isa::Instruction>> program;
+  // Reserved: a program can hold hundreds of thousands of instructions.
+  program.reserve(block.getOperations().size());
+  for (Operation &op : block)
+    if (auto inst = dyn_cast<InstOp>(op))
+      program.emplace_back(inst, instructionOf(inst));
+  return program;
+}
+
 SmallVector<int64_t> mlir::tpu::instructionFields(const ::tpu::isa::Instruction &instruction) {
   SmallVector<int64_t> fields;
   for (const ::tpu::isa::FieldInfo &field : ::tpu::isa::opcodeInfo(instruction.opcode).fields)

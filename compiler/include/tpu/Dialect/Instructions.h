@@ -8,9 +8,15 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <utility>
+#include <vector>
+
 namespace mlir::tpu {
 
 ::tpu::isa::Instruction instructionOf(InstOp op);
+// The block's instructions in program order, each decoded once, for passes
+// that walk the program many times.
+std::vector<std::pair<InstOp, ::tpu::isa::Instruction>> decodeInstructions(Block &block);
 // The instruction's fields in its opcode's order: a tpu.inst's `fields`.
 SmallVector<int64_t> instructionFields(const ::tpu::isa::Instruction &instruction);
 InstOp createInstruction(OpBuilder &builder, Location location,

@@ -100,6 +100,9 @@ mlir::FailureOr<Bundle> encodeBundle(mlir::func::FuncOp main) {
   }
 
   llvm::StringMap<uint32_t> sourceIndex;
+  const size_t operations = main.getBody().front().getOperations().size();
+  bundle.program.reserve(operations);
+  bundle.source_of.reserve(operations);
   for (mlir::Operation &op : main.getBody().front()) {
     if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op)) {
       std::string source = mlir::tpu::sourceName(op.getLoc());

@@ -68,10 +68,7 @@ public:
     if (!target)
       return;
     arrayCols = mlir::tpu::hardwareConfig(target).array.cols;
-    program.clear();
-    for (Operation &op : getOperation().getBody().front())
-      if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op))
-        program.push_back({inst, mlir::tpu::instructionOf(inst)});
+    program = mlir::tpu::decodeInstructions(getOperation().getBody().front());
     for (size_t at = 0; at < program.size(); ++at) {
       const isa::Instruction &op = program[at].second;
       if (!isElementwiseUnary(op) || op.get(Field::DstSpace) != op.get(Field::SrcSpace) ||

@@ -75,13 +75,10 @@ public:
       return;
     config = mlir::tpu::hardwareConfig(target);
     Block &block = getOperation().getBody().front();
-    program.clear();
+    program = mlir::tpu::decodeInstructions(block);
     forwarded.clear();
     forwardedAfter.clear();
     forwardedBytes.clear();
-    for (Operation &op : block)
-      if (auto inst = llvm::dyn_cast<mlir::tpu::InstOp>(op))
-        program.push_back({inst, mlir::tpu::instructionOf(inst)});
     std::vector<size_t> stores; // indices into program
     for (size_t i = 0; i < program.size(); ++i) {
       const isa::Instruction &inst = program[i].second;
