@@ -71,21 +71,27 @@ module attributes {tpu.target = #target} {
     %t = tpu.transpose %x {perms = array<i64: 0, 2, 1, 3>, tpu.dram_address = 8192 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16384>} : tensor<1x4x32x16xf32> -> tensor<1x32x4x16xf32>
     return %t : tensor<1x32x4x16xf32>
   }
-// A pad: the fill row comes into the top of the scratchpad, is stored
-// (sram_stride=0) over every row of the result, then the input into its box
-// (row 1 on).
+// A pad: the fill row comes into the top of the scratchpad, then the input
+// into its box and the fill row (sram_stride=0) into the border around it,
+// each element once. Along axis 0 the border is rows 0-1 (8 words: two fill
+// rows of 3, one transfer, and 2 words) and row 4 (a fill row and 1 word);
+// along axis 1 it is column 0 of rows 2-3 (one transfer of 1-word rows).
 // CHECK-LABEL: func.func @pad
 // CHECK: tpu.inst dma.ld dram_addr=0x0 dram_stride=3 space=sp sram_addr=16381 sram_stride=3 rows=1 cols=3 dtype=f32
-// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=1 cols=6 dtype=f32
+// CHECK: tpu.inst dma.ld dram_addr=0x40 dram_stride=3 space=sp sram_addr=0 sram_stride=3 rows=2 cols=3 dtype=f32
 // CHECK-NEXT: tpu.depend load -> store
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x80 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x8c dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x98 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
-// CHECK-NEXT: tpu.inst dma.st dram_addr=0x8c dram_stride=6 space=sp sram_addr=0 sram_stride=6 rows=1 cols=6 dtype=f32
-  func.func @pad(%x: tensor<2x3xf32> {tpu.dram_address = 64 : i64}) -> tensor<3x3xf32> {
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x98 dram_stride=2 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=2 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0x80 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=2 cols=3 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xcc dram_stride=1 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xc0 dram_stride=3 space=sp sram_addr=16381 sram_stride=0 rows=1 cols=3 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xa0 dram_stride=4 space=sp sram_addr=16381 sram_stride=0 rows=2 cols=1 dtype=f32
+// CHECK-NEXT: tpu.inst dma.st dram_addr=0xa4 dram_stride=4 space=sp sram_addr=0 sram_stride=3 rows=2 cols=3 dtype=f32
+// CHECK-NOT: dma.st
+// CHECK: return
+  func.func @pad(%x: tensor<2x3xf32> {tpu.dram_address = 64 : i64}) -> tensor<5x4xf32> {
     %fill = tpu.dram_constant 0x0 dense<1.5> : tensor<1x3xf32>
-    %p = tpu.pad %x, %fill {low = array<i64: 1, 0>, high = array<i64: 0, 0>, tpu.dram_address = 128 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16381, fill = 16381>} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
-    return %p : tensor<3x3xf32>
+    %p = tpu.pad %x, %fill {low = array<i64: 2, 1>, high = array<i64: 1, 0>, tpu.dram_address = 128 : i64, tpu.tiling = #tpu.copy_tiling<staging = 16381, fill = 16381>} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<5x4xf32>
+    return %p : tensor<5x4xf32>
   }
 // im2col of a 1x2 window with one column of left padding on a 3x3 image:
 // per tap, the output rows whose input is inside the image are one strided

@@ -66,11 +66,12 @@ public:
         gatherLater = true;
       } else if (instruction.opcode == Opcode::DmaStore && !gatherLater) {
         const DramBlock stored(instruction);
-        bool read =
-            llvm::any_of(readLater, [&](const DramBlock &load) { return load.overlaps(stored); }) ||
-            llvm::any_of(results, [&](auto result) {
-              return stored.begin < result.second && result.first < stored.end;
-            });
+        // Nearest loads first: a stored result is mostly read soon after.
+        bool read = llvm::any_of(llvm::reverse(readLater),
+                                 [&](const DramBlock &load) { return load.overlaps(stored); }) ||
+                    llvm::any_of(results, [&](auto result) {
+                      return stored.begin < result.second && result.first < stored.end;
+                    });
         if (!read)
           dead.push_back(inst);
       }

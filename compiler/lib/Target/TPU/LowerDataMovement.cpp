@@ -295,6 +295,25 @@ public:
       shape.push_back(1);
       target.strides.push_back(1);
     }
+    // A contiguous run longer than the fill row (a whole slab of a pad, a fill
+    // row of one channel) is rows of the fill row, many to a transfer, and
+    // what is left over.
+    if (shape.size() == 1 && shape[0] > fillCols) {
+      int64_t rows = shape[0] / fillCols, whole = rows * fillCols;
+      if (whole < shape[0])
+        fillBlocks({shape[0] - whole}, {target.address + uint64_t(whole) * kWordBytes, {1}},
+                   fillAddress, fillCols, batcher);
+      shape = {rows, fillCols};
+      target.strides = {fillCols, 1};
+    }
+    fillBlocks(shape, target, fillAddress, fillCols, batcher);
+  }
+
+  // emitFill's transfers for a block whose last axis is contiguous: fill rows
+  // along the axis before it, `kMaxDmaRows` at a time, for every index of the
+  // axes before those.
+  void fillBlocks(llvm::ArrayRef<int64_t> shape, const StridedView &target, uint64_t fillAddress,
+                  int64_t fillCols, CopyBatcher &batcher) const {
     int64_t last = int64_t(shape.size()) - 1, rowAxis = last - 1;
     int64_t rowCount = rowAxis >= 0 ? shape[rowAxis] : 1;
     int64_t stride = rowAxis >= 0 ? target.strides[rowAxis] : 0;
@@ -400,8 +419,9 @@ public:
     batcher.flush();
   }
 
-  // The value everywhere, then the input into its box (the store queue keeps
-  // the order).
+  // The input into its box, and the padding value around it: per axis d, the
+  // slabs before and after the box along d, within the box along the axes
+  // before d. Every element is stored once.
   void emitPad(mlir::tpu::PadOp op, const Matrix &output) {
     llvm::ArrayRef<int64_t> shape = shapeOf(op.getResult());
     llvm::ArrayRef<int64_t> inputShape = shapeOf(op.getInput());
@@ -411,12 +431,27 @@ public:
     builder.beforeLoad();
     builder.load(padRow, 0, 0, 1, padRow.cols, isa::Space::Scratchpad, fillAddress);
     CopyBatcher batcher(builder, *this, plan.getStaging());
-    StridedView target{output.address, denseStrides(shape)};
-    emitFill(shape, target, fillAddress, padRow.cols, batcher);
-    for (auto [low, stride] : llvm::zip(op.getLow(), target.strides))
-      target.address += uint64_t(low * stride) * kWordBytes;
-    emitStridedCopy(inputShape, {matrixOf(op.getInput()).address, denseStrides(inputShape)}, target,
-                    batcher);
+    const llvm::SmallVector<int64_t, 6> strides = denseStrides(shape);
+    auto viewAt = [&](llvm::ArrayRef<int64_t> start) {
+      StridedView view{output.address, strides};
+      for (auto [offset, stride] : llvm::zip(start, strides))
+        view.address += uint64_t(offset * stride) * kWordBytes;
+      return view;
+    };
+    llvm::SmallVector<int64_t, 6> start(shape.size(), 0), extent(shape.begin(), shape.end());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t low = op.getLow()[d], boxEnd = low + inputShape[d];
+      start[d] = 0;
+      extent[d] = low;
+      emitFill(extent, viewAt(start), fillAddress, padRow.cols, batcher);
+      start[d] = boxEnd;
+      extent[d] = shape[d] - boxEnd;
+      emitFill(extent, viewAt(start), fillAddress, padRow.cols, batcher);
+      start[d] = low;
+      extent[d] = inputShape[d];
+    }
+    emitStridedCopy(inputShape, {matrixOf(op.getInput()).address, denseStrides(inputShape)},
+                    viewAt(start), batcher);
     batcher.flush();
   }
 
