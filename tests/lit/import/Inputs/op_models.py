@@ -373,9 +373,9 @@ ERRORS = {
 }
 
 if __name__ == "__main__":
+    # op_models.py --list, or op_models.py KIND PATH [KIND PATH ...]: one
+    # process for all of a test's models (importing onnx takes a while).
     if sys.argv[1] == "--list":
         print("\n".join(KINDS))
-    elif sys.argv[1] in ERRORS:
-        onnx.save(ERRORS[sys.argv[1]](), sys.argv[2])
-    else:
-        onnx.save(KINDS[sys.argv[1]]()[0], sys.argv[2])
+    for kind, path in zip(sys.argv[1::2], sys.argv[2::2]):
+        onnx.save(ERRORS[kind]() if kind in ERRORS else KINDS[kind]()[0], path)
