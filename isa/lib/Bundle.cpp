@@ -559,6 +559,7 @@ Bundle parseBundle(const std::vector<uint8_t> &bytes) {
   bundle.constant_address = readLittleEndian(data + 32, 8);
   bundle.dram_bytes = readLittleEndian(data + 40, 8);
   const uint8_t *cursor = data + headerBytes;
+  bundle.program.reserve(numInstructions); // the file holds them: checked above
   for (uint64_t index = 0; index < numInstructions; ++index) {
     try {
       bundle.program.push_back(isa::decode(cursor));
