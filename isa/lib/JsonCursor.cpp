@@ -22,11 +22,21 @@ std::string describe(const nlohmann::json &value) {
 
 } // namespace
 
-JsonCursor::JsonCursor(const nlohmann::json &value, std::string origin, std::string path)
-    : value_(&value), origin_(std::move(origin)), path_(std::move(path)) {}
+JsonCursor::JsonCursor(const nlohmann::json &value, std::string origin)
+    : JsonCursor(value, std::make_shared<const std::string>(std::move(origin)),
+                 std::make_shared<const std::string>(), kNoIndex) {}
+
+JsonCursor::JsonCursor(const nlohmann::json &value, std::shared_ptr<const std::string> origin,
+                       std::shared_ptr<const std::string> path, size_t index)
+    : value_(&value), origin_(std::move(origin)), path_(std::move(path)), index_(index) {}
+
+std::string JsonCursor::path() const {
+  return index_ == kNoIndex ? *path_ : fmt::format("{}[{}]", *path_, index_);
+}
 
 void JsonCursor::fail(std::string_view problem) const {
-  std::string location = path_.empty() ? origin_ : fmt::format("{}: {}", origin_, path_);
+  std::string at = path();
+  std::string location = at.empty() ? *origin_ : fmt::format("{}: {}", *origin_, at);
   throw Error(fmt::format("{}: {} (got {})", location, problem, describe(*value_)));
 }
 
@@ -34,31 +44,38 @@ void JsonCursor::expectObject(std::initializer_list<std::string_view> keys,
                               std::initializer_list<std::string_view> optionalKeys) const {
   if (!value_->is_object())
     fail("must be an object");
-  std::string prefix = path_.empty() ? "" : path_ + ".";
+  std::string at = path();
+  std::string prefix = at.empty() ? "" : at + ".";
   auto known = [](std::initializer_list<std::string_view> list, const std::string &key) {
     return std::find(list.begin(), list.end(), key) != list.end();
   };
   for (const auto &[key, member] : value_->items())
     if (!known(keys, key) && !known(optionalKeys, key))
-      throw Error(fmt::format("{}: {}{}: unknown key", origin_, prefix, key));
+      throw Error(fmt::format("{}: {}{}: unknown key", *origin_, prefix, key));
   for (std::string_view key : keys)
     if (!value_->contains(key))
-      throw Error(fmt::format("{}: {}{}: missing", origin_, prefix, key));
+      throw Error(fmt::format("{}: {}{}: missing", *origin_, prefix, key));
 }
 
 bool JsonCursor::contains(std::string_view key) const { return value_->contains(key); }
 
 JsonCursor JsonCursor::operator[](std::string_view key) const {
-  std::string path = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-  return JsonCursor(value_->at(std::string(key)), origin_, std::move(path));
+  std::string at = path();
+  return JsonCursor(value_->at(std::string(key)), origin_,
+                    std::make_shared<const std::string>(at.empty() ? std::string(key)
+                                                                   : fmt::format("{}.{}", at, key)),
+                    kNoIndex);
 }
 
 std::vector<JsonCursor> JsonCursor::arrayElements() const {
   if (!value_->is_array())
     fail("must be an array");
+  // The elements share this cursor's origin and path.
+  auto arrayPath = std::make_shared<const std::string>(path());
   std::vector<JsonCursor> elements;
+  elements.reserve(value_->size());
   for (size_t index = 0; index < value_->size(); ++index)
-    elements.emplace_back((*value_)[index], origin_, fmt::format("{}[{}]", path_, index));
+    elements.push_back(JsonCursor((*value_)[index], origin_, arrayPath, index));
   return elements;
 }
 
@@ -75,37 +92,35 @@ bool JsonCursor::boolean() const {
 }
 
 uint64_t JsonCursor::unsignedInteger(uint64_t min, uint64_t max) const {
-  std::string expected = min == 0 && max == std::numeric_limits<uint64_t>::max()
-                             ? std::string("must be a non-negative integer")
-                             : fmt::format("must be an integer in [{}, {}]", min, max);
-  if (!value_->is_number_integer())
-    fail(expected);
+  auto expected = [&] {
+    return min == 0 && max == std::numeric_limits<uint64_t>::max()
+               ? std::string("must be a non-negative integer")
+               : fmt::format("must be an integer in [{}, {}]", min, max);
+  };
+  require(value_->is_number_integer(), expected);
   // Integers built in code are signed even when non-negative.
-  if (!value_->is_number_unsigned() && value_->get<int64_t>() < 0)
-    fail(expected);
+  require(value_->is_number_unsigned() || value_->get<int64_t>() >= 0, expected);
   uint64_t value = value_->get<uint64_t>();
-  if (value < min || value > max)
-    fail(expected);
+  require(value >= min && value <= max, expected);
   return value;
 }
 
 double JsonCursor::number(double exclusiveMin, double max) const {
-  return boundedNumber(fmt::format("must be a number in ({}, {}]", exclusiveMin, max),
-                       [&](double value) { return value > exclusiveMin && value <= max; });
+  return boundedNumber(
+      [&] { return fmt::format("must be a number in ({}, {}]", exclusiveMin, max); },
+      [&](double value) { return value > exclusiveMin && value <= max; });
 }
 
 double JsonCursor::nonNegativeNumber(double max) const {
-  return boundedNumber(fmt::format("must be a number in [0, {}]", max),
+  return boundedNumber([&] { return fmt::format("must be a number in [0, {}]", max); },
                        [&](double value) { return value >= 0 && value <= max; });
 }
 
-double JsonCursor::boundedNumber(const std::string &expected,
+double JsonCursor::boundedNumber(const std::function<std::string()> &expected,
                                  const std::function<bool(double)> &inRange) const {
-  if (!value_->is_number())
-    fail(expected);
+  require(value_->is_number(), expected);
   double value = value_->get<double>();
-  if (!inRange(value))
-    fail(expected);
+  require(inRange(value), expected);
   return value;
 }
 

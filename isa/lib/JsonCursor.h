@@ -9,16 +9,19 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tpu::detail {
 
-// A JSON value together with where it sits, for error messages.
+// A JSON value together with where it sits, for error messages. Where it
+// sits is spelled out only when a message needs it: a bundle's metadata has
+// an array element per instruction.
 class JsonCursor {
 public:
-  JsonCursor(const nlohmann::json &value, std::string origin, std::string path = {});
+  JsonCursor(const nlohmann::json &value, std::string origin);
 
   [[noreturn]] void fail(std::string_view problem) const;
 
@@ -41,12 +44,25 @@ public:
   double nonNegativeNumber(double max) const;
 
 private:
-  double boundedNumber(const std::string &expected,
+  JsonCursor(const nlohmann::json &value, std::shared_ptr<const std::string> origin,
+             std::shared_ptr<const std::string> path, size_t index);
+
+  // The key path, e.g. "inputs[0].shape"; empty at the root.
+  std::string path() const;
+  // Fails with the problem `expected()` names, composed only on failure.
+  template <typename Expected> void require(bool holds, Expected expected) const {
+    if (!holds)
+      fail(expected());
+  }
+  double boundedNumber(const std::function<std::string()> &expected,
                        const std::function<bool(double)> &inRange) const;
 
+  static constexpr size_t kNoIndex = ~size_t{0};
   const nlohmann::json *value_;
-  std::string origin_;
-  std::string path_;
+  std::shared_ptr<const std::string> origin_;
+  // The path of this value, or with `index_` that of the array it is in.
+  std::shared_ptr<const std::string> path_;
+  size_t index_ = kNoIndex;
 };
 
 } // namespace tpu::detail
