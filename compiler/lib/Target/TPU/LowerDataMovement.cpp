@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 namespace mlir::tpu {
 #define GEN_PASS_DEF_LOWERDATAMOVEMENT
@@ -441,12 +442,11 @@ public:
     llvm::SmallVector<int64_t, 6> start(shape.size(), 0), extent(shape.begin(), shape.end());
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t low = op.getLow()[d], boxEnd = low + inputShape[d];
-      start[d] = 0;
-      extent[d] = low;
-      emitFill(extent, viewAt(start), fillAddress, padRow.cols, batcher);
-      start[d] = boxEnd;
-      extent[d] = shape[d] - boxEnd;
-      emitFill(extent, viewAt(start), fillAddress, padRow.cols, batcher);
+      for (auto [from, to] : {std::pair{int64_t{0}, low}, std::pair{boxEnd, shape[d]}}) {
+        start[d] = from;
+        extent[d] = to - from;
+        emitFill(extent, viewAt(start), fillAddress, padRow.cols, batcher);
+      }
       start[d] = low;
       extent[d] = inputShape[d];
     }

@@ -377,5 +377,8 @@ if __name__ == "__main__":
     # process for all of a test's models (importing onnx takes a while).
     if sys.argv[1] == "--list":
         print("\n".join(KINDS))
-    for kind, path in zip(sys.argv[1::2], sys.argv[2::2]):
-        onnx.save(ERRORS[kind]() if kind in ERRORS else KINDS[kind]()[0], path)
+    elif len(sys.argv) % 2 == 0:
+        sys.exit(f"op_models.py: {sys.argv[-1]} has no output path")
+    else:
+        for kind, path in zip(sys.argv[1::2], sys.argv[2::2]):
+            onnx.save(ERRORS[kind]() if kind in ERRORS else KINDS[kind]()[0], path)
